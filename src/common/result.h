@@ -1,0 +1,74 @@
+// Result<T>: a value or an Error, never both. Errors are values on the hot path and at every
+// process boundary; no exception crosses a component's public interface.
+//
+//   Result<Value> r = decode(bytes);
+//   if (!r) return r.error();          // propagate
+//   use(*r);
+//
+// Error::code is a short, stable, machine-readable tag (e.g. "non_minimal_uleb128");
+// Error::message is the human sentence that explains it.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace genvm {
+
+struct Error {
+  std::string code;
+  std::string message;
+
+  // "code: message", or just the code when there is no message.
+  std::string to_string() const { return message.empty() ? code : code + ": " + message; }
+};
+
+inline Error make_error(std::string code, std::string message = {}) {
+  return Error{std::move(code), std::move(message)};
+}
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { assert(ok()); return std::get<0>(v_); }
+  const T& value() const& { assert(ok()); return std::get<0>(v_); }
+  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const Error& error() const { assert(!ok()); return std::get<1>(v_); }
+  Error&& take_error() { assert(!ok()); return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const Error& error() const { assert(!ok_); return error_; }
+  Error&& take_error() { assert(!ok_); return std::move(error_); }
+
+ private:
+  Error error_;
+  bool ok_ = true;
+};
+
+using Status = Result<void>;
+
+}  // namespace genvm
