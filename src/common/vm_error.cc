@@ -1,0 +1,74 @@
+#include "common/vm_error.h"
+
+namespace genvm {
+
+std::string_view to_string(ResultCode code) {
+  switch (code) {
+    case ResultCode::kReturn: return "Return";
+    case ResultCode::kUserError: return "UserError";
+    case ResultCode::kVmError: return "VMError";
+    case ResultCode::kInternalError: return "InternalError";
+    case ResultCode::kFatalVmError: return "FatalVMError";
+  }
+  return "VMError";
+}
+
+Result<ResultCode> parse_result_code(std::uint8_t byte) {
+  if (byte > static_cast<std::uint8_t>(ResultCode::kFatalVmError)) {
+    return make_error("unknown_result_code", "unknown result code " + std::to_string(byte));
+  }
+  return static_cast<ResultCode>(byte);
+}
+
+Result<VmError> VmError::with_param(std::string_view param) const {
+  bool takes = false;
+  for (const VmErrorNode& n : kVmErrorNodes) {
+    if (n.is_code && n.takes_param && (n.wire.empty() ? n.path : n.wire) == public_code_) takes = true;
+  }
+  if (!takes) {
+    return make_error("vm_error_param", "VM error '" + public_code_ + "' takes no parameter");
+  }
+  if (param.empty() || param.find(' ') != std::string_view::npos ||
+      param.find('#') != std::string_view::npos) {
+    return make_error("vm_error_param",
+                      "a VM error parameter must be one non-empty component without ' ' or '#'");
+  }
+  return VmError(public_code_ + " " + std::string(param), detail_);
+}
+
+VmError VmError::with_detail(std::string detail) const { return VmError(public_code_, std::move(detail)); }
+
+std::string VmError::to_string() const {
+  if (detail_.empty()) return public_code_;
+  return public_code_ + " # " + detail_;
+}
+
+bool VmError::matches(VmErrorCode code) const {
+  std::string_view p = code.wire_code();
+  if (public_code_.size() < p.size() || std::string_view(public_code_).substr(0, p.size()) != p) return false;
+  return public_code_.size() == p.size() || public_code_[p.size()] == ' ';
+}
+
+Result<VmError> VmError::parse(std::string_view wire) {
+  std::string_view code = wire;
+  std::string_view detail;
+  if (std::size_t hash = wire.find(" # "); hash != std::string_view::npos) {
+    code = wire.substr(0, hash);
+    detail = wire.substr(hash + 3);
+  }
+  if (code.find('#') != std::string_view::npos) {
+    return make_error("unknown_vm_error", "a public code never contains '#': '" + std::string(wire) + "'");
+  }
+  for (const VmErrorNode& n : kVmErrorNodes) {
+    if (!n.is_code || !n.wire.empty()) continue;  // aliases are never on the wire
+    if (code == n.path && !n.takes_param) return VmError(std::string(code), std::string(detail));
+    if (n.takes_param && code.size() > n.path.size() + 1 && code.substr(0, n.path.size()) == n.path &&
+        code[n.path.size()] == ' ') {
+      std::string_view param = code.substr(n.path.size() + 1);
+      if (param.find(' ') == std::string_view::npos) return VmError(std::string(code), std::string(detail));
+    }
+  }
+  return make_error("unknown_vm_error", "unknown VM error code '" + std::string(code) + "'");
+}
+
+}  // namespace genvm
