@@ -13,7 +13,7 @@ help:
 	@echo "make demo           install what is missing, build, run the demo"
 	@echo "make test           install what is missing, build, run every test (ctest)"
 	@echo "make build          configure and build into $(BUILD_DIR)/"
-	@echo "make sanitize-test  unit tests under ASan+UBSan in $(SAN_BUILD_DIR)/"
+	@echo "make sanitize-test  unit tests under ASan+UBSan, built with GCC, in $(SAN_BUILD_DIR)/"
 	@echo "make fuzz           run every fuzz target for FUZZ_SECONDS (default 60) each"
 	@echo "make clean          remove build folders"
 
@@ -33,7 +33,7 @@ demo: build
 	@scripts/demo $(BUILD_DIR)
 
 sanitize-test: bootstrap
-	@cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DGENVM_SANITIZE=ON -DGENVM_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DGENVM_SANITIZE=ON -DGENVM_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build $(SAN_BUILD_DIR) -j $(JOBS)
 	@ctest --test-dir $(SAN_BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
 

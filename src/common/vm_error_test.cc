@@ -76,7 +76,9 @@ TEST(VmError, ParseRejectsUnknownCodes) {
                    "oom ram limit"}) {
     auto parsed = VmError::parse(bad);
     EXPECT_FALSE(parsed) << bad;
-    if (!parsed) EXPECT_EQ(parsed.error().code, "unknown_vm_error");
+    if (!parsed) {
+      EXPECT_EQ(parsed.error().code, "unknown_vm_error");
+    }
   }
 }
 
