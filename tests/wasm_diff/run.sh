@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tests/wasm_diff/run.sh [SECONDS] [SEED]: differential test of our engine against V8.
+# For SECONDS (default 60) it turns seeded random bytes into valid modules with binaryen's
+# `wasm-opt --translate-to-fuzz`, runs each in node (node_runner.mjs) and in our engine
+# (genvm-wasm-diff, under fuel) and compares the two transcripts. A mismatch is saved as
+# regressions/<seed>-<index>.wasm with <name>.node.txt and <name>.ours.txt beside it; saved
+# regressions are replayed first on every run. Exit 1 on any mismatch, 2 on a setup problem.
+# Environment: GENVM_WASM_DIFF (the tool; default: found under $GENVM_BUILD or build/),
+# WASM_DIFF_REGRESSIONS (where mismatches go; default: regressions/ next to this script),
+# NODE (default node), FUEL (per module; default the tool's).
+set -uo pipefail
+
+if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+seconds="${1:-60}"
+seed="${2:-$(date +%s)}"
+[[ "$seconds" =~ ^[0-9]+$ && "$seed" =~ ^[0-9]+$ ]] || { echo "run.sh: SECONDS and SEED must be non-negative integers" >&2; exit 2; }
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+node="${NODE:-node}"
+tool="${GENVM_WASM_DIFF:-}"
+if [[ -z "$tool" ]]; then
+  tool="$(find "${GENVM_BUILD:-$here/../../build}" -type f -name genvm-wasm-diff -perm -u+x 2>/dev/null | head -n1)"
+fi
+[[ -n "$tool" && -x "$tool" ]] || { echo "run.sh: genvm-wasm-diff not found: build it and/or set GENVM_WASM_DIFF" >&2; exit 2; }
+command -v "$node" >/dev/null || { echo "run.sh: node not found (set NODE)" >&2; exit 2; }
+command -v wasm-opt >/dev/null || { echo "run.sh: wasm-opt (binaryen) not found" >&2; exit 2; }
+out_dir="${WASM_DIFF_REGRESSIONS:-$here/regressions}"
+fuel_args=()
+[[ -n "${FUEL:-}" ]] && fuel_args=(--fuel "$FUEL")
+
+# What our engine supports. Reference types stay off: binaryen 108 emits pre-standard
+# reference types (funcref values in externref slots, typed (ref func)), which V8 rejects.
+features=(--mvp-features --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int
+          --enable-multivalue --enable-tail-call --enable-mutable-globals)
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+total=0 equal=0 skipped=0 mismatches=0
+
+# compare FILE NAME SAVE: runs both sides on FILE; returns after updating the counters.
+compare() {
+  local wasm="$1" name="$2" save="$3" rc_node rc_ours
+  total=$((total + 1))
+  timeout 60 "$node" --no-warnings "$here/node_runner.mjs" "$wasm" >"$tmp/node.txt" 2>"$tmp/node.err"
+  rc_node=$?
+  if [[ $rc_node -ne 0 ]]; then
+    # No reference (V8 rejected the module or hung): nothing to compare against.
+    skipped=$((skipped + 1))
+    return
+  fi
+  timeout 60 "$tool" "${fuel_args[@]}" "$wasm" >"$tmp/ours.txt" 2>"$tmp/ours.err"
+  rc_ours=$?
+  if [[ $rc_ours -eq 4 ]]; then
+    skipped=$((skipped + 1))  # out of fuel
+    return
+  fi
+  if [[ $rc_ours -ne 0 && $rc_ours -ne 1 ]]; then
+    echo "exit $rc_ours: $(head -c 300 "$tmp/ours.err")" >>"$tmp/ours.txt"
+  fi
+  if cmp -s "$tmp/node.txt" "$tmp/ours.txt"; then
+    equal=$((equal + 1))
+    return
+  fi
+  mismatches=$((mismatches + 1))
+  echo "MISMATCH $name: first difference:" >&2
+  diff "$tmp/node.txt" "$tmp/ours.txt" | head -n 6 >&2
+  if [[ "$save" == save ]]; then
+    mkdir -p "$out_dir"
+    cp "$wasm" "$out_dir/$name.wasm"
+    cp "$tmp/node.txt" "$out_dir/$name.node.txt"
+    cp "$tmp/ours.txt" "$out_dir/$name.ours.txt"
+    echo "  saved as $out_dir/$name.wasm" >&2
+  fi
+}
+
+shopt -s nullglob
+for old in "$out_dir"/*.wasm; do
+  compare "$old" "$(basename "$old" .wasm)" nosave
+done
+replayed=$total
+
+deadline=$(($(date +%s) + seconds))
+i=0
+while (($(date +%s) < deadline)); do
+  i=$((i + 1))
+  len=$(((seed * 7919 + i * 104729) % 9000 + 200))
+  "$node" "$here/random_bytes.mjs" $((seed * 1000003 + i)) "$len" >"$tmp/in.bin" || exit 2
+  if ! wasm-opt "$tmp/in.bin" -ttf "${features[@]}" -o "$tmp/m.wasm" 2>"$tmp/opt.err"; then
+    continue  # binaryen could not make a module from these bytes; not our concern
+  fi
+  compare "$tmp/m.wasm" "$seed-$i" save
+done
+
+echo "wasm_diff: seed $seed, $seconds s: $total modules ($replayed replayed), $equal equal," \
+     "$skipped skipped (out of fuel / no reference), $mismatches mismatches"
+[[ $mismatches -eq 0 ]]
