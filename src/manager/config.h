@@ -1,0 +1,58 @@
+// genvm-manager configuration: a YAML file, every key optional, unknown keys rejected (a typo
+// must not silently keep a default). Defaults follow the public manager's (docs/schemas/
+// default-config.json, implementation/src/manager/mod.rs); they are listed in docs/PROTOCOLS.md
+// (## Manager). Durations use the protocol's duration strings ("5m", "250ms").
+//
+//   Result<Config> c = load_config("/etc/genvm/manager.yaml");
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "manager/policy.h"
+#include "manager/protocol.h"
+
+namespace genvm::manager {
+
+struct PermitsConfig {
+  std::optional<std::uint64_t> total;  // none: available memory in GiB times per_gib
+  std::uint64_t per_gib_num = 1;       // per_gib as an exact ratio num/den ("1/4")
+  std::uint64_t per_gib_den = 1;
+  std::uint64_t sync = 4;    // permits a sync run costs
+  std::uint64_t nondet = 8;  // permits a nondet run costs; also the least `total` can be
+};
+
+struct Config {
+  // argv prefix of the executor; the manager appends `--debug-mode <level>` and the request's
+  // extra_args.
+  std::vector<std::string> executor = {"genvm", "run"};
+  std::vector<std::string> env_pass_through;  // beyond the supervisor's essential allowlist
+  Millis execution_retention = std::chrono::minutes(5);
+  std::size_t max_message_bytes = 64 * 1024 * 1024;
+  PermitsConfig permits;
+  DebugPolicy debug;
+  std::vector<uid_t> trusted_uids;          // unix-socket peers (SO_PEERCRED) that are trusted
+  std::vector<std::string> trusted_tokens;  // `Authorization: Bearer <token>` that is trusted
+  bool containment = true;                  // a cgroup per run where the machine allows it
+  // Listener; the command line overrides these.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 3999;
+  std::string socket;  // non-empty: listen on this unix socket instead of TCP
+};
+
+Result<Config> parse_config(std::string_view yaml_text);  // code "bad_config"
+Result<Config> load_config(const std::string& path);
+
+// The permit budget: `total`, or floor(available GiB * per_gib); never below the cost of the
+// most expensive run (else such a run could never be admitted).
+std::uint64_t resolve_total_permits(const PermitsConfig& p, std::uint64_t mem_available_bytes);
+// MemAvailable from /proc/meminfo, 0 when unreadable.
+std::uint64_t read_mem_available_bytes();
+
+}  // namespace genvm::manager

@@ -1,0 +1,106 @@
+#include "manager/config.h"
+
+#include <gtest/gtest.h>
+
+namespace genvm::manager {
+namespace {
+
+TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
+  auto c = parse_config("");
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->execution_retention, std::chrono::minutes(5));
+  EXPECT_EQ(c->max_message_bytes, 64u * 1024 * 1024);
+  EXPECT_FALSE(c->permits.total.has_value());
+  EXPECT_EQ(c->permits.sync, 4u);
+  EXPECT_EQ(c->permits.nondet, 8u);
+  EXPECT_EQ(c->permits.per_gib_num, 1u);
+  EXPECT_EQ(c->debug.untrusted_max, DebugMode::kSafe);
+  EXPECT_FALSE(c->debug.clamp);
+  EXPECT_EQ(c->executor, (std::vector<std::string>{"genvm", "run"}));
+  EXPECT_EQ(c->port, 3999);
+  EXPECT_TRUE(c->socket.empty());
+}
+
+TEST(ManagerConfig, ParsesEveryKey) {
+  auto c = parse_config(R"(
+executor: [sh, -c, "cat"]
+env_pass_through: [HOME]
+execution_retention: 90s
+max_message_bytes: 1048576
+permits: {total: 16, per_gib: "1/4", sync: 2, nondet: 3}
+debug_mode: {untrusted_max: safe-unbounded, on_untrusted_above_max: clamp}
+trusted: {uids: [0, 1000], tokens: ["0123456789abcdef0123"]}
+containment: false
+host: 0.0.0.0
+port: 4000
+socket: /tmp/m.sock
+)");
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->executor.size(), 3u);
+  EXPECT_EQ(c->execution_retention, std::chrono::seconds(90));
+  EXPECT_EQ(c->max_message_bytes, 1048576u);
+  EXPECT_EQ(*c->permits.total, 16u);
+  EXPECT_EQ(c->permits.per_gib_num, 1u);
+  EXPECT_EQ(c->permits.per_gib_den, 4u);
+  EXPECT_EQ(c->permits.sync, 2u);
+  EXPECT_EQ(c->permits.nondet, 3u);
+  EXPECT_EQ(c->debug.untrusted_max, DebugMode::kSafeUnbounded);
+  EXPECT_TRUE(c->debug.clamp);
+  EXPECT_EQ(c->trusted_uids, (std::vector<uid_t>{0, 1000}));
+  EXPECT_EQ(c->trusted_tokens.size(), 1u);
+  EXPECT_FALSE(c->containment);
+  EXPECT_EQ(c->port, 4000);
+  EXPECT_EQ(c->socket, "/tmp/m.sock");
+}
+
+TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
+  struct Case { const char* yaml; const char* mentions; };
+  for (auto c : {Case{"retention: 5m", "unknown key \"retention\""},
+                 Case{"execution_retention: 300", "execution_retention"},
+                 Case{"permits: {sync: 0}", "permits.sync"},
+                 Case{"permits: {total: -3}", "permits.total"},
+                 Case{"permits: {bogus: 1}", "unknown key \"bogus\""},
+                 Case{"permits: {per_gib: \"1/0\"}", "per_gib"},
+                 Case{"debug_mode: {untrusted_max: unsafe}", "untrusted_max"},
+                 Case{"debug_mode: {untrusted_max: loud}", "untrusted_max"},
+                 Case{"debug_mode: {on_untrusted_above_max: maybe}", "reject or clamp"},
+                 Case{"trusted: {tokens: [short]}", "16 characters"},
+                 Case{"trusted: {uids: [root]}", "trusted.uids"},
+                 Case{"executor: []", "executor"},
+                 Case{"max_message_bytes: 10", "max_message_bytes"},
+                 Case{"port: 70000", "port"},
+                 Case{"[1, 2", ""}}) {
+    auto r = parse_config(c.yaml);
+    ASSERT_FALSE(r.ok()) << c.yaml;
+    EXPECT_EQ(r.error().code, "bad_config");
+    EXPECT_NE(r.error().message.find(c.mentions), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(ManagerConfig, NullPermitsKeepDefaults) {
+  auto c = parse_config("permits: null");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->permits.nondet, 8u);
+}
+
+TEST(ManagerConfig, TotalPermitsFollowMemoryAndNeverStarveTheDearestRun) {
+  PermitsConfig p;
+  EXPECT_EQ(resolve_total_permits(p, 32ull << 30), 32u);
+  EXPECT_EQ(resolve_total_permits(p, (32ull << 30) + (1ull << 29)), 32u) << "whole GiB";
+  EXPECT_EQ(resolve_total_permits(p, 2ull << 30), 8u) << "raised to the nondet cost";
+  p.per_gib_num = 1;
+  p.per_gib_den = 4;
+  EXPECT_EQ(resolve_total_permits(p, 64ull << 30), 16u);
+  p.per_gib_num = 3;
+  p.per_gib_den = 1;
+  EXPECT_EQ(resolve_total_permits(p, 64ull << 30), 192u);
+  p.total = 5;
+  p.nondet = 6;
+  EXPECT_EQ(resolve_total_permits(p, 0), 6u);
+  p.total = 100;
+  EXPECT_EQ(resolve_total_permits(p, 0), 100u);
+}
+
+}  // namespace
+}  // namespace genvm::manager

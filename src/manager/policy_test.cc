@@ -1,0 +1,82 @@
+#include "manager/policy.h"
+
+#include <gtest/gtest.h>
+
+namespace genvm::manager {
+namespace {
+
+// The whole table: caller x requested level x config -> accepted / clamped to X / rejected.
+TEST(ManagerPolicy, DecisionTable) {
+  const char* kLevels[] = {"disabled", "safe", "safe-unbounded", "unsafe", "unsafe-tracing"};
+  struct Cfg { DebugPolicy p; const char* name; };
+  const Cfg configs[] = {
+      {{DebugMode::kSafe, false}, "max=safe,reject"},
+      {{DebugMode::kSafe, true}, "max=safe,clamp"},
+      {{DebugMode::kDisabled, false}, "max=disabled,reject"},
+      {{DebugMode::kSafeUnbounded, true}, "max=safe-unbounded,clamp"},
+  };
+  // expected[config][trusted][level]: "A" accepted as asked, "C:<level>" clamped, "R" rejected.
+  const char* expected[4][2][5] = {
+      {{"A", "A", "R", "R", "R"}, {"A", "A", "A", "A", "A"}},
+      {{"A", "A", "C:safe", "C:safe", "C:safe"}, {"A", "A", "A", "A", "A"}},
+      {{"A", "R", "R", "R", "R"}, {"A", "A", "A", "A", "A"}},
+      {{"A", "A", "A", "C:safe-unbounded", "C:safe-unbounded"}, {"A", "A", "A", "A", "A"}},
+  };
+  for (int c = 0; c < 4; ++c) {
+    for (int t = 0; t < 2; ++t) {
+      for (int l = 0; l < 5; ++l) {
+        Caller caller{t == 1, t == 1 ? "uid:0" : "tcp:127.0.0.1"};
+        PolicyDecision d = decide_debug_mode(caller, kLevels[l], configs[c].p);
+        std::string want = expected[c][t][l];
+        std::string got;
+        switch (d.outcome) {
+          case PolicyOutcome::kAccepted:
+            got = "A";
+            EXPECT_EQ(to_string(d.granted), kLevels[l]);
+            break;
+          case PolicyOutcome::kClamped: got = "C:" + std::string(to_string(d.granted)); break;
+          case PolicyOutcome::kRejected: got = "R"; break;
+        }
+        EXPECT_EQ(got, want) << configs[c].name << " trusted=" << t << " level=" << kLevels[l];
+        EXPECT_FALSE(d.reason.empty());
+      }
+    }
+  }
+}
+
+TEST(ManagerPolicy, UnknownLevelIsRejectedEvenForTrustedCallers) {
+  for (bool clamp : {false, true}) {
+    for (bool trusted : {false, true}) {
+      PolicyDecision d = decide_debug_mode({trusted, "x"}, "debug", {DebugMode::kSafe, clamp});
+      EXPECT_EQ(d.outcome, PolicyOutcome::kRejected);
+      EXPECT_FALSE(d.requested.has_value());
+    }
+  }
+  EXPECT_EQ(decide_debug_mode({true, "x"}, "SAFE", {}).outcome, PolicyOutcome::kRejected);
+  EXPECT_EQ(decide_debug_mode({true, "x"}, "", {}).outcome, PolicyOutcome::kRejected);
+}
+
+TEST(ManagerPolicy, DefaultPolicyTreatsEveryLevelAboveSafeAsPrivileged) {
+  DebugPolicy p;
+  for (int l = 0; l <= 4; ++l) {
+    auto mode = static_cast<DebugMode>(l);
+    auto d = decide_debug_mode({false, "anon"}, to_string(mode), p);
+    EXPECT_EQ(d.outcome == PolicyOutcome::kRejected, is_privileged(mode)) << to_string(mode);
+  }
+}
+
+TEST(ManagerPolicy, DecisionLogLineIsOneJsonObject) {
+  auto d = decide_debug_mode({false, "uid:1000"}, "unsafe", {DebugMode::kSafe, true});
+  std::string line = to_json({false, "uid:1000"}, "unsafe", d);
+  EXPECT_EQ(line,
+            "{\"event\":\"debug_mode_decision\",\"caller\":\"uid:1000\",\"trusted\":false,"
+            "\"requested\":\"unsafe\",\"outcome\":\"clamped\",\"granted\":\"safe\","
+            "\"reason\":\"untrusted caller: unsafe clamped to safe\"}");
+  auto r = decide_debug_mode({false, "t"}, "bad\"\n\x01", {});
+  std::string bad = to_json({false, "t"}, "bad\"\n\x01", r);
+  EXPECT_NE(bad.find("\"requested\":\"bad\\\"\\n\\u0001\""), std::string::npos) << bad;
+  EXPECT_EQ(bad.find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace genvm::manager

@@ -1,0 +1,235 @@
+#include "manager/protocol.h"
+
+#include <array>
+#include <limits>
+
+namespace genvm::manager {
+namespace {
+
+constexpr std::array<std::string_view, kMethodCount> kMethodNames = {
+    "error", "hello", "event", "run", "attach", "cancel", "ack", "get_artifact"};
+constexpr std::array<std::string_view, 7> kErrorNames = {
+    "internal",   "malformed_frame", "unknown_method", "unknown_id",
+    "boot_id_mismatch", "bad_request_id", "not_finished"};
+
+Error malformed(std::string message) { return make_error("malformed_frame", std::move(message)); }
+
+std::uint64_t read_be(std::span<const std::uint8_t> b, std::size_t n) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | b[i];
+  return v;
+}
+
+}  // namespace
+
+std::string_view to_string(Method m) {
+  auto i = static_cast<std::size_t>(m);
+  return i < kMethodNames.size() ? kMethodNames[i] : std::string_view();
+}
+
+std::string_view to_string(ErrorCode c) {
+  auto i = static_cast<std::size_t>(c);
+  return i < kErrorNames.size() ? kErrorNames[i] : std::string_view("internal");
+}
+
+ErrorCode error_code_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kErrorNames.size(); ++i) {
+    if (kErrorNames[i] == name) return static_cast<ErrorCode>(i);
+  }
+  return ErrorCode::kInternal;
+}
+
+std::vector<std::uint8_t> encode_frame(Method method, std::uint64_t request_id,
+                                       const Value& payload) {
+  std::vector<std::uint8_t> out;
+  out.reserve(kHeaderBytes + 16);
+  auto m = static_cast<std::uint16_t>(method);
+  out.push_back(static_cast<std::uint8_t>(m >> 8));
+  out.push_back(static_cast<std::uint8_t>(m));
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<std::uint8_t>(request_id >> shift));
+  }
+  calldata::encode_to(payload, out);
+  return out;
+}
+
+Result<Frame> decode_frame(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    return malformed("message of " + std::to_string(bytes.size()) + " bytes is shorter than the 10-byte header");
+  }
+  Frame f{static_cast<std::uint16_t>(read_be(bytes, 2)), read_be(bytes.subspan(2), 8), Value()};
+  auto payload = calldata::decode(bytes.subspan(kHeaderBytes));
+  if (!payload) return malformed("payload: " + payload.error().to_string());
+  f.payload = std::move(*payload);
+  return f;
+}
+
+std::variant<ClientRequest, ProtocolError> parse_client_message(std::span<const std::uint8_t> bytes,
+                                                                bool binary) {
+  if (!binary) return ProtocolError{ErrorCode::kMalformedFrame, 0, "text messages are not part of the protocol; send binary"};
+  if (bytes.size() < kHeaderBytes) {
+    return ProtocolError{ErrorCode::kMalformedFrame, 0,
+                         "message of " + std::to_string(bytes.size()) + " bytes is shorter than the 10-byte header"};
+  }
+  auto method_id = static_cast<std::uint16_t>(read_be(bytes, 2));
+  std::uint64_t request_id = read_be(bytes.subspan(2), 8);
+  if (request_id == 0) {
+    return ProtocolError{ErrorCode::kBadRequestId, 0, "request_id 0 is reserved for notifications from the manager"};
+  }
+  if (method_id >= kMethodCount) {
+    return ProtocolError{ErrorCode::kUnknownMethod, request_id, "unknown method id " + std::to_string(method_id)};
+  }
+  auto method = static_cast<Method>(method_id);
+  if (method_id < static_cast<std::uint16_t>(Method::kRun)) {
+    // error, hello and event flow from the manager only; a client sending one is not making a
+    // request we could answer with the same method.
+    return ProtocolError{ErrorCode::kUnknownMethod, request_id,
+                         "method " + std::string(to_string(method)) + " is sent by the manager, not a request"};
+  }
+  auto payload = calldata::decode(bytes.subspan(kHeaderBytes));
+  if (!payload) {
+    return ProtocolError{ErrorCode::kMalformedFrame, request_id, "payload: " + payload.error().to_string()};
+  }
+  const Value::Map* map = payload->if_map();
+  std::string_view name = to_string(method);
+  if (map == nullptr || map->size() != 1 || map->begin()->first != name) {
+    return ProtocolError{ErrorCode::kMalformedFrame, request_id,
+                         "payload must be a single-key map tagged \"" + std::string(name) + "\""};
+  }
+  Value body = map->begin()->second;
+  if (!body.is_map()) {
+    return ProtocolError{ErrorCode::kMalformedFrame, request_id,
+                         "the \"" + std::string(name) + "\" value must be a map"};
+  }
+  return ClientRequest{method, request_id, std::move(body)};
+}
+
+Value make_hello(std::uint64_t boot_id) {
+  return Value::map({{"hello", Value::map({{"boot_id", boot_id}, {"protocol_major", kProtocolMajor}})}});
+}
+
+Value error_payload(ErrorCode code, std::string_view message) {
+  return Value::map({{"code", static_cast<std::uint8_t>(code)}, {"message", std::string(message)}});
+}
+
+std::vector<std::uint8_t> encode_error(const ProtocolError& e) {
+  return encode_frame(Method::kError, e.request_id, error_payload(e.code, e.message));
+}
+
+std::string_view to_string(ArtifactField f) {
+  switch (f) {
+    case ArtifactField::kStdout: return "stdout";
+    case ArtifactField::kStderr: return "stderr";
+    case ArtifactField::kGenvmLog: return "genvm_log";
+  }
+  return "";
+}
+
+Result<ArtifactField> parse_artifact_field(std::string_view name) {
+  if (name == "stdout") return ArtifactField::kStdout;
+  if (name == "stderr") return ArtifactField::kStderr;
+  if (name == "genvm_log") return ArtifactField::kGenvmLog;
+  return malformed("field must be stdout, stderr or genvm_log");
+}
+
+Result<std::optional<std::uint64_t>> get_u64(const Value& map, std::string_view key) {
+  const Value* v = map.find(key);
+  if (v == nullptr) return std::optional<std::uint64_t>();
+  const BigInt* i = v->if_int();
+  std::optional<std::uint64_t> u = i ? i->to_uint64() : std::nullopt;
+  if (!u) return malformed("\"" + std::string(key) + "\" must be an integer in u64 range");
+  return u;
+}
+
+namespace {
+Result<std::uint64_t> required_u64(const Value& body, std::string_view key) {
+  auto v = get_u64(body, key);
+  if (!v) return v.take_error();
+  if (!v->has_value()) return malformed("missing \"" + std::string(key) + "\"");
+  return **v;
+}
+}  // namespace
+
+Result<AttachArgs> parse_attach(const Value& body) {
+  if (!body.is_map()) return malformed("attach body must be a map");
+  auto boot = required_u64(body, "boot_id");
+  if (!boot) return boot.take_error();
+  auto id = required_u64(body, "genvm_id");
+  if (!id) return id.take_error();
+  return AttachArgs{*boot, *id};
+}
+
+Result<std::uint64_t> parse_genvm_id(const Value& body) {
+  if (!body.is_map()) return malformed("body must be a map");
+  return required_u64(body, "genvm_id");
+}
+
+Result<ArtifactArgs> parse_get_artifact(const Value& body) {
+  if (!body.is_map()) return malformed("get_artifact body must be a map");
+  auto id = required_u64(body, "genvm_id");
+  if (!id) return id.take_error();
+  const Value* f = body.find("field");
+  if (f == nullptr || !f->is_string()) return malformed("\"field\" must be a string");
+  auto field = parse_artifact_field(f->as_string());
+  if (!field) return field.take_error();
+  auto offset = get_u64(body, "offset");
+  if (!offset) return offset.take_error();
+  auto max_len = required_u64(body, "max_len");
+  if (!max_len) return max_len.take_error();
+  if (*max_len > std::numeric_limits<std::uint32_t>::max()) return malformed("\"max_len\" must fit in u32");
+  return ArtifactArgs{*id, *field, offset->value_or(0), static_cast<std::uint32_t>(*max_len)};
+}
+
+Result<Millis> parse_duration(std::string_view text) {
+  auto bad = [&](std::string why) {
+    return malformed("duration \"" + std::string(text.substr(0, 64)) + "\": " + why);
+  };
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  std::size_t whole_digits = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (++whole_digits > 12) return bad("too large");
+    whole = whole * 10 + static_cast<std::uint64_t>(text[i] - '0');
+    ++i;
+  }
+  if (whole_digits == 0) return bad("must start with a digit");
+  // The fraction as an exact rational frac_num / frac_den, at most 9 digits kept (finer than
+  // a millisecond of an hour needs); the rest must still be digits.
+  std::uint64_t frac_num = 0, frac_den = 1;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    std::size_t digits = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      if (digits < 9) {
+        frac_num = frac_num * 10 + static_cast<std::uint64_t>(text[i] - '0');
+        frac_den *= 10;
+      }
+      ++digits;
+      ++i;
+    }
+    if (digits == 0) return bad("a '.' must be followed by digits");
+  }
+  std::string_view unit = text.substr(i);
+  std::uint64_t scale;
+  if (unit == "ms") scale = 1;
+  else if (unit == "s") scale = 1000;
+  else if (unit == "m") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  else return bad("the unit must be one of ms, s, m, h");
+  // whole < 1e12 and scale <= 3.6e6 keep this below 2^63.
+  std::uint64_t ms = whole * scale;
+  ms += frac_num * scale / frac_den;
+  constexpr std::uint64_t kLimit = 100ull * 366 * 24 * 3'600'000;
+  if (ms > kLimit) return bad("too large");
+  return Millis(static_cast<Millis::rep>(ms));
+}
+
+std::string format_duration(Millis d) {
+  auto ms = d.count();
+  if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+  if (ms != 0 && ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
+}
+
+}  // namespace genvm::manager

@@ -1,0 +1,129 @@
+// The manager socket protocol (spec impl-spec/appendix/manager-socket): framing, method and
+// error ids, payload shapes, duration strings. Pure functions over bytes and calldata values;
+// no I/O, so every rule here is tested without a socket.
+//
+//   message := method_id:u16_be request_id:u64_be calldata(payload)
+//
+//   auto m = parse_client_message(bytes, /*binary=*/true);
+//   if (auto* e = std::get_if<ProtocolError>(&m)) send(encode_error(*e));
+//
+// Frames are untrusted: parse_client_message() bounds nothing itself beyond the calldata
+// decoder's own bounds, because the WebSocket layer has already capped the message at
+// max_message_bytes; every integer field is range-checked before use.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/calldata.h"
+#include "common/result.h"
+
+namespace genvm::manager {
+
+using calldata::Value;
+using Millis = std::chrono::milliseconds;
+
+enum class Method : std::uint16_t {
+  kError = 0,
+  kHello = 1,
+  kEvent = 2,
+  kRun = 3,
+  kAttach = 4,
+  kCancel = 5,
+  kAck = 6,
+  kGetArtifact = 7,
+};
+inline constexpr std::uint16_t kMethodCount = 8;
+
+enum class ErrorCode : std::uint8_t {
+  kInternal = 0,
+  kMalformedFrame = 1,
+  kUnknownMethod = 2,
+  kUnknownId = 3,
+  kBootIdMismatch = 4,
+  kBadRequestId = 5,
+  kNotFinished = 6,
+};
+
+inline constexpr std::uint32_t kProtocolMajor = 0;       // spec: current_major
+inline constexpr std::size_t kHeaderBytes = 10;          // u16 method + u64 request id
+inline constexpr std::uint32_t kArtifactChunkCap = 256 * 1024;  // spec: chunk_cap
+// Whatever a caller asks, a deadline is at most this (spec: silently shortened).
+inline constexpr Millis kMaxDeadline = std::chrono::hours(24);
+
+std::string_view to_string(Method m);       // "get_artifact"; "" when out of range
+std::string_view to_string(ErrorCode c);    // "not_finished"
+// The registry reports failures as genvm::Error with one of the names above as its code; this
+// maps such a name back (anything else is kInternal).
+ErrorCode error_code_from_name(std::string_view name);
+
+// ---- Frames ------------------------------------------------------------------------------
+std::vector<std::uint8_t> encode_frame(Method method, std::uint64_t request_id,
+                                       const Value& payload);
+
+// A client request that passed every framing rule: its method is one a client may send (run,
+// attach, cancel, ack, get_artifact), its id is non-zero, and its payload is the externally
+// tagged single-key map whose key names the method; `body` is the value under that key.
+struct ClientRequest {
+  Method method;
+  std::uint64_t request_id;
+  Value body;
+};
+// What to answer instead: an `error` message with this request id (0 when none could be read).
+struct ProtocolError {
+  ErrorCode code;
+  std::uint64_t request_id;
+  std::string message;
+};
+std::variant<ClientRequest, ProtocolError> parse_client_message(std::span<const std::uint8_t> bytes,
+                                                                bool binary);
+
+// Decodes any frame (the client side of tests and tools): header and calldata payload.
+struct Frame {
+  std::uint16_t method;
+  std::uint64_t request_id;
+  Value payload;
+};
+Result<Frame> decode_frame(std::span<const std::uint8_t> bytes);
+
+// ---- Payloads ----------------------------------------------------------------------------
+Value make_hello(std::uint64_t boot_id);
+Value error_payload(ErrorCode code, std::string_view message);
+std::vector<std::uint8_t> encode_error(const ProtocolError& e);
+
+struct AttachArgs {
+  std::uint64_t boot_id;
+  std::uint64_t genvm_id;
+};
+enum class ArtifactField { kStdout, kStderr, kGenvmLog };
+std::string_view to_string(ArtifactField f);
+Result<ArtifactField> parse_artifact_field(std::string_view name);
+struct ArtifactArgs {
+  std::uint64_t genvm_id;
+  ArtifactField field;
+  std::uint64_t offset;
+  std::uint32_t max_len;
+};
+// Shape errors carry code "malformed_frame".
+Result<AttachArgs> parse_attach(const Value& body);
+Result<std::uint64_t> parse_genvm_id(const Value& body);  // cancel, ack: {"genvm_id": u64}
+Result<ArtifactArgs> parse_get_artifact(const Value& body);
+
+// Field helpers shared by the run-request parser: a missing key is nullopt, a wrong kind or a
+// value out of range is a malformed_frame error naming the field.
+Result<std::optional<std::uint64_t>> get_u64(const Value& map, std::string_view key);
+
+// ---- Durations ---------------------------------------------------------------------------
+// "<decimal>[.<decimal>]<unit>", unit one of ms, s, m, h; no sign, no space, unit mandatory.
+// The fraction is truncated to whole milliseconds. Values past ~100 years are rejected so
+// nothing downstream overflows. Error code "malformed_frame".
+Result<Millis> parse_duration(std::string_view text);
+std::string format_duration(Millis d);  // "1500ms", "30s", "5m": the shortest exact form
+
+}  // namespace genvm::manager
