@@ -64,9 +64,15 @@ GENVM_INLINE void round(V* v, const V* m) {
 
 // m[j] <- word j of the block at `offset` of each of the 16 inputs (lane i = input i): a
 // 16x16 transpose of 32-bit words in three steps (32-bit, 64-bit, then 128-bit granules).
-GENVM_INLINE void load_transposed(const std::uint8_t* const* inputs, std::size_t offset, V* m) {
+GENVM_INLINE void load_transposed(const std::uint8_t* const* inputs, std::size_t offset,
+                                  std::size_t prefetch, V* m) {
   V r[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(inputs[i] + offset);
+  for (int i = 0; i < 16; ++i) {
+    r[i] = _mm512_loadu_si512(inputs[i] + offset);
+    if (prefetch != 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(inputs[i] + offset + prefetch), _MM_HINT_T0);
+    }
+  }
   V t[16];
   for (int k = 0; k < 8; ++k) {
     t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
@@ -108,6 +114,12 @@ void hash16_avx512(const std::uint8_t* const* inputs, std::size_t blocks,
   const V counter_lo = _mm512_load_si512(lo);
   const V counter_hi = _mm512_load_si512(hi);
 
+  // Chunk inputs are consecutive in memory, so the caller's next call reads the same block
+  // offsets kLanes chunks further on: prefetching them while this group computes hides the
+  // memory latency the hardware prefetcher does not (measured ~1.4x on 128 MiB with AVX-512).
+  // Parent inputs (one block each) are scattered and small; no prefetch for them.
+  const std::size_t prefetch = blocks > 1 ? kLanes * blocks * 64 : 0;
+
   V h[8];
   for (int i = 0; i < 8; ++i) h[i] = set1(key[i]);
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -115,7 +127,7 @@ void hash16_avx512(const std::uint8_t* const* inputs, std::size_t blocks,
     if (b == 0) f |= flags_start;
     if (b + 1 == blocks) f |= flags_end;
     V m[16];
-    load_transposed(inputs, b * 64, m);
+    load_transposed(inputs, b * 64, prefetch, m);
     V v[16] = {h[0],       h[1],       h[2],       h[3],       h[4],       h[5],
                h[6],       h[7],       set1(kIv[0]), set1(kIv[1]), set1(kIv[2]), set1(kIv[3]),
                counter_lo, counter_hi, set1(64),   set1(f)};

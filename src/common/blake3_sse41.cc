@@ -73,11 +73,15 @@ GENVM_INLINE void round(V* v, const V* m) {
 
 // m[j] <- word j of the block at `offset` of each of the 4 inputs (lane i = input i): four
 // 4x4 transposes of 32-bit words (words 4k .. 4k+3 for k = 0..3).
-GENVM_INLINE void load_transposed(const std::uint8_t* const* inputs, std::size_t offset, V* m) {
+GENVM_INLINE void load_transposed(const std::uint8_t* const* inputs, std::size_t offset,
+                                  std::size_t prefetch, V* m) {
   for (int k = 0; k < 4; ++k) {
     V r[4];
     for (int i = 0; i < 4; ++i) {
       r[i] = _mm_loadu_si128(reinterpret_cast<const V*>(inputs[i] + offset + 16 * k));
+      if (k == 0 && prefetch != 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(inputs[i] + offset + prefetch), _MM_HINT_T0);
+      }
     }
     const V t0 = _mm_unpacklo_epi32(r[0], r[1]);  // a0 b0 a1 b1
     const V t1 = _mm_unpackhi_epi32(r[0], r[1]);  // a2 b2 a3 b3
@@ -105,6 +109,12 @@ void hash4_sse41(const std::uint8_t* const* inputs, std::size_t blocks, const st
   const V counter_lo = _mm_load_si128(reinterpret_cast<const V*>(lo));
   const V counter_hi = _mm_load_si128(reinterpret_cast<const V*>(hi));
 
+  // Chunk inputs are consecutive in memory, so the caller's next call reads the same block
+  // offsets kLanes chunks further on: prefetching them while this group computes hides the
+  // memory latency the hardware prefetcher does not (measured ~1.4x on 128 MiB with AVX-512).
+  // Parent inputs (one block each) are scattered and small; no prefetch for them.
+  const std::size_t prefetch = blocks > 1 ? kLanes * blocks * 64 : 0;
+
   V h[8];
   for (int i = 0; i < 8; ++i) h[i] = set1(key[i]);
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -112,7 +122,7 @@ void hash4_sse41(const std::uint8_t* const* inputs, std::size_t blocks, const st
     if (b == 0) f |= flags_start;
     if (b + 1 == blocks) f |= flags_end;
     V m[16];
-    load_transposed(inputs, b * 64, m);
+    load_transposed(inputs, b * 64, prefetch, m);
     V v[16] = {h[0],       h[1],       h[2],       h[3],       h[4],       h[5],
                h[6],       h[7],       set1(kIv[0]), set1(kIv[1]), set1(kIv[2]), set1(kIv[3]),
                counter_lo, counter_hi, set1(64),   set1(f)};
