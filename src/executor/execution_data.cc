@@ -1,0 +1,463 @@
+#include "executor/execution_data.h"
+
+#include <set>
+#include <utility>
+
+namespace genvm::executor {
+
+namespace {
+
+using calldata::Value;
+
+Error type_error(const std::string& path, std::string_view want) {
+  return make_error("execution_data_type", path + ": expected " + std::string(want));
+}
+
+// Reads the fields of one calldata map; tracks which keys were consumed so that leftovers can
+// be reported as unknown.
+class MapReader {
+ public:
+  MapReader(const Value::Map& m, std::string prefix) : m_(m), prefix_(std::move(prefix)) {}
+
+  std::string path(std::string_view key) const { return prefix_ + std::string(key); }
+
+  // nullptr if absent or null; the key counts as known either way.
+  const Value* optional(std::string_view key) {
+    seen_.insert(std::string(key));
+    auto it = m_.find(std::string(key));
+    if (it == m_.end() || it->second.is_null()) return nullptr;
+    return &it->second;
+  }
+
+  Result<const Value*> required(std::string_view key) {
+    seen_.insert(std::string(key));
+    auto it = m_.find(std::string(key));
+    if (it == m_.end()) return make_error("execution_data_missing", path(key) + ": required key is absent");
+    return &it->second;
+  }
+
+  Status finish() const {
+    for (const auto& [k, v] : m_) {
+      if (!seen_.count(k)) {
+        return make_error("execution_data_unknown_key", path(k) + ": unknown key");
+      }
+    }
+    return {};
+  }
+
+ private:
+  const Value::Map& m_;
+  std::string prefix_;
+  std::set<std::string> seen_;
+};
+
+Result<Address> as_address(const Value& v, const std::string& path) {
+  if (!v.is_address()) return type_error(path, "an address");
+  return v.as_address();
+}
+
+Result<Bytes> as_bytes(const Value& v, const std::string& path) {
+  if (!v.is_bytes()) return type_error(path, "bytes");
+  return v.as_bytes();
+}
+
+Result<std::string> as_string(const Value& v, const std::string& path) {
+  if (!v.is_string()) return type_error(path, "a string");
+  return v.as_string();
+}
+
+Result<BigInt> as_int(const Value& v, const std::string& path) {
+  if (!v.is_int()) return type_error(path, "an integer");
+  return v.as_int();
+}
+
+Result<BigInt> as_u256(const Value& v, const std::string& path) {
+  if (!v.is_int()) return type_error(path, "an integer");
+  if (v.as_int().is_negative() || v.as_int().bit_length() > 256) {
+    return type_error(path, "an unsigned 256-bit integer");
+  }
+  return v.as_int();
+}
+
+Result<std::uint32_t> as_u32(const Value& v, const std::string& path) {
+  if (!v.is_int()) return type_error(path, "an integer");
+  auto u = v.as_int().to_uint64();
+  if (!u || *u > 0xffffffffu) return type_error(path, "an unsigned 32-bit integer");
+  return static_cast<std::uint32_t>(*u);
+}
+
+Result<const Value::Array*> as_array(const Value& v, const std::string& path) {
+  if (!v.is_array()) return type_error(path, "an array");
+  return &v.as_array();
+}
+
+Result<const Value::Map*> as_map(const Value& v, const std::string& path) {
+  if (!v.is_map()) return type_error(path, "a map");
+  return &v.as_map();
+}
+
+Result<std::vector<Bytes>> as_bytes_array(const Value& v, const std::string& path) {
+  auto arr = as_array(v, path);
+  if (!arr) return arr.take_error();
+  std::vector<Bytes> out;
+  out.reserve((*arr)->size());
+  for (std::size_t i = 0; i < (*arr)->size(); ++i) {
+    auto b = as_bytes((**arr)[i], path + "[" + std::to_string(i) + "]");
+    if (!b) return b.take_error();
+    out.push_back(std::move(*b));
+  }
+  return out;
+}
+
+Result<StorageType> as_storage_type(const Value& v, const std::string& path) {
+  auto u = as_u32(v, path);
+  if (!u) return u.take_error();
+  if (*u > static_cast<std::uint32_t>(StorageType::kLatestNonFinal)) {
+    return type_error(path, "a storage type (0, 1 or 2)");
+  }
+  return static_cast<StorageType>(*u);
+}
+
+#define GENVM_TRY_ASSIGN(dst, expr)      \
+  do {                                   \
+    auto genvm_r_ = (expr);              \
+    if (!genvm_r_) return genvm_r_.take_error(); \
+    dst = std::move(*genvm_r_);          \
+  } while (0)
+
+#define GENVM_TRY_REQUIRED(var, reader, key)     \
+  const Value* var = nullptr;                    \
+  GENVM_TRY_ASSIGN(var, (reader).required(key))
+
+Result<MessageData> parse_message(const Value& v) {
+  const std::string p = "message";
+  auto m = as_map(v, p);
+  if (!m) return m.take_error();
+  MapReader r(**m, "message.");
+  MessageData out;
+  {
+    GENVM_TRY_REQUIRED(f, r, "contract_address");
+    GENVM_TRY_ASSIGN(out.contract_address, as_address(*f, r.path("contract_address")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "sender_address");
+    GENVM_TRY_ASSIGN(out.sender_address, as_address(*f, r.path("sender_address")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "origin_address");
+    GENVM_TRY_ASSIGN(out.origin_address, as_address(*f, r.path("origin_address")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "signer_address");
+    GENVM_TRY_ASSIGN(out.signer_address, as_address(*f, r.path("signer_address")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "chain_id");
+    GENVM_TRY_ASSIGN(out.chain_id, as_int(*f, r.path("chain_id")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "value");
+    GENVM_TRY_ASSIGN(out.value, as_u256(*f, r.path("value")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "is_init");
+    if (!f->is_bool()) return type_error(r.path("is_init"), "a bool");
+    out.is_init = f->as_bool();
+  }
+  if (const Value* f = r.optional("datetime")) {
+    GENVM_TRY_ASSIGN(out.datetime, as_string(*f, r.path("datetime")));
+    if (out.datetime.empty()) return type_error(r.path("datetime"), "a non-empty RFC 3339 timestamp");
+  } else {
+    out.datetime = std::string(kDefaultDatetime);
+  }
+  if (auto s = r.finish(); !s) return s.take_error();
+  return out;
+}
+
+Result<NestedExecutionData> parse_nested(const Value& v) {
+  auto m = as_map(v, "nested");
+  if (!m) return m.take_error();
+  MapReader r(**m, "nested.");
+  NestedExecutionData out;
+  {
+    GENVM_TRY_REQUIRED(f, r, "memory_limit");
+    GENVM_TRY_ASSIGN(out.memory_limit, as_u32(*f, r.path("memory_limit")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "stack");
+    const Value::Array* arr = nullptr;
+    GENVM_TRY_ASSIGN(arr, as_array(*f, r.path("stack")));
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      Address a;
+      GENVM_TRY_ASSIGN(a, as_address((*arr)[i], r.path("stack") + "[" + std::to_string(i) + "]"));
+      out.stack.push_back(a);
+    }
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "permissions");
+    out.permissions = *f;
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "state_mode");
+    GENVM_TRY_ASSIGN(out.state_mode, as_storage_type(*f, r.path("state_mode")));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "topmost_runner_id");
+    out.topmost_runner_id = *f;
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "remaining_det_fuel");
+    GENVM_TRY_ASSIGN(out.remaining_det_fuel, as_u256(*f, r.path("remaining_det_fuel")));
+  }
+  if (auto s = r.finish(); !s) return s.take_error();
+  return out;
+}
+
+}  // namespace
+
+Result<ExecutionData> parse_execution_data(std::span<const std::uint8_t> bytes) {
+  auto v = calldata::decode(bytes);
+  if (!v) {
+    return make_error("execution_data_malformed", "not calldata: " + v.error().to_string());
+  }
+  return execution_data_from_value(*v);
+}
+
+Result<ExecutionData> execution_data_from_value(const Value& v) {
+  if (!v.is_map()) return make_error("execution_data_malformed", "execution data must be a calldata map");
+  MapReader r(v.as_map(), "");
+  ExecutionData d;
+  {
+    GENVM_TRY_REQUIRED(f, r, "calldata");
+    GENVM_TRY_ASSIGN(d.calldata, as_bytes(*f, "calldata"));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "message");
+    GENVM_TRY_ASSIGN(d.message, parse_message(*f));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "host_data");
+    GENVM_TRY_ASSIGN(d.host_data, as_string(*f, "host_data"));
+  }
+  if (const Value* f = r.optional("code")) {
+    Bytes b;
+    GENVM_TRY_ASSIGN(b, as_bytes(*f, "code"));
+    d.code = std::move(b);
+  }
+  if (const Value* f = r.optional("leader_nondet_results")) {
+    std::vector<Bytes> b;
+    GENVM_TRY_ASSIGN(b, as_bytes_array(*f, "leader_nondet_results"));
+    d.leader_nondet_results = std::move(b);
+  }
+  {
+    // Accepted as bytes or as an array of small integers (a Vec<u8> on the Rust side).
+    GENVM_TRY_REQUIRED(f, r, "method_hosts");
+    if (f->is_bytes()) {
+      d.method_hosts = f->as_bytes();
+    } else if (f->is_array()) {
+      for (std::size_t i = 0; i < f->as_array().size(); ++i) {
+        std::uint32_t u = 0;
+        std::string p = "method_hosts[" + std::to_string(i) + "]";
+        GENVM_TRY_ASSIGN(u, as_u32(f->as_array()[i], p));
+        if (u > 255) return type_error(p, "a host index below 256");
+        d.method_hosts.push_back(static_cast<std::uint8_t>(u));
+      }
+    } else {
+      return type_error("method_hosts", "bytes or an array of host indices");
+    }
+  }
+  if (const Value* f = r.optional("host_hello_data")) {
+    GENVM_TRY_ASSIGN(d.host_hello_data, as_bytes_array(*f, "host_hello_data"));
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "bucket_totals");
+    const Value::Array* arr = nullptr;
+    GENVM_TRY_ASSIGN(arr, as_array(*f, "bucket_totals"));
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      BigInt b;
+      GENVM_TRY_ASSIGN(b, as_int((*arr)[i], "bucket_totals[" + std::to_string(i) + "]"));
+      d.bucket_totals.push_back(std::move(b));
+    }
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "gas_data");
+    const Value::Map* m = nullptr;
+    GENVM_TRY_ASSIGN(m, as_map(*f, "gas_data"));
+    for (const auto& [k, val] : *m) {
+      std::string s;
+      GENVM_TRY_ASSIGN(s, as_string(val, "gas_data." + k));
+      d.gas_data.emplace(k, std::move(s));
+    }
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "message_fee_allocation");
+    const Value::Array* arr = nullptr;
+    GENVM_TRY_ASSIGN(arr, as_array(*f, "message_fee_allocation"));
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      if (!(*arr)[i].is_map()) {
+        return type_error("message_fee_allocation[" + std::to_string(i) + "]", "a map");
+      }
+    }
+    d.message_fee_allocation = *f;
+  }
+  {
+    GENVM_TRY_REQUIRED(f, r, "initial_time_units_allocation");
+    GENVM_TRY_ASSIGN(d.initial_time_units_allocation, as_u32(*f, "initial_time_units_allocation"));
+  }
+  if (const Value* f = r.optional("record_actions")) {
+    const Value::Array* arr = nullptr;
+    GENVM_TRY_ASSIGN(arr, as_array(*f, "record_actions"));
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      std::string s;
+      GENVM_TRY_ASSIGN(s, as_string((*arr)[i], "record_actions[" + std::to_string(i) + "]"));
+      d.record_actions.push_back(std::move(s));
+    }
+  }
+  if (const Value* f = r.optional("remaining_recursion")) {
+    std::uint32_t u = 0;
+    GENVM_TRY_ASSIGN(u, as_u32(*f, "remaining_recursion"));
+    d.remaining_recursion = u;
+  }
+  if (const Value* f = r.optional("nested")) {
+    NestedExecutionData n;
+    GENVM_TRY_ASSIGN(n, parse_nested(*f));
+    d.nested = std::move(n);
+  }
+  if (auto s = r.finish(); !s) return s.take_error();
+  return d;
+}
+
+Value execution_data_to_value(const ExecutionData& d) {
+  Value::Map msg{
+      {"contract_address", d.message.contract_address},
+      {"sender_address", d.message.sender_address},
+      {"origin_address", d.message.origin_address},
+      {"signer_address", d.message.signer_address},
+      {"chain_id", d.message.chain_id},
+      {"value", d.message.value},
+      {"is_init", d.message.is_init},
+      {"datetime", d.message.datetime},
+  };
+  auto bytes_array = [](const std::vector<Bytes>& v) {
+    Value::Array a;
+    for (const auto& b : v) a.emplace_back(b);
+    return Value(std::move(a));
+  };
+  Value::Map m;
+  m["calldata"] = d.calldata;
+  m["message"] = std::move(msg);
+  m["host_data"] = d.host_data;
+  m["code"] = d.code ? Value(*d.code) : Value();
+  m["leader_nondet_results"] = d.leader_nondet_results ? bytes_array(*d.leader_nondet_results) : Value();
+  m["method_hosts"] = Bytes(d.method_hosts);
+  m["host_hello_data"] = bytes_array(d.host_hello_data);
+  Value::Array buckets;
+  for (const auto& b : d.bucket_totals) buckets.emplace_back(b);
+  m["bucket_totals"] = std::move(buckets);
+  Value::Map gas;
+  for (const auto& [k, v] : d.gas_data) gas[k] = v;
+  m["gas_data"] = std::move(gas);
+  m["message_fee_allocation"] =
+      d.message_fee_allocation.is_array() ? d.message_fee_allocation : Value(Value::Array{});
+  m["initial_time_units_allocation"] = d.initial_time_units_allocation;
+  Value::Array actions;
+  for (const auto& a : d.record_actions) actions.emplace_back(a);
+  m["record_actions"] = std::move(actions);
+  m["remaining_recursion"] = d.remaining_recursion ? Value(*d.remaining_recursion) : Value();
+  if (d.nested) {
+    Value::Array stack;
+    for (const auto& a : d.nested->stack) stack.emplace_back(a);
+    m["nested"] = Value::Map{
+        {"memory_limit", d.nested->memory_limit},
+        {"stack", std::move(stack)},
+        {"permissions", d.nested->permissions},
+        {"state_mode", static_cast<int>(d.nested->state_mode)},
+        {"topmost_runner_id", d.nested->topmost_runner_id},
+        {"remaining_det_fuel", d.nested->remaining_det_fuel},
+    };
+  } else {
+    m["nested"] = Value();
+  }
+  return Value(std::move(m));
+}
+
+std::size_t route(const ExecutionData& d, HostMethod m) {
+  auto i = static_cast<std::size_t>(m);
+  return i < d.method_hosts.size() ? d.method_hosts[i] : 0;
+}
+
+Status validate_entry(std::span<const std::uint8_t> entry, bool is_init) {
+  auto v = calldata::decode(entry);
+  if (!v) return make_error("malformed_entry", "entry is not calldata: " + v.error().to_string());
+  if (!v->is_map()) return make_error("malformed_entry", "entry must be a map");
+  for (const auto& [k, val] : v->as_map()) {
+    if (k.empty()) {
+      if (is_init) return make_error("malformed_entry", "a deployment entry must not name a method");
+      if (!val.is_string()) return make_error("malformed_entry", "the method name (key \"\") must be a string");
+    } else if (k == "args") {
+      if (!val.is_array()) return make_error("malformed_entry", "\"args\" must be an array");
+    } else if (k == "kwargs") {
+      if (!val.is_map()) return make_error("malformed_entry", "\"kwargs\" must be a map");
+    } else {
+      return make_error("malformed_entry", "unknown key in entry");
+    }
+  }
+  return {};
+}
+
+Value startup_message(const ExecutionData& d, EntryKind kind) {
+  Value::Array stack;
+  if (d.nested) {
+    for (const auto& a : d.nested->stack) stack.emplace_back(a);
+  }
+  return Value(Value::Map{
+      {"contract_address", d.message.contract_address},
+      {"sender_address", d.message.sender_address},
+      {"origin_address", d.message.origin_address},
+      {"signer_address", d.message.signer_address},
+      {"stack", std::move(stack)},
+      {"chain_id", d.message.chain_id},
+      {"value", d.message.value},
+      {"is_init", d.message.is_init},
+      {"datetime", d.message.datetime},
+      {"entry_kind", static_cast<int>(kind)},
+      {"entry_data", d.calldata},
+      {"entry_stage_data", Value()},
+  });
+}
+
+Result<Permissions> parse_permissions(std::string_view letters) {
+  Permissions p;
+  for (char c : letters) {
+    bool* slot = nullptr;
+    switch (c) {
+      case 'w': slot = &p.write_storage; break;
+      case 's': slot = &p.send_messages; break;
+      case 'c': slot = &p.call_others; break;
+      case 'n': slot = &p.spawn_nondet; break;
+      default:
+        return make_error("bad_permissions", std::string("unknown permission letter '") + c +
+                                                 "' (expected letters from \"wscn\")");
+    }
+    if (*slot) return make_error("bad_permissions", std::string("permission letter '") + c + "' repeated");
+    *slot = true;
+  }
+  return p;
+}
+
+std::string_view to_string(HostMethod m) {
+  switch (m) {
+    case HostMethod::kStorageRead: return "storage_read";
+    case HostMethod::kConsumeFuel: return "consume_fuel";
+    case HostMethod::kEthCall: return "eth_call";
+    case HostMethod::kGetBalance: return "get_balance";
+    case HostMethod::kRemainingFuelAsGen: return "remaining_fuel_as_gen";
+    case HostMethod::kNotifyNondetDisagreement: return "notify_nondet_disagreement";
+    case HostMethod::kConsumeResult: return "consume_result";
+    case HostMethod::kResolveCallcontractExecutor: return "resolve_callcontract_executor";
+    case HostMethod::kRunNested: return "run_nested";
+  }
+  return "unknown";
+}
+
+}  // namespace genvm::executor

@@ -1,0 +1,128 @@
+// HostClient: the executor's side of the GenVM host protocol (impl-spec/appendix/host-loop.rst).
+//
+//   auto c = HostClient::connect({"unix:///run/host.sock", "fd://3"}, d.method_hosts,
+//                                d.host_hello_data);
+//   auto bal = c->get_balance(addr);        // Result<U256Le>
+//   c->consume_result(report_bytes);        // waits for the host's ack byte
+//
+// Transports: `unix://PATH`, `fd://N` (an already connected stream; the client takes it over),
+// `tcp://HOST:PORT` (and bare `HOST:PORT`). Right after connecting host i, its hello bytes are
+// written verbatim. Each method goes to the connection `method_hosts[method id]` names (host 0
+// when the table is short or empty); a table naming a connection that does not exist is an
+// error at connect time.
+//
+// Failures are values, never crashes: a host that hangs up ("host_closed"), answers a status
+// byte the protocol does not define or a malformed payload ("host_protocol"), announces a slice
+// larger than HostLimits::max_slice ("host_oversized", nothing is allocated for it), or fails at
+// the socket level ("host_io") poisons its connection: every later call on it returns the same
+// error, since the stream position is lost. The host's own error answers are "host_evm_reverted"
+// and "host_forbidden"; they leave the connection usable. There is no read timeout: the executor
+// has none by design (the manager SIGKILLs it), so a host that stops answering blocks the call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/calldata.h"
+#include "common/result.h"
+#include "executor/host_protocol.h"
+
+namespace genvm::executor {
+
+using SlotId = std::array<std::uint8_t, kSlotIdSize>;
+using U256Le = std::array<std::uint8_t, kU256Size>;  // 256-bit unsigned, little-endian
+
+struct HostLimits {
+  // Largest slice a host may announce (eth_call answers, resolve/run_nested replies).
+  std::size_t max_slice = 64u << 20;
+};
+
+// One byte stream to one host.
+class HostConnection {
+ public:
+  // Connects to `uri` and writes `hello` (may be empty).
+  static Result<std::unique_ptr<HostConnection>> connect(std::string_view uri,
+                                                         std::span<const std::uint8_t> hello);
+  // Takes ownership of a connected descriptor.
+  explicit HostConnection(int fd) : fd_(fd) {}
+  ~HostConnection();
+  HostConnection(const HostConnection&) = delete;
+  HostConnection& operator=(const HostConnection&) = delete;
+
+  Status write_all(std::span<const std::uint8_t> data);
+  Status read_exact(std::uint8_t* out, std::size_t n);
+  Result<std::uint8_t> read_byte();
+  // u32 length + bytes; lengths above `max` fail before any allocation.
+  Result<calldata::Bytes> read_slice(std::size_t max);
+
+  // Set once a transport failure happened; later calls return it.
+  const std::optional<Error>& poisoned() const { return poisoned_; }
+  void poison(Error e) { if (!poisoned_) poisoned_ = std::move(e); }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  bool is_socket_ = true;
+  std::optional<Error> poisoned_;
+};
+
+// The run_nested reply (host-loop.rst): the child's result, its small hash, whether it had no
+// effects.
+struct NestedReply {
+  calldata::Value result;
+  std::array<std::uint8_t, 32> small_hash{};
+  bool effect_free = false;
+};
+
+class HostClient {
+ public:
+  static Result<std::unique_ptr<HostClient>> connect(const std::vector<std::string>& uris,
+                                                     std::vector<std::uint8_t> method_hosts,
+                                                     const std::vector<calldata::Bytes>& hello,
+                                                     HostLimits limits = {});
+  // Over connections made elsewhere (tests, fd pairs). Checks the routing table.
+  static Result<std::unique_ptr<HostClient>> from_connections(
+      std::vector<std::unique_ptr<HostConnection>> conns, std::vector<std::uint8_t> method_hosts,
+      HostLimits limits = {});
+
+  // Exactly `len` bytes of `slot` from `index` on, as the host sees storage `type`.
+  Result<calldata::Bytes> storage_read(StorageType type, const calldata::Address& address,
+                                       const SlotId& slot, std::uint32_t index, std::uint32_t len);
+  Status consume_fuel(std::uint64_t gas);  // no answer
+  Result<calldata::Bytes> eth_call(const calldata::Address& address,
+                                   std::span<const std::uint8_t> calldata);
+  Result<U256Le> get_balance(const calldata::Address& address);
+  Result<U256Le> remaining_fuel_as_gen();
+  Status notify_nondet_disagreement(std::uint32_t call_no);  // no answer
+  // Sends the encoded result and waits for the host's 0x00 acknowledgement.
+  Status consume_result(std::span<const std::uint8_t> result);
+  // null: keep the call in-process; otherwise a map tagged on "kind" ("major" or "version").
+  Result<calldata::Value> resolve_callcontract_executor(const calldata::Address& address,
+                                                        StorageType state,
+                                                        std::uint8_t advisory_major);
+  Result<NestedReply> run_nested(const calldata::Value& envelope);
+
+  std::size_t connection_count() const { return conns_.size(); }
+
+ private:
+  HostClient(std::vector<std::unique_ptr<HostConnection>> conns,
+             std::vector<std::uint8_t> method_hosts, HostLimits limits)
+      : conns_(std::move(conns)), method_hosts_(std::move(method_hosts)), limits_(limits) {}
+  Result<HostConnection*> begin(HostMethod m);
+  // Reads the status byte: ok, a host error answer, or garbage (poisons).
+  Status read_status(HostConnection& c, HostMethod m);
+  template <class T>
+  Result<T> fail(HostConnection& c, Error e);
+
+  std::vector<std::unique_ptr<HostConnection>> conns_;
+  std::vector<std::uint8_t> method_hosts_;
+  HostLimits limits_;
+};
+
+}  // namespace genvm::executor

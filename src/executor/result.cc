@@ -1,0 +1,127 @@
+#include "executor/result.h"
+
+namespace genvm::executor {
+
+using calldata::Value;
+
+std::string_view hash_kind(ResultCode kind) {
+  switch (kind) {
+    case ResultCode::kReturn: return "Return";
+    case ResultCode::kUserError: return "UserError";
+    default: return "VMError";
+  }
+}
+
+Value backtrace_value(const std::optional<std::vector<Frame>>& bt) {
+  if (!bt) return Value();
+  Value::Array frames;
+  for (const Frame& f : *bt) {
+    frames.push_back(Value::map({{"func", f.func}, {"module_name", f.module_name}}));
+  }
+  return Value(std::move(frames));
+}
+
+Value wasm_store_hashes_value(const WasmStoreHashes& h) {
+  Value::Map m;
+  for (const auto& [module, fp] : h) {
+    Value::Array mems;
+    for (const Digest32& d : fp.memories) mems.emplace_back(calldata::Bytes(d.begin(), d.end()));
+    m[module] = Value::map({{"memories", Value(std::move(mems))}});
+  }
+  return Value(std::move(m));
+}
+
+Value storage_changes_value(const std::vector<StorageDelta>& deltas) {
+  Value::Array a;
+  for (const StorageDelta& d : deltas) {
+    a.push_back(Value::array({calldata::Bytes(d.key.begin(), d.key.end()), d.value}));
+  }
+  return Value(std::move(a));
+}
+
+namespace {
+
+Value buckets_value(const BucketsConsumed& b) {
+  return Value::map({{"event", b.event},
+                     {"message_fee", b.message_fee},
+                     {"message_receipt", b.message_receipt},
+                     {"nondet_output", b.nondet_output},
+                     {"storage", b.storage}});
+}
+
+Value ints_value(const std::vector<BigInt>& v) {
+  Value::Array a;
+  for (const auto& i : v) a.emplace_back(i);
+  return Value(std::move(a));
+}
+
+Value digest_value(const Digest32& d) { return Value(calldata::Bytes(d.begin(), d.end())); }
+
+Digest32 hash_value(const Value& v) { return sha3_256(calldata::encode(v)); }
+
+}  // namespace
+
+Digest32 small_hash(ResultCode kind, const Value& result, const Digest32& subvm_hashes,
+                    const WasmStoreHashes& wasm_store_hashes) {
+  return hash_value(Value::map({{"kind", std::string(hash_kind(kind))},
+                                {"result", result},
+                                {"subvm_hashes", digest_value(subvm_hashes)},
+                                {"wasm_store_hashes", wasm_store_hashes_value(wasm_store_hashes)}}));
+}
+
+RunOutcome publish(RunOutcome o) {
+  if (o.kind == ResultCode::kFatalVmError) o.kind = ResultCode::kVmError;
+  if (o.kind != ResultCode::kReturn) {
+    o.storage_changes.clear();
+    o.emissions.clear();
+  }
+  return o;
+}
+
+Value execution_hash_input(const RunOutcome& o) {
+  return Value::map({{"backtrace", backtrace_value(o.backtrace)},
+                     {"data", o.data},
+                     {"data_fees_consumed", buckets_value(o.data_fees_consumed)},
+                     {"data_fees_remaining", ints_value(o.data_fees_remaining)},
+                     {"emissions", Value(Value::Array(o.emissions))},
+                     {"kind", std::string(hash_kind(o.kind))},
+                     {"storage_changes", storage_changes_value(o.storage_changes)},
+                     {"subvm_hashes", digest_value(o.subvm_hashes)},
+                     {"wasm_store_hashes", wasm_store_hashes_value(o.wasm_store_hashes)}});
+}
+
+Digest32 execution_hash(const RunOutcome& o) { return hash_value(execution_hash_input(o)); }
+
+Value reported_result_value(const RunOutcome& o) {
+  Value::Array nondet;
+  for (const auto& b : o.nondet_results) nondet.emplace_back(b);
+  return Value::map({
+      {"backtrace", backtrace_value(o.backtrace)},
+      {"data", o.data},
+      {"data_fees_consumed", buckets_value(o.data_fees_consumed)},
+      {"data_fees_remaining", ints_value(o.data_fees_remaining)},
+      {"emissions", Value(Value::Array(o.emissions))},
+      {"execution_hash", digest_value(execution_hash(o))},
+      {"kind", static_cast<int>(o.kind)},
+      {"llm_consumption", o.llm_consumption},
+      {"nondet_disagreement", o.nondet_disagreement ? Value(*o.nondet_disagreement) : Value()},
+      {"nondet_results", Value(std::move(nondet))},
+      {"small_hash", digest_value(small_hash(o.kind, o.data, o.subvm_hashes, o.wasm_store_hashes))},
+      {"storage_changes", storage_changes_value(o.storage_changes)},
+      {"wasm_store_hashes", wasm_store_hashes_value(o.wasm_store_hashes)},
+  });
+}
+
+calldata::Bytes encode_reported_result(const RunOutcome& o) { return calldata::encode(reported_result_value(o)); }
+
+calldata::Bytes subvm_result_buffer(ResultCode kind, const Value& data) {
+  calldata::Bytes out{static_cast<std::uint8_t>(kind)};
+  if ((kind == ResultCode::kVmError || kind == ResultCode::kFatalVmError) && data.is_string()) {
+    out.insert(out.end(), data.as_string().begin(), data.as_string().end());
+  } else {
+    calldata::encode_to(data, out);
+  }
+  return out;
+}
+
+}  // namespace genvm::executor

@@ -1,0 +1,121 @@
+// Storage: the executor's view of contract storage (spec/04-contract-interface/03-storage.rst).
+//
+//   Storage st(reader, self_address);
+//   auto b = st.read(StorageType::kDefault, self_address, slot, 0, 4);   // via cache
+//   st.write(slot, 0, bytes);                                         // buffered
+//   std::vector<StorageDelta> d = st.changes();                        // for the result
+//
+// Every slot is 2^32 bytes, zero where never written. The executor handles storage in pages of
+// kPageSize bytes: a read fetches every page it touches that is neither cached nor written, in
+// one host call per contiguous run of missing pages; a write is buffered (a partially covered
+// page is read first, so its page holds whole, correct bytes). Reads of the run's own contract
+// in the default view see the run's buffered writes; other views and other contracts read
+// through the cache only. Nothing reaches the host until the result: `changes()` lists each
+// written page once, ordered by (slot id bytes, page index), keyed by the slot id followed by
+// the page's byte offset as u32 little-endian (36 bytes), valued by the page's kPageSize bytes.
+// `index + len` beyond 2^32 is "storage_overflow"; host failures pass through unchanged.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "common/calldata.h"
+#include "common/result.h"
+#include "executor/host_client.h"
+#include "executor/host_protocol.h"
+
+namespace genvm::executor {
+
+// Our choice (the spec names no page size): 32 bytes, the size of a slot id and of a u256, so a
+// small field write reports a small delta.
+inline constexpr std::uint32_t kPageSize = 32;
+inline constexpr std::uint64_t kSlotSize = std::uint64_t(1) << 32;
+
+// Root slot layout (spec storage.rst, constants.rst root_offsets).
+inline constexpr SlotId kRootSlot{};
+inline constexpr std::uint32_t kRootOffsetMajor = 0;
+inline constexpr std::uint32_t kRootOffsetContract = 1;
+inline constexpr std::uint32_t kRootOffsetCode = 2;
+inline constexpr std::uint32_t kRootOffsetLockedSlots = 3;
+inline constexpr std::uint32_t kRootOffsetUpgraders = 4;
+inline constexpr std::uint32_t kRootOffsetCodeSlot = 5;        // 32 bytes, inline
+inline constexpr std::uint32_t kRootOffsetPermissions = 37;    // 32 bytes, inline, u256 LE
+inline constexpr std::uint32_t kRootReservedFrom = 69;
+// storage.rst says bit 0 holds can_use_balance_for_message_fees (constants.rst gives the enum
+// value 1); we follow the storage text, see docs/PROTOCOLS.md.
+inline constexpr std::uint32_t kPermissionBitCanUseBalanceForMessageFees = 0;
+// Top limits on the lists the root slot points at.
+inline constexpr std::uint32_t kMaxLockedSlots = 256;
+inline constexpr std::uint32_t kMaxUpgraders = 32;
+
+// The default derivation: the slot holding the indirected content of the field at `offset` of
+// `slot`, sha3_256(slot || offset as u32 little-endian).
+SlotId indirection_slot(const SlotId& slot, std::uint32_t offset);
+
+struct StorageDelta {
+  std::array<std::uint8_t, kSlotIdSize + 4> key;  // slot id || page byte offset (u32 LE)
+  calldata::Bytes value;                          // kPageSize bytes
+  friend bool operator==(const StorageDelta&, const StorageDelta&) = default;
+};
+
+// Where pages come from. The production one is the host (HostStorageReader).
+class StorageReader {
+ public:
+  virtual ~StorageReader() = default;
+  virtual Result<calldata::Bytes> read(StorageType view, const calldata::Address& address,
+                                       const SlotId& slot, std::uint32_t index, std::uint32_t len) = 0;
+};
+
+class HostStorageReader : public StorageReader {
+ public:
+  explicit HostStorageReader(HostClient& host) : host_(host) {}
+  Result<calldata::Bytes> read(StorageType view, const calldata::Address& address, const SlotId& slot,
+                               std::uint32_t index, std::uint32_t len) override {
+    return host_.storage_read(view, address, slot, index, len);
+  }
+
+ private:
+  HostClient& host_;
+};
+
+class Storage {
+ public:
+  Storage(StorageReader& reader, calldata::Address self) : reader_(reader), self_(self) {}
+
+  Result<calldata::Bytes> read(StorageType view, const calldata::Address& address, const SlotId& slot,
+                               std::uint32_t index, std::uint32_t len);
+  // Writes to the run's own contract.
+  Status write(const SlotId& slot, std::uint32_t index, std::span<const std::uint8_t> data);
+
+  std::vector<StorageDelta> changes() const;
+  // Pages held in memory (cached plus written), for RAM accounting.
+  std::size_t page_count() const { return cache_.size() + written_.size(); }
+  std::size_t host_reads() const { return host_reads_; }
+
+  // Root-slot helpers over read(): the inline u256 permission bits and the ABI major byte.
+  Result<bool> can_use_balance_for_message_fees();
+  Result<std::uint8_t> abi_major();
+
+ private:
+  using Page = std::array<std::uint8_t, kPageSize>;
+  using CacheKey = std::tuple<std::uint8_t, std::array<std::uint8_t, 20>, SlotId, std::uint32_t>;
+  using WriteKey = std::pair<SlotId, std::uint32_t>;
+
+  // Makes every page of [first, last] available; returns nothing, fills cache_.
+  Status fetch(StorageType view, const calldata::Address& address, const SlotId& slot,
+               std::uint32_t first, std::uint32_t last, bool own);
+  const Page* find(StorageType view, const calldata::Address& address, const SlotId& slot,
+                   std::uint32_t page, bool own) const;
+
+  StorageReader& reader_;
+  calldata::Address self_;
+  std::map<CacheKey, Page> cache_;
+  std::map<WriteKey, Page> written_;
+  std::size_t host_reads_ = 0;
+};
+
+}  // namespace genvm::executor
