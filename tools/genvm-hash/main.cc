@@ -24,6 +24,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: genvm-hash ALGORITHM [OPTIONS] [FILE]...\n"
+    "       genvm-hash --print-isa\n"
     "\n"
     "Prints '<hex digest>  <name>' for each FILE (stdin, named '-', when none is given or for\n"
     "'-'), in the format of b3sum.\n"
@@ -38,6 +39,8 @@ constexpr const char* kUsage =
     "                        so at least one FILE must be given\n"
     "      --derive-key CTX  key derivation mode with context string CTX (not with --keyed)\n"
     "      --no-names        print only the digests\n"
+    "      --print-isa       print the BLAKE3 path in use (portable, sse41, avx2, avx512)\n"
+    "                        and exit\n"
     "  -h, --help            this text\n"
     "\n"
     "ENVIRONMENT:\n"
@@ -54,6 +57,7 @@ struct Options {
   bool keyed = false;
   std::optional<std::string> derive_context;
   bool no_names = false;
+  bool print_isa = false;
   std::vector<std::string> files;
 };
 
@@ -81,6 +85,10 @@ Options parse_args(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     }
+  }
+  if (args.size() == 1 && args[0] == "--print-isa") {
+    o.print_isa = true;
+    return o;
   }
   if (args.empty()) fail("missing ALGORITHM (blake3 or sha3-256); see --help");
   if (args[0] == "blake3") {
@@ -247,6 +255,11 @@ int main(int argc, char** argv) {
     if (genvm::Status s = genvm::blake3::set_isa(*parsed); !s) {
       fail("GENVM_BLAKE3_ISA: " + s.error().message);
     }
+  }
+
+  if (o.print_isa) {
+    std::printf("%s\n", genvm::blake3::isa_name(genvm::blake3::active_isa()));
+    return 0;
   }
 
   genvm::blake3::Hasher prototype;
