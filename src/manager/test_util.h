@@ -1,0 +1,46 @@
+// Helpers shared by the manager's tests (not part of the library).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/calldata.h"
+
+namespace genvm::manager::testing {
+
+using calldata::Value;
+
+// A run request with every field the spec requires; `extra` overrides or adds fields.
+inline Value run_body(bool is_sync, Value::Map extra = {}) {
+  Value::Map m{{"selector", Value::map({})},
+               {"message", Value::map({})},
+               {"is_sync", is_sync},
+               {"bucket_totals", Value::Array{}},
+               {"host_data", "{}"},
+               {"timestamp", "2026-01-01T00:00:00Z"},
+               {"host", "unix:///nowhere"},
+               {"calldata", calldata::Bytes{}},
+               {"code", Value()},
+               {"leader_nondet_results", Value()},
+               {"initial_time_units_allocation", 1000}};
+  for (auto& [k, v] : extra) m[k] = v;
+  return Value(std::move(m));
+}
+
+// Runs `io` until `done()` holds. The limit only keeps a broken build from hanging CI; no test
+// asserts on how long anything took.
+inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done,
+                      std::chrono::seconds limit = std::chrono::seconds(60)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+}  // namespace genvm::manager::testing
