@@ -1,0 +1,263 @@
+#include "executor/execution_data.h"
+
+#include <gtest/gtest.h>
+
+namespace genvm::executor {
+namespace {
+
+using calldata::Value;
+
+Address addr(std::uint8_t fill) {
+  Address a;
+  a.bytes.fill(fill);
+  return a;
+}
+
+// A complete, valid execution data map; tests remove or break one thing at a time.
+Value::Map valid() {
+  return Value::Map{
+      {"calldata", calldata::encode(Value::map({{"", "get"}}))},
+      {"message", Value::map({{"contract_address", addr(1)},
+                              {"sender_address", addr(2)},
+                              {"origin_address", addr(3)},
+                              {"signer_address", addr(4)},
+                              {"chain_id", 61999},
+                              {"value", 0},
+                              {"is_init", false},
+                              {"datetime", "2025-01-02T03:04:05Z"}})},
+      {"host_data", ""},
+      {"code", Value()},
+      {"leader_nondet_results", Value()},
+      {"method_hosts", calldata::Bytes{0, 0, 0, 0, 0, 0, 1}},
+      {"host_hello_data", Value::array({calldata::Bytes{1, 2}, calldata::Bytes{}})},
+      {"bucket_totals", Value::array({1, 2, 3})},
+      {"gas_data", Value::map({{"k", "v"}})},
+      {"message_fee_allocation", Value::Array{}},
+      {"initial_time_units_allocation", 100},
+  };
+}
+
+Result<ExecutionData> parse(const Value::Map& m) { return parse_execution_data(calldata::encode(Value(m))); }
+
+TEST(ExecutionData, ParsesEveryFieldOfAValidMap) {
+  auto d = parse(valid());
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  EXPECT_EQ(d->message.contract_address, addr(1));
+  EXPECT_EQ(d->message.signer_address, addr(4));
+  EXPECT_EQ(d->message.chain_id, BigInt(61999));
+  EXPECT_FALSE(d->message.is_init);
+  EXPECT_EQ(d->message.datetime, "2025-01-02T03:04:05Z");
+  EXPECT_FALSE(d->code.has_value());
+  EXPECT_FALSE(d->leader_nondet_results.has_value());
+  EXPECT_EQ(d->method_hosts, (std::vector<std::uint8_t>{0, 0, 0, 0, 0, 0, 1}));
+  ASSERT_EQ(d->host_hello_data.size(), 2u);
+  EXPECT_EQ(d->host_hello_data[0], (calldata::Bytes{1, 2}));
+  EXPECT_EQ(d->bucket_totals.size(), 3u);
+  EXPECT_EQ(d->gas_data.at("k"), "v");
+  EXPECT_EQ(d->initial_time_units_allocation, 100u);
+  EXPECT_TRUE(d->record_actions.empty());
+  EXPECT_FALSE(d->remaining_recursion.has_value());
+  EXPECT_FALSE(d->nested.has_value());
+}
+
+TEST(ExecutionData, OptionalKeysMayBeAbsentAndDatetimeDefaults) {
+  auto m = valid();
+  m.erase("code");
+  m.erase("leader_nondet_results");
+  m.erase("host_hello_data");
+  m["message"].as_map().erase("datetime");
+  auto d = parse(m);
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  EXPECT_EQ(d->message.datetime, kDefaultDatetime);
+  EXPECT_TRUE(d->host_hello_data.empty());
+}
+
+TEST(ExecutionData, EachRequiredKeyIsNamedWhenMissing) {
+  for (const char* key : {"calldata", "message", "host_data", "method_hosts", "bucket_totals", "gas_data",
+                          "message_fee_allocation", "initial_time_units_allocation"}) {
+    auto m = valid();
+    m.erase(key);
+    auto d = parse(m);
+    ASSERT_FALSE(d.ok()) << key;
+    EXPECT_EQ(d.error().code, "execution_data_missing") << key;
+    EXPECT_NE(d.error().message.find(key), std::string::npos) << d.error().message;
+  }
+  auto m = valid();
+  m["message"].as_map().erase("chain_id");
+  auto d = parse(m);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, "execution_data_missing");
+  EXPECT_NE(d.error().message.find("message.chain_id"), std::string::npos);
+}
+
+TEST(ExecutionData, UnknownKeysAreRejectedAtEveryLevel) {
+  auto m = valid();
+  m["surprise"] = 1;
+  auto d = parse(m);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, "execution_data_unknown_key");
+  EXPECT_NE(d.error().message.find("surprise"), std::string::npos);
+  auto m2 = valid();
+  m2["message"].as_map()["extra"] = 1;
+  auto d2 = parse(m2);
+  ASSERT_FALSE(d2.ok());
+  EXPECT_EQ(d2.error().code, "execution_data_unknown_key");
+  EXPECT_NE(d2.error().message.find("message.extra"), std::string::npos);
+}
+
+TEST(ExecutionData, WrongKindsAndRangesAreTypeErrors) {
+  struct Case {
+    const char* key;
+    Value bad;
+  };
+  for (const auto& c : std::vector<Case>{{"calldata", "text"},
+                                         {"host_data", 1},
+                                         {"code", 5},
+                                         {"leader_nondet_results", Value::array({1})},
+                                         {"method_hosts", Value::array({256})},
+                                         {"host_hello_data", Value::array({"x"})},
+                                         {"bucket_totals", Value::array({"x"})},
+                                         {"gas_data", Value::map({{"k", 1}})},
+                                         {"message_fee_allocation", Value::array({1})},
+                                         {"initial_time_units_allocation", -1},
+                                         {"record_actions", Value::array({1})},
+                                         {"remaining_recursion", BigInt(std::uint64_t(1) << 32)}}) {
+    auto m = valid();
+    m[c.key] = c.bad;
+    auto d = parse(m);
+    ASSERT_FALSE(d.ok()) << c.key;
+    EXPECT_EQ(d.error().code, "execution_data_type") << c.key << ": " << d.error().to_string();
+  }
+  auto m = valid();
+  m["message"].as_map()["value"] = -5;
+  auto d = parse(m);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, "execution_data_type");
+  EXPECT_NE(d.error().message.find("message.value"), std::string::npos);
+}
+
+TEST(ExecutionData, MethodHostsAlsoReadAsAnIntegerArray) {
+  auto m = valid();
+  m["method_hosts"] = Value::array({0, 1, 2});
+  auto d = parse(m);
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  EXPECT_EQ(d->method_hosts, (std::vector<std::uint8_t>{0, 1, 2}));
+}
+
+TEST(ExecutionData, NotCalldataOrNotAMapIsMalformed) {
+  auto d = parse_execution_data(std::vector<std::uint8_t>{0xff, 0xff});
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, "execution_data_malformed");
+  auto d2 = parse_execution_data(calldata::encode(Value::array({1})));
+  ASSERT_FALSE(d2.ok());
+  EXPECT_EQ(d2.error().code, "execution_data_malformed");
+}
+
+TEST(ExecutionData, NestedDataIsParsedAndChecked) {
+  auto m = valid();
+  m["nested"] = Value::map({{"memory_limit", 1 << 20},
+                            {"stack", Value::array({addr(9)})},
+                            {"permissions", "wc"},
+                            {"state_mode", 2},
+                            {"topmost_runner_id", "contract"},
+                            {"remaining_det_fuel", 77}});
+  auto d = parse(m);
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  ASSERT_TRUE(d->nested.has_value());
+  EXPECT_EQ(d->nested->stack.size(), 1u);
+  EXPECT_EQ(d->nested->state_mode, StorageType::kLatestNonFinal);
+  m["nested"].as_map()["state_mode"] = 3;
+  auto bad = parse(m);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "execution_data_type");
+}
+
+TEST(ExecutionData, ToValueRoundTrips) {
+  auto m = valid();
+  m["code"] = calldata::Bytes{0, 'a', 's', 'm'};
+  m["leader_nondet_results"] = Value::array({calldata::Bytes{0, 1}});
+  m["remaining_recursion"] = 12;
+  auto d = parse(m);
+  ASSERT_TRUE(d.ok());
+  auto again = execution_data_from_value(execution_data_to_value(*d));
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(execution_data_to_value(*again), execution_data_to_value(*d));
+  EXPECT_EQ(again->remaining_recursion, 12u);
+  EXPECT_EQ(*again->code, (calldata::Bytes{0, 'a', 's', 'm'}));
+}
+
+TEST(ExecutionData, RouteUsesTheTableAndFallsBackToHostZero) {
+  auto d = parse(valid());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(route(*d, HostMethod::kConsumeResult), 1u);
+  EXPECT_EQ(route(*d, HostMethod::kStorageRead), 0u);
+  EXPECT_EQ(route(*d, HostMethod::kRunNested), 0u);  // beyond the table
+  d->method_hosts.clear();
+  EXPECT_EQ(route(*d, HostMethod::kConsumeResult), 0u);
+}
+
+TEST(EntryValidation, AcceptsTheCallConvention) {
+  EXPECT_TRUE(validate_entry(calldata::encode(Value::Map{}), false).ok());
+  EXPECT_TRUE(validate_entry(calldata::encode(Value::map({{"", "m"}, {"args", Value::array({1})},
+                                                          {"kwargs", Value::map({{"a", 1}})}})),
+                             false)
+                  .ok());
+  EXPECT_TRUE(validate_entry(calldata::encode(Value::map({{"args", Value::Array{}}})), true).ok());
+}
+
+TEST(EntryValidation, RejectsEveryViolationAsMalformedEntry) {
+  std::vector<std::pair<Value, bool>> bad = {
+      {Value::array({}), false},                                  // not a map
+      {Value::map({{"", "m"}}), true},                            // method on deployment
+      {Value::map({{"", 1}}), false},                             // method not a string
+      {Value::map({{"args", Value::map({})}}), false},            // args not an array
+      {Value::map({{"kwargs", Value::array({})}}), false},        // kwargs not a map
+      {Value::map({{"other", 1}}), false},                        // closed key set
+  };
+  for (const auto& [v, init] : bad) {
+    auto s = validate_entry(calldata::encode(v), init);
+    ASSERT_FALSE(s.ok()) << calldata::to_text(v);
+    EXPECT_EQ(s.error().code, "malformed_entry");
+  }
+  auto s = validate_entry(std::vector<std::uint8_t>{0xff}, false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "malformed_entry");
+}
+
+TEST(StartupMessage, CarriesTheMessageFieldsEntryKindAndData) {
+  auto m = valid();
+  m["nested"] = Value::map({{"memory_limit", 1},
+                            {"stack", Value::array({addr(7)})},
+                            {"permissions", Value()},
+                            {"state_mode", 0},
+                            {"topmost_runner_id", Value()},
+                            {"remaining_det_fuel", 0}});
+  auto d = parse(m);
+  ASSERT_TRUE(d.ok());
+  Value s = startup_message(*d, EntryKind::kMain);
+  EXPECT_EQ(*s.find("contract_address"), Value(addr(1)));
+  EXPECT_EQ(*s.find("signer_address"), Value(addr(4)));
+  EXPECT_EQ(*s.find("entry_kind"), Value(0));
+  EXPECT_EQ(*s.find("entry_data"), Value(d->calldata));
+  EXPECT_TRUE(s.find("entry_stage_data")->is_null());
+  EXPECT_EQ(*s.find("stack"), Value::array({addr(7)}));
+  EXPECT_EQ(*s.find("datetime"), Value("2025-01-02T03:04:05Z"));
+  EXPECT_EQ(s.as_map().size(), 12u);
+}
+
+TEST(Permissions, ParsesLettersOnce) {
+  auto p = parse_permissions("wscn");
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->write_storage && p->send_messages && p->call_others && p->spawn_nondet);
+  auto none = parse_permissions("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, Permissions{});
+  auto some = parse_permissions("nc");
+  ASSERT_TRUE(some.ok());
+  EXPECT_TRUE(some->spawn_nondet && some->call_others && !some->write_storage);
+  EXPECT_EQ(parse_permissions("wx").error().code, "bad_permissions");
+  EXPECT_EQ(parse_permissions("ww").error().code, "bad_permissions");
+}
+
+}  // namespace
+}  // namespace genvm::executor

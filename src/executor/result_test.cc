@@ -1,0 +1,139 @@
+// Golden bytes for the reported result. The expected hex was produced independently of this
+// code: the same values encoded by genlayer-js (`abi.calldata.encode`, the public JS client)
+// and hashed by node's crypto `sha3-256` (script in docs/PROTOCOLS.md, ## Executor choices).
+#include "executor/result.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace genvm::executor {
+namespace {
+
+using calldata::Value;
+
+std::string hex(std::span<const std::uint8_t> b) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (auto c : b) {
+    s += d[c >> 4];
+    s += d[c & 15];
+  }
+  return s;
+}
+
+Digest32 filled(std::uint8_t v) {
+  Digest32 d;
+  d.fill(v);
+  return d;
+}
+
+WasmStoreHashes store() { return {{"contract", ModuleFingerprint{{filled(0x11)}}}}; }
+
+RunOutcome returning() {
+  RunOutcome o;
+  o.kind = ResultCode::kReturn;
+  o.data = Value::map({{"x", 1}});
+  o.wasm_store_hashes = store();
+  StorageDelta d;
+  d.key.fill(0);
+  std::fill(d.key.begin(), d.key.begin() + 32, 0xaa);
+  d.key[32] = 32;  // page at byte offset 32
+  d.value = calldata::Bytes(32, 5);
+  o.storage_changes = {d};
+  o.emissions = {Value::map({{"type", "EmitEvent"},
+                             {"topics", Value::array({calldata::Bytes(32, 1)})},
+                             {"blob", Value::map({{"a", 1}})},
+                             {"storage_fee", 0}})};
+  o.data_fees_remaining = {BigInt(10)};
+  o.subvm_hashes = SubVmHashAccumulator().finalize();
+  return o;
+}
+
+TEST(SubVmHashAccumulator, EmptyFinalizesToTheFixedDigestOfNothing) {
+  EXPECT_EQ(hex(SubVmHashAccumulator().finalize()),
+            "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a");
+}
+
+TEST(ExecutionHash, ReturnGoldenBytesAndHash) {
+  RunOutcome o = publish(returning());
+  EXPECT_EQ(hex(calldata::encode(execution_hash_input(o))),
+            "4e096261636b74726163650004646174610e01780912646174615f666565735f636f6e73756d65642e056576"
+            "656e74010b6d6573736167655f666565010f6d6573736167655f72656365697074010d6e6f6e6465745f6f75"
+            "74707574010773746f726167650113646174615f666565735f72656d61696e696e670d5109656d697373696f"
+            "6e730d2604626c6f620e0161090b73746f726167655f6665650106746f706963730d83020101010101010101"
+            "01010101010101010101010101010101010101010101010104747970654c456d69744576656e74046b696e64"
+            "3452657475726e0f73746f726167655f6368616e6765730d15a302aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2000000083020505050505050505050505050505050505050505050505"
+            "0505050505050505050c737562766d5f6861736865738302a7ffc6f8bf1ed76651c14756a061d662f580ff4d"
+            "e43b49fa82d80a4b80f8434a117761736d5f73746f72655f6861736865730e08636f6e74726163740e086d65"
+            "6d6f726965730d83021111111111111111111111111111111111111111111111111111111111111111");
+  EXPECT_EQ(hex(execution_hash(o)), "74b0d60869c02e0da2005724dc33cf47fec050eb5b5cbc490a4df41597b423ff");
+  EXPECT_EQ(hex(small_hash(o.kind, o.data, o.subvm_hashes, o.wasm_store_hashes)),
+            "c75d3c787b9e332be82ae4ad6e66f19ef227418a1a149df9dffd81b6bf909c57");
+}
+
+// A fatal VM error is published as an ordinary VMError and, not having returned, reports no
+// effects: removing either step of publish() changes these bytes.
+TEST(ReportedResult, FatalErrorIsDowngradedAndEffectsAreDropped) {
+  RunOutcome o = returning();
+  o.kind = ResultCode::kFatalVmError;
+  o.data = "exit_code 3";
+  o.backtrace = std::vector<Frame>{{"contract", 7}};
+  o.data_fees_remaining.clear();
+  RunOutcome p = publish(o);
+  EXPECT_EQ(p.kind, ResultCode::kVmError);
+  EXPECT_TRUE(p.storage_changes.empty());
+  EXPECT_TRUE(p.emissions.empty());
+  EXPECT_EQ(hex(execution_hash(p)), "9f9ab6c1719d0c292d02b5c37f6e5c17b5d5ab5684a81a60d2f73c5dcfdf766e");
+  // Fatality is not an outcome: the small hash is the same for the fatal and the plain error.
+  EXPECT_EQ(small_hash(ResultCode::kFatalVmError, o.data, o.subvm_hashes, o.wasm_store_hashes),
+            small_hash(ResultCode::kVmError, o.data, o.subvm_hashes, o.wasm_store_hashes));
+  EXPECT_EQ(hex(small_hash(p.kind, p.data, p.subvm_hashes, p.wasm_store_hashes)),
+            "3ce1b33ece63c50fec99c55c03d1e7cd77363d53224d5ff57e70011f383c3149");
+  EXPECT_EQ(hex(encode_reported_result(p)),
+            "6e096261636b74726163650d160466756e63390b6d6f64756c655f6e616d6544636f6e747261637404646174"
+            "615c657869745f636f6465203312646174615f666565735f636f6e73756d65642e056576656e74010b6d6573"
+            "736167655f666565010f6d6573736167655f72656365697074010d6e6f6e6465745f6f757470757401077374"
+            "6f726167650113646174615f666565735f72656d61696e696e670509656d697373696f6e73050e6578656375"
+            "74696f6e5f6861736883029f9ab6c1719d0c292d02b5c37f6e5c17b5d5ab5684a81a60d2f73c5dcfdf766e04"
+            "6b696e64110f6c6c6d5f636f6e73756d7074696f6e01136e6f6e6465745f64697361677265656d656e74000e"
+            "6e6f6e6465745f726573756c7473050a736d616c6c5f6861736883023ce1b33ece63c50fec99c55c03d1e7cd"
+            "77363d53224d5ff57e70011f383c31490f73746f726167655f6368616e67657305117761736d5f73746f7265"
+            "5f6861736865730e08636f6e74726163740e086d656d6f726965730d83021111111111111111111111111111"
+            "111111111111111111111111111111111111");
+}
+
+TEST(SubVmHashAccumulator, FoldsSmallHashesInCallOrder) {
+  RunOutcome a = publish(returning());
+  RunOutcome b = returning();
+  b.kind = ResultCode::kVmError;
+  b.data = "exit_code 3";
+  b = publish(b);
+  SubVmHashAccumulator acc;
+  acc.fold(small_hash(a.kind, a.data, a.subvm_hashes, a.wasm_store_hashes));
+  acc.fold(small_hash(b.kind, b.data, b.subvm_hashes, b.wasm_store_hashes));
+  EXPECT_EQ(hex(acc.finalize()), "7bdc82a321182ed22d2e626b66a13e4e5570ce2e9400e7af51777efdcfa99dc5");
+  SubVmHashAccumulator swapped;
+  swapped.fold(small_hash(b.kind, b.data, b.subvm_hashes, b.wasm_store_hashes));
+  swapped.fold(small_hash(a.kind, a.data, a.subvm_hashes, a.wasm_store_hashes));
+  EXPECT_NE(acc.finalize(), swapped.finalize());
+}
+
+TEST(ReportedResult, DecodesBackToTheSameMap) {
+  RunOutcome o = publish(returning());
+  auto v = calldata::decode(encode_reported_result(o));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, reported_result_value(o));
+  EXPECT_EQ(*v->find("kind"), Value(0));
+  EXPECT_EQ(v->find("execution_hash")->as_bytes().size(), 32u);
+}
+
+TEST(SubVmResultBuffer, CodeByteThenCalldataOrText) {
+  EXPECT_EQ(subvm_result_buffer(ResultCode::kReturn, Value(5)), (calldata::Bytes{0, 0x29}));
+  EXPECT_EQ(subvm_result_buffer(ResultCode::kVmError, Value("oops")), (calldata::Bytes{2, 'o', 'o', 'p', 's'}));
+  EXPECT_EQ(subvm_result_buffer(ResultCode::kUserError, Value("e")), (calldata::Bytes{1, 0x0c, 'e'}));
+}
+
+}  // namespace
+}  // namespace genvm::executor
