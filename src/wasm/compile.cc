@@ -1,0 +1,1060 @@
+// Validator and compiler. validate_module checks the module-level rules; compile_functions
+// decodes each body once, type-checking it with the spec's operand/control-stack algorithm and,
+// in the same walk, emitting slot-addressed internal code (see ops.h and DESIGN.md).
+//
+// Why one walk for body validation and code generation: the compiler needs exactly what the
+// validator computes (operand stack heights, label arities, reachability), so a second decode
+// would duplicate the decoder without separating anything a caller could use alone.
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <unordered_set>
+
+#include "wasm/module.h"
+#include "wasm/ops.h"
+
+namespace genvm::wasm {
+
+uint32_t canonical_type_id(const FuncType& t) {
+  static std::mutex mu;
+  static std::vector<FuncType>* types = new std::vector<FuncType>();
+  std::lock_guard<std::mutex> lock(mu);
+  for (size_t i = 0; i < types->size(); ++i)
+    if ((*types)[i] == t) return uint32_t(i);
+  types->push_back(t);
+  return uint32_t(types->size() - 1);
+}
+
+namespace {
+
+struct Fail {
+  size_t offset;
+  std::string msg;
+  bool malformed = false;
+};
+
+constexpr ValType kUnknown = ValType(0);
+constexpr uint32_t kMaxMemoryPages = 65536;
+
+[[noreturn]] void invalid(size_t at, std::string msg) { throw Fail{at, std::move(msg), false}; }
+
+// ---------------------------------------------------------------------------------------------
+// Module-level validation.
+
+void check_limits(const Limits& l, uint64_t bound, const char* what, size_t at) {
+  if (l.min > bound) invalid(at, std::string(what) + " size must be at most " + std::to_string(bound) + (bound == kMaxMemoryPages ? " pages (4GiB)" : ""));
+  if (l.max) {
+    if (*l.max > bound) invalid(at, std::string(what) + " size must be at most " + std::to_string(bound) + (bound == kMaxMemoryPages ? " pages (4GiB)" : ""));
+    if (*l.max < l.min) invalid(at, "size minimum must not be greater than maximum");
+  }
+}
+
+ValType check_const_expr(const ModuleImpl& m, const ConstExpr& e, ValType expect, size_t num_globals_visible,
+                         std::set<uint32_t>* refs) {
+  if (e.instrs.empty()) invalid(e.offset, "type mismatch: empty constant expression");
+  for (const auto& ci : e.instrs) {
+    switch (ci.op) {
+      case 0x41: case 0x42: case 0x43: case 0x44: case 0xd0: break;
+      case 0xd2:
+        if (ci.imm >= m.funcs.size()) invalid(e.offset, "unknown function " + std::to_string(ci.imm));
+        if (refs) refs->insert(uint32_t(ci.imm));
+        break;
+      case 0x23:
+        if (ci.imm >= num_globals_visible) invalid(e.offset, "unknown global " + std::to_string(ci.imm));
+        if (m.globals[ci.imm].mut) invalid(e.offset, "constant expression required");
+        break;
+      default:
+        invalid(e.offset, "constant expression required");
+    }
+  }
+  if (e.instrs.size() != 1) invalid(e.offset, "type mismatch");
+  const auto& ci = e.instrs[0];
+  ValType t;
+  switch (ci.op) {
+    case 0x41: t = ValType::I32; break;
+    case 0x42: t = ValType::I64; break;
+    case 0x43: t = ValType::F32; break;
+    case 0x44: t = ValType::F64; break;
+    case 0xd0: t = ci.ref_type; break;
+    case 0xd2: t = ValType::FuncRef; break;
+    default: t = m.globals[ci.imm].type; break;
+  }
+  if (t != expect) invalid(e.offset, "type mismatch");
+  return t;
+}
+
+}  // namespace
+
+Status validate_module(ModuleImpl& m) {
+  try {
+    for (const auto& im : m.imports) {
+      if (im.kind == 'f' && im.func_type >= m.types.size()) invalid(0, "unknown type " + std::to_string(im.func_type));
+    }
+    for (uint32_t t : m.funcs)
+      if (t >= m.types.size()) invalid(0, "unknown type " + std::to_string(t));
+    for (const auto& t : m.tables) check_limits(t.limits, 0xffffffffull, "table", 0);
+    if (m.memories.size() > 1) invalid(0, "multiple memories");
+    for (const auto& mem : m.memories) check_limits(mem.limits, kMaxMemoryPages, "memory", 0);
+    std::set<uint32_t> refs;
+    for (size_t i = 0; i < m.global_inits.size(); ++i) {
+      size_t gi = m.num_imported_globals + i;
+      check_const_expr(m, m.global_inits[i], m.globals[gi].type, m.num_imported_globals, &refs);
+    }
+    std::unordered_set<std::string> names;
+    for (const auto& e : m.exports) {
+      if (!names.insert(e.name).second) invalid(0, "duplicate export name " + e.name);
+      size_t limit = e.kind == 'f' ? m.funcs.size() : e.kind == 't' ? m.tables.size()
+                     : e.kind == 'm' ? m.memories.size() : m.globals.size();
+      const char* what = e.kind == 'f' ? "function" : e.kind == 't' ? "table" : e.kind == 'm' ? "memory" : "global";
+      if (e.index >= limit) invalid(0, std::string("unknown ") + what + " " + std::to_string(e.index));
+      if (e.kind == 'f') refs.insert(e.index);
+    }
+    if (m.start) {
+      if (*m.start >= m.funcs.size()) invalid(0, "unknown function " + std::to_string(*m.start));
+      const auto& ft = m.types[m.funcs[*m.start]];
+      if (!ft.params.empty() || !ft.results.empty()) invalid(0, "start function must have type [] -> []");
+    }
+    for (const auto& s : m.elems) {
+      if (s.mode == ElemSegment::kActive) {
+        if (s.table >= m.tables.size()) invalid(s.offset.offset, "unknown table " + std::to_string(s.table));
+        check_const_expr(m, s.offset, ValType::I32, m.num_imported_globals, nullptr);
+        if (m.tables[s.table].elem != s.type) invalid(s.offset.offset, "type mismatch");
+      }
+      for (const auto& it : s.items) check_const_expr(m, it, s.type, m.num_imported_globals, &refs);
+    }
+    for (const auto& d : m.datas) {
+      if (d.active) {
+        if (d.memory >= m.memories.size()) invalid(d.offset.offset, "unknown memory " + std::to_string(d.memory));
+        check_const_expr(m, d.offset, ValType::I32, m.num_imported_globals, nullptr);
+      }
+    }
+    m.type_ids.clear();
+    for (const auto& t : m.types) m.type_ids.push_back(canonical_type_id(t));
+    // Remember the declared references for the body validator (ref.func).
+    m.compiled.clear();
+    m.code.clear();
+    (void)refs;
+  } catch (const Fail& f) {
+    return make_error("invalid", (f.offset ? "at offset " + std::to_string(f.offset) + ": " : std::string()) + f.msg);
+  }
+  return {};
+}
+
+namespace {
+
+std::set<uint32_t> declared_refs(const ModuleImpl& m) {
+  std::set<uint32_t> refs;
+  auto scan = [&](const ConstExpr& e) {
+    for (const auto& ci : e.instrs)
+      if (ci.op == 0xd2) refs.insert(uint32_t(ci.imm));
+  };
+  for (const auto& g : m.global_inits) scan(g);
+  for (const auto& s : m.elems)
+    for (const auto& it : s.items) scan(it);
+  for (const auto& e : m.exports)
+    if (e.kind == 'f') refs.insert(e.index);
+  return refs;
+}
+
+bool is_float_op(uint32_t op) {
+  return (op >= 0x5b && op <= 0x66) || (op >= 0x8b && op <= 0xa6) || (op >= 0xa8 && op <= 0xab) ||
+         (op >= 0xae && op <= 0xbb);
+}
+
+struct NumSig { uint8_t arity; ValType a, b, r; };
+
+NumSig num_sig(uint32_t op) {
+  using V = ValType;
+  auto U = [](V a, V r) { return NumSig{1, a, a, r}; };
+  auto B = [](V a, V r) { return NumSig{2, a, a, r}; };
+  if (op == 0x45) return U(V::I32, V::I32);
+  if (op <= 0x4f) return B(V::I32, V::I32);
+  if (op == 0x50) return U(V::I64, V::I32);
+  if (op <= 0x5a) return B(V::I64, V::I32);
+  if (op <= 0x60) return B(V::F32, V::I32);
+  if (op <= 0x66) return B(V::F64, V::I32);
+  if (op <= 0x69) return U(V::I32, V::I32);
+  if (op <= 0x78) return B(V::I32, V::I32);
+  if (op <= 0x7b) return U(V::I64, V::I64);
+  if (op <= 0x8a) return B(V::I64, V::I64);
+  if (op <= 0x91) return U(V::F32, V::F32);
+  if (op <= 0x98) return B(V::F32, V::F32);
+  if (op <= 0x9f) return U(V::F64, V::F64);
+  if (op <= 0xa6) return B(V::F64, V::F64);
+  switch (op) {
+    case 0xa7: return U(V::I64, V::I32);
+    case 0xa8: case 0xa9: return U(V::F32, V::I32);
+    case 0xaa: case 0xab: return U(V::F64, V::I32);
+    case 0xac: case 0xad: return U(V::I32, V::I64);
+    case 0xae: case 0xaf: return U(V::F32, V::I64);
+    case 0xb0: case 0xb1: return U(V::F64, V::I64);
+    case 0xb2: case 0xb3: return U(V::I32, V::F32);
+    case 0xb4: case 0xb5: return U(V::I64, V::F32);
+    case 0xb6: return U(V::F64, V::F32);
+    case 0xb7: case 0xb8: return U(V::I32, V::F64);
+    case 0xb9: case 0xba: return U(V::I64, V::F64);
+    case 0xbb: return U(V::F32, V::F64);
+    case 0xbc: return U(V::F32, V::I32);
+    case 0xbd: return U(V::F64, V::I64);
+    case 0xbe: return U(V::I32, V::F32);
+    case 0xbf: return U(V::I64, V::F64);
+    case 0xc0: case 0xc1: return U(V::I32, V::I32);
+    default: return U(V::I64, V::I64);  // 0xc2..0xc4
+  }
+}
+
+class FuncCompiler {
+ public:
+  FuncCompiler(ModuleImpl& m, uint32_t def_index, const std::set<uint32_t>& refs)
+      : m_(m), def_(def_index), refs_(refs), body_(m.bodies[def_index]),
+        ft_(m.types[m.funcs[m.num_imported_funcs + def_index]]), code_(m.code),
+        pos_(body_.body_offset), end_(body_.body_end) {}
+
+  CompiledFunc run() {
+    CompiledFunc cf;
+    cf.type_index = m_.funcs[m_.num_imported_funcs + def_];
+    cf.type_id = m_.type_ids[cf.type_index];
+    cf.code = uint32_t(code_.size());
+    cf.num_params = uint32_t(ft_.params.size());
+    cf.num_results = uint32_t(ft_.results.size());
+    cf.num_locals = uint32_t(body_.locals.size());
+    locals_ = ft_.params;
+    locals_.insert(locals_.end(), body_.locals.begin(), body_.locals.end());
+    L_ = uint32_t(locals_.size());
+    Ctrl fc;
+    fc.kind = kFunc;
+    fc.results = ft_.results;
+    fc.height = 0;
+    ctrls_.push_back(std::move(fc));
+    new_block();
+    while (!ctrls_.empty()) {
+      if (pos_ >= end_) throw Fail{pos_, "unexpected end of section or function", true};
+      step();
+    }
+    if (pos_ != end_) throw Fail{pos_, "section size mismatch: operators after function end", true};
+    uint64_t cost = uint64_t(cf.num_locals) + max_height_;
+    if (cost > 65535) invalid(body_.body_offset, "function frame too large: locals + operand stack exceed 65535 values");
+    cf.cost = uint32_t(cost);
+    cf.frame_slots = L_ + max_height_;
+    return cf;
+  }
+
+ private:
+  enum Kind : uint8_t { kBlock, kLoop, kIf, kElse, kFunc };
+  struct Opd { ValType t; int32_t local; };
+  struct Ctrl {
+    Kind kind;
+    std::vector<ValType> params, results;
+    uint32_t height = 0;
+    bool unreachable = false;
+    uint32_t start_pc = 0;
+    std::vector<uint32_t> patches;
+    uint32_t else_patch = UINT32_MAX;
+  };
+
+  // --- decoding ---
+  uint8_t u8() {
+    if (pos_ >= end_) throw Fail{pos_, "unexpected end", true};
+    return m_.bytes[pos_++];
+  }
+  uint64_t uleb(int bits) {
+    uint64_t result = 0;
+    int shift = 0;
+    size_t start = pos_;
+    int max_bytes = (bits + 6) / 7;
+    for (int i = 0;; ++i) {
+      uint8_t b = u8();
+      if (i == max_bytes - 1) {
+        if (b & 0x80) throw Fail{start, "integer representation too long", true};
+        int used = bits - 7 * i;
+        if (used < 7 && (b >> used) != 0) throw Fail{start, "integer too large", true};
+        return result | (uint64_t(b) << shift);
+      }
+      result |= uint64_t(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) return result;
+    }
+  }
+  int64_t sleb(int bits) {
+    int64_t result = 0;
+    int shift = 0;
+    size_t start = pos_;
+    int max_bytes = (bits + 6) / 7;
+    for (int i = 0;; ++i) {
+      uint8_t b = u8();
+      if (i == max_bytes - 1) {
+        if (b & 0x80) throw Fail{start, "integer representation too long", true};
+        int used = bits - 7 * i;
+        if (used < 7) {
+          uint8_t sign = (b >> (used - 1)) & 1;
+          uint8_t rest = uint8_t(b >> used) & uint8_t((1 << (7 - used)) - 1);
+          uint8_t want = sign ? uint8_t((1 << (7 - used)) - 1) : 0;
+          if (rest != want) throw Fail{start, "integer too large", true};
+        }
+      }
+      result |= int64_t(uint64_t(b & 0x7f) << shift);
+      shift += 7;
+      if (!(b & 0x80) || i == max_bytes - 1) {
+        if (shift < 64 && (b & 0x40)) result |= int64_t(~uint64_t(0) << shift);
+        return result;
+      }
+    }
+  }
+  uint32_t u32() { return uint32_t(uleb(32)); }
+  uint32_t fixed32() {
+    if (end_ - pos_ < 4) throw Fail{pos_, "unexpected end", true};
+    uint32_t v;
+    std::memcpy(&v, &m_.bytes[pos_], 4);
+    pos_ += 4;
+    return v;
+  }
+  uint64_t fixed64() {
+    if (end_ - pos_ < 8) throw Fail{pos_, "unexpected end", true};
+    uint64_t v;
+    std::memcpy(&v, &m_.bytes[pos_], 8);
+    pos_ += 8;
+    return v;
+  }
+  ValType valtype() {
+    size_t at = pos_;
+    uint8_t b = u8();
+    switch (b) {
+      case 0x7f: case 0x7e: case 0x7d: case 0x7c: case 0x70: case 0x6f: return ValType(b);
+      default: throw Fail{at, "malformed value type", true};
+    }
+  }
+  ValType reftype() {
+    size_t at = pos_;
+    uint8_t b = u8();
+    if (b != 0x70 && b != 0x6f) throw Fail{at, "malformed reference type", true};
+    return ValType(b);
+  }
+
+  void block_type(std::vector<ValType>& params, std::vector<ValType>& results) {
+    size_t at = pos_;
+    uint8_t b = m_.bytes[pos_ < end_ ? pos_ : (throw Fail{pos_, "unexpected end", true}, 0)];
+    if (b == 0x40) { ++pos_; return; }
+    if (b == 0x7f || b == 0x7e || b == 0x7d || b == 0x7c || b == 0x70 || b == 0x6f) {
+      ++pos_;
+      results.push_back(ValType(b));
+      return;
+    }
+    int64_t idx = sleb(33);
+    if (idx < 0) throw Fail{at, "malformed value type", true};
+    if (uint64_t(idx) >= m_.types.size()) invalid(at, "unknown type");
+    params = m_.types[idx].params;
+    results = m_.types[idx].results;
+  }
+
+  // --- operand stack ---
+  bool live() const { return !ctrls_.back().unreachable; }
+  uint32_t home(size_t i) const { return L_ + uint32_t(i); }
+  uint32_t slot(size_t i) const { return vals_[i].local >= 0 ? uint32_t(vals_[i].local) : home(i); }
+  // Slot of the k-th value from the top (0 = top), or 0 if it is in the polymorphic region.
+  uint32_t top_slot(size_t k) const {
+    if (vals_.size() <= ctrls_.back().height + k) return 0;
+    return slot(vals_.size() - 1 - k);
+  }
+  void push(ValType t) {
+    vals_.push_back(Opd{t, -1});
+    if (vals_.size() > max_height_) max_height_ = uint32_t(vals_.size());
+  }
+  // Pushes and returns the result slot.
+  uint32_t push_result(ValType t) {
+    push(t);
+    return home(vals_.size() - 1);
+  }
+  ValType pop(ValType expect = kUnknown) {
+    Ctrl& c = ctrls_.back();
+    if (vals_.size() == c.height) {
+      if (c.unreachable) return expect;
+      invalid(op_at_, std::string("type mismatch: expected ") + (expect == kUnknown ? "a value" : val_type_name(expect)) + " but nothing on stack");
+    }
+    ValType t = vals_.back().t;
+    vals_.pop_back();
+    if (expect != kUnknown && t != kUnknown && t != expect)
+      invalid(op_at_, std::string("type mismatch: expected ") + val_type_name(expect) + ", got " + val_type_name(t));
+    return t;
+  }
+  void pop_vals(const std::vector<ValType>& ts) {
+    for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
+  }
+  void push_vals(const std::vector<ValType>& ts) {
+    for (ValType t : ts) push(t);
+  }
+  void set_unreachable() {
+    Ctrl& c = ctrls_.back();
+    vals_.resize(c.height);
+    c.unreachable = true;
+  }
+  const std::vector<ValType>& label_types(const Ctrl& c) const { return c.kind == kLoop ? c.params : c.results; }
+  Ctrl& label(uint32_t depth) {
+    if (depth >= ctrls_.size()) invalid(op_at_, "unknown label");
+    return ctrls_[ctrls_.size() - 1 - depth];
+  }
+
+  // --- emission ---
+  void emit(std::initializer_list<uint32_t> words) {
+    last_dst_ = SIZE_MAX;
+    if (!live()) return;
+    code_.insert(code_.end(), words);
+  }
+  // A "simple" instruction: reads all operands before writing dst (its last word).
+  void emit_simple(std::initializer_list<uint32_t> words) {
+    if (!live()) { last_dst_ = SIZE_MAX; return; }
+    code_.insert(code_.end(), words);
+    last_dst_ = code_.size() - 1;
+  }
+  uint32_t pc() const { return uint32_t(code_.size()); }
+  void materialize(size_t i) {
+    if (vals_[i].local < 0) return;
+    emit({kCopy, uint32_t(vals_[i].local), home(i)});
+    vals_[i].local = -1;
+  }
+  void materialize_all() {
+    if (!live()) return;
+    for (size_t i = ctrls_.back().height; i < vals_.size(); ++i) materialize(i);
+    // Values below this block's base may be virtual too: a block body may write their local.
+    for (size_t i = 0; i < vals_.size(); ++i) materialize(i);
+  }
+  void materialize_top(size_t n) {
+    if (!live()) return;
+    size_t h = ctrls_.back().height;
+    for (size_t i = vals_.size() >= n ? vals_.size() - n : 0; i < vals_.size(); ++i)
+      if (i >= h) materialize(i);
+  }
+  void materialize_local(uint32_t x) {
+    if (!live()) return;
+    for (size_t i = 0; i < vals_.size(); ++i)
+      if (vals_[i].local == int32_t(x)) materialize(i);
+  }
+  void new_block() {
+    fuel_pos_ = SIZE_MAX;
+    if (m_.options.metering && live()) {
+      emit({kFuel, 0});
+      fuel_pos_ = code_.size() - 1;
+    }
+  }
+  void count_instr() {
+    if (fuel_pos_ != SIZE_MAX && live()) code_[fuel_pos_]++;
+  }
+  void bind(Ctrl& c) {
+    uint32_t here = pc();
+    for (uint32_t p : c.patches) code_[p] = here;
+    c.patches.clear();
+  }
+  // Moves the top n values (already in home slots) to the label's slots and jumps.
+  void emit_branch(Ctrl& target, bool is_return) {
+    if (!live()) return;
+    size_t n = label_types(target).size();
+    materialize_top(n);
+    size_t from = vals_.size() - n;
+    if (is_return) {
+      emit({kReturn, home(from), uint32_t(n)});
+      return;
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (home(from + i) != home(target.height + i)) emit({kCopy, home(from + i), home(target.height + i)});
+    if (target.kind == kLoop) {
+      emit({kBr, target.start_pc});
+    } else {
+      emit({kBr, 0});
+      target.patches.push_back(pc() - 1);
+    }
+  }
+  bool needs_copies(const Ctrl& target) const {
+    size_t n = label_types(target).size();
+    return n > 0 && vals_.size() - n != target.height;
+  }
+
+  void check_memory() {
+    if (m_.memories.empty()) invalid(op_at_, "unknown memory 0");
+  }
+  uint32_t memarg(uint32_t natural_log2) {
+    size_t at = pos_;
+    uint32_t align = u32();
+    uint32_t offset = u32();
+    check_memory();
+    if (align > natural_log2) invalid(at, "alignment must not be larger than natural");
+    return offset;
+  }
+  void check_table(uint32_t t) {
+    if (t >= m_.tables.size()) invalid(op_at_, "unknown table " + std::to_string(t));
+  }
+  void check_elem(uint32_t e) {
+    if (e >= m_.elems.size()) invalid(op_at_, "unknown elem segment " + std::to_string(e));
+  }
+  void check_data(uint32_t d) {
+    if (!m_.data_count) invalid(op_at_, "data count section required");
+    if (d >= *m_.data_count) invalid(op_at_, "unknown data segment " + std::to_string(d));
+  }
+
+  void do_call(uint32_t type_index, std::initializer_list<uint32_t> head, bool tail) {
+    const FuncType& t = m_.types[type_index];
+    if (tail) {
+      if (t.results != ft_.results) invalid(op_at_, "type mismatch: tail call result types differ");
+    }
+    materialize_top(t.params.size());
+    uint32_t base = live() ? home(vals_.size() - t.params.size()) : 0;
+    pop_vals(t.params);
+    std::vector<uint32_t> w(head);
+    w.push_back(base);
+    if (live()) code_.insert(code_.end(), w.begin(), w.end());
+    last_dst_ = SIZE_MAX;
+    if (tail) {
+      set_unreachable();
+    } else {
+      push_vals(t.results);
+    }
+  }
+
+  void numeric(uint32_t op) {
+    NumSig s = num_sig(op);
+    bool nondet = m_.options.deterministic && (is_float_op(op) || (op >= kTruncSatBase && op < kTruncSatBase + 8));
+    bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
+    if (s.arity == 1) {
+      uint32_t a = top_slot(0);
+      pop(s.a);
+      uint32_t d = push_result(s.r);
+      if (nondet) emit({kNondet});
+      else if (is_copy) emit_simple({kCopy, a, d});
+      else emit_simple({op, a, d});
+    } else {
+      uint32_t b = top_slot(0), a = top_slot(1);
+      pop(s.b);
+      pop(s.a);
+      uint32_t d = push_result(s.r);
+      if (nondet) emit({kNondet});
+      else emit_simple({op, a, b, d});
+    }
+  }
+
+  void step();
+
+  ModuleImpl& m_;
+  uint32_t def_;
+  const std::set<uint32_t>& refs_;
+  const FuncBody& body_;
+  const FuncType& ft_;
+  std::vector<uint32_t>& code_;
+  size_t pos_, end_;
+  size_t op_at_ = 0;
+  std::vector<ValType> locals_;
+  uint32_t L_ = 0;
+  std::vector<Opd> vals_;
+  std::vector<Ctrl> ctrls_;
+  uint32_t max_height_ = 0;
+  size_t last_dst_ = SIZE_MAX;
+  size_t fuel_pos_ = SIZE_MAX;
+};
+
+void FuncCompiler::step() {
+  op_at_ = pos_;
+  uint32_t op = u8();
+  if (op != 0x0b && op != 0x05) count_instr();
+  switch (op) {
+    case 0x00:  // unreachable
+      emit({kUnreachable});
+      set_unreachable();
+      break;
+    case 0x01: break;
+    case 0x02: case 0x03: case 0x04: {  // block loop if
+      Ctrl c;
+      c.kind = op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf;
+      block_type(c.params, c.results);
+      uint32_t cond = 0;
+      if (op == 0x04) {
+        cond = top_slot(0);
+        pop(ValType::I32);
+      }
+      materialize_all();
+      pop_vals(c.params);
+      push_vals(c.params);
+      if (op == 0x04 && live()) {
+        emit({kBrIfZ, cond, 0});
+        c.else_patch = pc() - 1;
+      }
+      c.height = uint32_t(vals_.size() - c.params.size());
+      c.unreachable = ctrls_.back().unreachable;
+      c.start_pc = pc();
+      ctrls_.push_back(std::move(c));
+      last_dst_ = SIZE_MAX;
+      new_block();
+      if (op == 0x03) ctrls_.back().start_pc = fuel_pos_ != SIZE_MAX ? uint32_t(fuel_pos_ - 1) : pc();
+      break;
+    }
+    case 0x05: {  // else
+      Ctrl& c = ctrls_.back();
+      if (c.kind != kIf) invalid(op_at_, "else without matching if");
+      if (live()) {
+        for (size_t i = c.height; i < vals_.size(); ++i) materialize(i);
+      }
+      pop_vals(c.results);
+      if (vals_.size() != c.height) invalid(op_at_, "type mismatch: values remaining on stack at end of block");
+      // Fallthrough of the then-arm jumps to the end.
+      if (live()) {
+        emit({kBr, 0});
+        c.patches.push_back(pc() - 1);
+      }
+      c.kind = kElse;
+      c.unreachable = ctrls_.size() >= 2 ? ctrls_[ctrls_.size() - 2].unreachable : false;
+      if (c.else_patch != UINT32_MAX) code_[c.else_patch] = pc();
+      c.else_patch = UINT32_MAX;
+      push_vals(c.params);
+      last_dst_ = SIZE_MAX;
+      new_block();
+      break;
+    }
+    case 0x0b: {  // end
+      Ctrl& c = ctrls_.back();
+      // Results of the fallthrough path go to their home slots.
+      if (live()) {
+        for (size_t i = 0; i < vals_.size(); ++i)
+          if (i >= c.height) materialize(i);
+      }
+      pop_vals(c.results);
+      if (vals_.size() != c.height) invalid(op_at_, "type mismatch: values remaining on stack at end of block");
+      if (c.kind == kIf && c.params != c.results) invalid(op_at_, "type mismatch: if without else must have matching param and result types");
+      if (c.kind == kFunc) {
+        if (live()) emit({kReturn, home(c.height), uint32_t(c.results.size())});
+        // A branch to the function label is a return; it was emitted as such.
+        ctrls_.pop_back();
+        return;
+      }
+      bool was_live = live();
+      Ctrl done = std::move(c);
+      ctrls_.pop_back();
+      bool outer_live = live();
+      if (done.kind == kIf && done.else_patch != UINT32_MAX) done.patches.push_back(done.else_patch);
+      (void)was_live;
+      if (outer_live) bind(done);
+      push_vals(done.results);
+      last_dst_ = SIZE_MAX;
+      new_block();
+      break;
+    }
+    case 0x0c: {  // br
+      uint32_t d = u32();
+      Ctrl& t = label(d);
+      materialize_top(label_types(t).size());
+      pop_vals(label_types(t));
+      push_vals(label_types(t));
+      emit_branch(t, &t == &ctrls_[0]);
+      set_unreachable();
+      break;
+    }
+    case 0x0d: {  // br_if
+      uint32_t d = u32();
+      Ctrl& t = label(d);
+      uint32_t cond = top_slot(0);
+      pop(ValType::I32);
+      const auto& lt = label_types(t);
+      materialize_top(lt.size());
+      {
+        auto saved = vals_;
+        pop_vals(lt);
+        if (live()) vals_ = std::move(saved); else push_vals(lt);
+      }
+      if (live()) {
+        bool is_ret = &t == &ctrls_[0];
+        if (!is_ret && !needs_copies(t)) {
+          if (t.kind == kLoop) {
+            emit({kBrIfNz, cond, t.start_pc});
+          } else {
+            emit({kBrIfNz, cond, 0});
+            t.patches.push_back(pc() - 1);
+          }
+        } else {
+          emit({kBrIfZ, cond, 0});
+          uint32_t skip = pc() - 1;
+          emit_branch(t, is_ret);
+          code_[skip] = pc();
+        }
+      }
+      last_dst_ = SIZE_MAX;
+      new_block();
+      break;
+    }
+    case 0x0e: {  // br_table
+      uint32_t n = u32();
+      if (uint64_t(n) > end_ - pos_) throw Fail{pos_, "unexpected end", true};
+      std::vector<uint32_t> depths(n + 1);
+      for (uint32_t i = 0; i <= n; ++i) depths[i] = u32();
+      uint32_t idx = top_slot(0);
+      pop(ValType::I32);
+      size_t arity = label_types(label(depths[n])).size();
+      for (uint32_t i = 0; i <= n; ++i) {
+        const auto& lt = label_types(label(depths[i]));
+        if (lt.size() != arity) invalid(op_at_, "type mismatch: br_table labels have inconsistent arity");
+        auto saved = vals_;
+        pop_vals(lt);
+        vals_ = std::move(saved);
+      }
+      if (live()) {
+        materialize_top(arity);
+        emit({kBrTable, idx, n + 1});
+        size_t table = code_.size();
+        code_.resize(code_.size() + n + 1);
+        for (uint32_t i = 0; i <= n; ++i) {
+          Ctrl& t = label(depths[i]);
+          bool is_ret = &t == &ctrls_[0];
+          if (is_ret || needs_copies(t)) {
+            code_[table + i] = pc();
+            emit_branch(t, is_ret);
+          } else if (t.kind == kLoop) {
+            code_[table + i] = t.start_pc;
+          } else {
+            t.patches.push_back(uint32_t(table + i));
+          }
+        }
+      }
+      pop_vals(label_types(label(depths[n])));
+      set_unreachable();
+      break;
+    }
+    case 0x0f: {  // return
+      materialize_top(ft_.results.size());
+      pop_vals(ft_.results);
+      push_vals(ft_.results);
+      emit_branch(ctrls_[0], true);
+      set_unreachable();
+      break;
+    }
+    case 0x10: case 0x12: {  // call, return_call
+      uint32_t f = u32();
+      if (f >= m_.funcs.size()) invalid(op_at_, "unknown function " + std::to_string(f));
+      do_call(m_.funcs[f], {op == 0x10 ? uint32_t(kCall) : uint32_t(kReturnCall), f}, op == 0x12);
+      break;
+    }
+    case 0x11: case 0x13: {  // call_indirect, return_call_indirect
+      uint32_t ti = u32();
+      size_t tat = pos_;
+      uint32_t table = u32();
+      (void)tat;
+      if (ti >= m_.types.size()) invalid(op_at_, "unknown type " + std::to_string(ti));
+      check_table(table);
+      if (m_.tables[table].elem != ValType::FuncRef) invalid(op_at_, "type mismatch: call_indirect on a non-funcref table");
+      uint32_t idx = top_slot(0);
+      pop(ValType::I32);
+      do_call(ti, {op == 0x11 ? uint32_t(kCallIndirect) : uint32_t(kReturnCallIndirect), m_.type_ids[ti], table, idx}, op == 0x13);
+      break;
+    }
+    case 0x1a:  // drop
+      pop();
+      last_dst_ = SIZE_MAX;
+      break;
+    case 0x1b: case 0x1c: {  // select
+      ValType want = kUnknown;
+      if (op == 0x1c) {
+        uint32_t n = u32();
+        if (n != 1) invalid(op_at_, "invalid result arity");
+        want = valtype();
+      }
+      uint32_t c = top_slot(0), b = top_slot(1), a = top_slot(2);
+      pop(ValType::I32);
+      ValType t2 = pop(want);
+      ValType t1 = pop(want);
+      ValType t = want;
+      if (op == 0x1b) {
+        if (t1 != kUnknown && t2 != kUnknown && t1 != t2) invalid(op_at_, "type mismatch");
+        t = t1 != kUnknown ? t1 : t2;
+        if (t != kUnknown && is_ref(t)) invalid(op_at_, "type mismatch: select without type needs numeric operands");
+      }
+      uint32_t d = push_result(t);
+      emit_simple({kSelect, a, b, c, d});
+      break;
+    }
+    case 0x20: {  // local.get
+      uint32_t x = u32();
+      if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
+      push(locals_[x]);
+      vals_.back().local = int32_t(x);
+      last_dst_ = SIZE_MAX;
+      break;
+    }
+    case 0x21: case 0x22: {  // local.set, local.tee
+      uint32_t x = u32();
+      if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
+      if (op == 0x21 && live() && vals_.size() > ctrls_.back().height && vals_.back().local < 0 &&
+          last_dst_ != SIZE_MAX && code_[last_dst_] == home(vals_.size() - 1)) {
+        bool referenced = false;
+        for (const auto& o : vals_) referenced |= o.local == int32_t(x);
+        if (!referenced) {
+          code_[last_dst_] = x;
+          pop(locals_[x]);
+          last_dst_ = SIZE_MAX;
+          break;
+        }
+      }
+      materialize_local(x);
+      uint32_t s = top_slot(0);
+      pop(locals_[x]);
+      if (op == 0x21) {
+        emit({kCopy, s, x});
+      } else {
+        push(locals_[x]);
+        if (live() && s != x) emit({kCopy, s, x});
+        last_dst_ = SIZE_MAX;
+        // The value stays on the stack in its slot (or as a reference to local x).
+      }
+      break;
+    }
+    case 0x23: {  // global.get
+      uint32_t g = u32();
+      if (g >= m_.globals.size()) invalid(op_at_, "unknown global " + std::to_string(g));
+      uint32_t d = push_result(m_.globals[g].type);
+      emit_simple({kGlobalGet, g, d});
+      break;
+    }
+    case 0x24: {  // global.set
+      uint32_t g = u32();
+      if (g >= m_.globals.size()) invalid(op_at_, "unknown global " + std::to_string(g));
+      if (!m_.globals[g].mut) invalid(op_at_, "global is immutable");
+      uint32_t s = top_slot(0);
+      pop(m_.globals[g].type);
+      emit({kGlobalSet, g, s});
+      break;
+    }
+    case 0x25: {  // table.get
+      uint32_t t = u32();
+      check_table(t);
+      uint32_t i = top_slot(0);
+      pop(ValType::I32);
+      uint32_t d = push_result(m_.tables[t].elem);
+      emit_simple({kTableGet, t, i, d});
+      break;
+    }
+    case 0x26: {  // table.set
+      uint32_t t = u32();
+      check_table(t);
+      uint32_t v = top_slot(0), i = top_slot(1);
+      pop(m_.tables[t].elem);
+      pop(ValType::I32);
+      emit({kTableSet, t, i, v});
+      break;
+    }
+    case 0x28: case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2d: case 0x2e: case 0x2f:
+    case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: {
+      static const uint8_t kNat[] = {2, 3, 2, 3, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2};
+      static const ValType kRes[] = {ValType::I32, ValType::I64, ValType::F32, ValType::F64,
+                                     ValType::I32, ValType::I32, ValType::I32, ValType::I32,
+                                     ValType::I64, ValType::I64, ValType::I64, ValType::I64,
+                                     ValType::I64, ValType::I64};
+      uint32_t off = memarg(kNat[op - 0x28]);
+      uint32_t a = top_slot(0);
+      pop(ValType::I32);
+      uint32_t d = push_result(kRes[op - 0x28]);
+      emit_simple({kLoadBase + op, a, off, d});
+      break;
+    }
+    case 0x36: case 0x37: case 0x38: case 0x39: case 0x3a: case 0x3b: case 0x3c: case 0x3d: case 0x3e: {
+      static const uint8_t kNat[] = {2, 3, 2, 3, 0, 1, 0, 1, 2};
+      static const ValType kTy[] = {ValType::I32, ValType::I64, ValType::F32, ValType::F64, ValType::I32,
+                                    ValType::I32, ValType::I64, ValType::I64, ValType::I64};
+      uint32_t off = memarg(kNat[op - 0x36]);
+      uint32_t v = top_slot(0), a = top_slot(1);
+      pop(kTy[op - 0x36]);
+      pop(ValType::I32);
+      emit({kLoadBase + op, a, v, off});
+      break;
+    }
+    case 0x3f: case 0x40: {  // memory.size, memory.grow
+      size_t at = pos_;
+      if (u8() != 0) throw Fail{at, "zero byte expected", true};
+      check_memory();
+      if (op == 0x3f) {
+        uint32_t d = push_result(ValType::I32);
+        emit_simple({kMemorySize, d});
+      } else {
+        uint32_t s = top_slot(0);
+        pop(ValType::I32);
+        uint32_t d = push_result(ValType::I32);
+        emit({kMemoryGrow, s, d});
+      }
+      break;
+    }
+    case 0x41: {
+      uint32_t v = uint32_t(int32_t(sleb(32)));
+      uint32_t d = push_result(ValType::I32);
+      emit_simple({kConst32, v, d});
+      break;
+    }
+    case 0x42: {
+      uint64_t v = uint64_t(sleb(64));
+      uint32_t d = push_result(ValType::I64);
+      emit_simple({kConst64, uint32_t(v), uint32_t(v >> 32), d});
+      break;
+    }
+    case 0x43: {
+      uint32_t v = fixed32();
+      uint32_t d = push_result(ValType::F32);
+      emit_simple({kConst32, v, d});
+      break;
+    }
+    case 0x44: {
+      uint64_t v = fixed64();
+      uint32_t d = push_result(ValType::F64);
+      emit_simple({kConst64, uint32_t(v), uint32_t(v >> 32), d});
+      break;
+    }
+    case 0xd0: {  // ref.null
+      ValType t = reftype();
+      uint32_t d = push_result(t);
+      emit_simple({kConst64, 0, 0, d});
+      break;
+    }
+    case 0xd1: {  // ref.is_null
+      uint32_t s = top_slot(0);
+      ValType t = pop();
+      if (t != kUnknown && !is_ref(t)) invalid(op_at_, "type mismatch: ref.is_null needs a reference");
+      uint32_t d = push_result(ValType::I32);
+      emit_simple({kRefIsNull, s, d});
+      break;
+    }
+    case 0xd2: {  // ref.func
+      uint32_t f = u32();
+      if (f >= m_.funcs.size()) invalid(op_at_, "unknown function " + std::to_string(f));
+      if (!refs_.count(f)) invalid(op_at_, "undeclared function reference");
+      uint32_t d = push_result(ValType::FuncRef);
+      emit_simple({kRefFunc, f, d});
+      break;
+    }
+    case 0xfc: {
+      uint32_t sub = u32();
+      if (sub <= 7) {
+        static const ValType kIn[] = {ValType::F32, ValType::F32, ValType::F64, ValType::F64,
+                                      ValType::F32, ValType::F32, ValType::F64, ValType::F64};
+        ValType r = sub < 4 ? ValType::I32 : ValType::I64;
+        uint32_t a = top_slot(0);
+        pop(kIn[sub]);
+        uint32_t d = push_result(r);
+        if (m_.options.deterministic) emit({kNondet});
+        else emit_simple({kTruncSatBase + sub, a, d});
+        break;
+      }
+      switch (sub) {
+        case 8: {  // memory.init
+          uint32_t seg = u32();
+          size_t at = pos_;
+          if (u8() != 0) throw Fail{at, "zero byte expected", true};
+          check_memory();
+          check_data(seg);
+          uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
+          pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
+          emit({kMemoryInit, seg, d, s, n});
+          break;
+        }
+        case 9: {
+          uint32_t seg = u32();
+          check_data(seg);
+          emit({kDataDrop, seg});
+          break;
+        }
+        case 10: {  // memory.copy
+          size_t at = pos_;
+          if (u8() != 0 || u8() != 0) throw Fail{at, "zero byte expected", true};
+          check_memory();
+          uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
+          pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
+          emit({kMemoryCopy, d, s, n});
+          break;
+        }
+        case 11: {  // memory.fill
+          size_t at = pos_;
+          if (u8() != 0) throw Fail{at, "zero byte expected", true};
+          check_memory();
+          uint32_t n = top_slot(0), v = top_slot(1), d = top_slot(2);
+          pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
+          emit({kMemoryFill, d, v, n});
+          break;
+        }
+        case 12: {  // table.init seg table
+          uint32_t seg = u32();
+          uint32_t t = u32();
+          check_elem(seg);
+          check_table(t);
+          if (m_.elems[seg].type != m_.tables[t].elem) invalid(op_at_, "type mismatch");
+          uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
+          pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
+          emit({kTableInit, t, seg, d, s, n});
+          break;
+        }
+        case 13: {
+          uint32_t seg = u32();
+          check_elem(seg);
+          emit({kElemDrop, seg});
+          break;
+        }
+        case 14: {  // table.copy dst src
+          uint32_t td = u32();
+          uint32_t ts = u32();
+          check_table(td);
+          check_table(ts);
+          if (m_.tables[td].elem != m_.tables[ts].elem) invalid(op_at_, "type mismatch");
+          uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
+          pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
+          emit({kTableCopy, td, ts, d, s, n});
+          break;
+        }
+        case 15: {  // table.grow
+          uint32_t t = u32();
+          check_table(t);
+          uint32_t n = top_slot(0), v = top_slot(1);
+          pop(ValType::I32);
+          pop(m_.tables[t].elem);
+          uint32_t d = push_result(ValType::I32);
+          emit({kTableGrow, t, v, n, d});
+          break;
+        }
+        case 16: {  // table.size
+          uint32_t t = u32();
+          check_table(t);
+          uint32_t d = push_result(ValType::I32);
+          emit_simple({kTableSize, t, d});
+          break;
+        }
+        case 17: {  // table.fill
+          uint32_t t = u32();
+          check_table(t);
+          uint32_t n = top_slot(0), v = top_slot(1), i = top_slot(2);
+          pop(ValType::I32);
+          pop(m_.tables[t].elem);
+          pop(ValType::I32);
+          emit({kTableFill, t, i, v, n});
+          break;
+        }
+        default:
+          throw Fail{op_at_, "illegal opcode 0xfc " + std::to_string(sub), true};
+      }
+      break;
+    }
+    default:
+      if (op >= 0x45 && op <= 0xc4) {
+        numeric(op);
+        break;
+      }
+      throw Fail{op_at_, "illegal opcode " + std::to_string(op), true};
+  }
+}
+
+}  // namespace
+
+Status compile_functions(ModuleImpl& m) {
+  std::set<uint32_t> refs = declared_refs(m);
+  m.code.clear();
+  m.compiled.clear();
+  m.compiled.reserve(m.bodies.size());
+  for (uint32_t i = 0; i < m.bodies.size(); ++i) {
+    try {
+      FuncCompiler fc(m, i, refs);
+      m.compiled.push_back(fc.run());
+    } catch (const Fail& f) {
+      return make_error(f.malformed ? "malformed" : "invalid",
+                        "at offset " + std::to_string(f.offset) + ": " + f.msg);
+    }
+  }
+  m.code.shrink_to_fit();
+  return {};
+}
+
+}  // namespace genvm::wasm

@@ -1,0 +1,518 @@
+// The interpreter: one function, threaded dispatch over the compiled slot code (ops.h).
+// Why it looks like this (see DESIGN.md): operands are fp-relative slots fixed at compile time,
+// so no operand stack pointer moves at run time; dispatch is `goto *L[op]` at the end of every
+// handler so each handler has its own indirect branch for the predictor; memory 0's base and
+// size live in locals and are reloaded only after calls, returns and memory.grow; wasm calls
+// push a Frame on a heap vector, never recursing on the native stack.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "wasm/ops.h"
+#include "wasm/runtime.h"
+
+namespace genvm::wasm {
+namespace {
+
+inline float F32(uint64_t s) { float f; uint32_t b = uint32_t(s); std::memcpy(&f, &b, 4); return f; }
+inline double F64(uint64_t s) { double f; std::memcpy(&f, &s, 8); return f; }
+inline uint64_t B32(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+inline uint64_t B64(double f) { uint64_t b; std::memcpy(&b, &f, 8); return b; }
+// Arithmetic NaNs are made canonical so results are identical on every machine.
+inline float canon32(float f) { return f != f ? std::bit_cast<float>(0x7fc00000u) : f; }
+inline double canon64(double f) { return f != f ? std::bit_cast<double>(0x7ff8000000000000ull) : f; }
+template <class T>
+inline T fmin(T a, T b) {
+  if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+template <class T>
+inline T fmax(T a, T b) {
+  if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+struct Frame {
+  const uint32_t* ret_pc;
+  uint64_t* fp;
+  Instance::Impl* inst;
+  uint32_t cost;
+};
+
+}  // namespace
+
+struct Interp {
+  static std::optional<Trap> run(Store& s, FuncInst* entry);
+};
+
+std::optional<Trap> interpret(Store& s, FuncInst* f) { return Interp::run(s, f); }
+
+std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
+  void* L[kNumOps];
+  for (auto& l : L) l = &&op_bad;
+#include "wasm/interp_numeric_reg.inc"
+  L[kUnreachable] = &&op_unreachable;
+  L[kNondet] = &&op_nondet;
+  L[kCopy] = &&op_copy;
+  L[kConst32] = &&op_const32;
+  L[kConst64] = &&op_const64;
+  L[kBr] = &&op_br;
+  L[kBrIfNz] = &&op_br_if_nz;
+  L[kBrIfZ] = &&op_br_if_z;
+  L[kBrTable] = &&op_br_table;
+  L[kReturn] = &&op_return;
+  L[kCall] = &&op_call;
+  L[kCallIndirect] = &&op_call_indirect;
+  L[kReturnCall] = &&op_return_call;
+  L[kReturnCallIndirect] = &&op_return_call_indirect;
+  L[kSelect] = &&op_select;
+  L[kGlobalGet] = &&op_global_get;
+  L[kGlobalSet] = &&op_global_set;
+  L[kMemorySize] = &&op_memory_size;
+  L[kMemoryGrow] = &&op_memory_grow;
+  L[kMemoryFill] = &&op_memory_fill;
+  L[kMemoryCopy] = &&op_memory_copy;
+  L[kMemoryInit] = &&op_memory_init;
+  L[kDataDrop] = &&op_data_drop;
+  L[kTableGet] = &&op_table_get;
+  L[kTableSet] = &&op_table_set;
+  L[kTableSize] = &&op_table_size;
+  L[kTableGrow] = &&op_table_grow;
+  L[kTableFill] = &&op_table_fill;
+  L[kTableCopy] = &&op_table_copy;
+  L[kTableInit] = &&op_table_init;
+  L[kElemDrop] = &&op_elem_drop;
+  L[kRefIsNull] = &&op_ref_is_null;
+  L[kRefFunc] = &&op_ref_func;
+  L[kFuel] = &&op_fuel;
+  L[kLoadBase + 0x28] = &&op_i32_load;
+  L[kLoadBase + 0x29] = &&op_i64_load;
+  L[kLoadBase + 0x2a] = &&op_i32_load;
+  L[kLoadBase + 0x2b] = &&op_i64_load;
+  L[kLoadBase + 0x2c] = &&op_i32_load8_s;
+  L[kLoadBase + 0x2d] = &&op_i32_load8_u;
+  L[kLoadBase + 0x2e] = &&op_i32_load16_s;
+  L[kLoadBase + 0x2f] = &&op_i32_load16_u;
+  L[kLoadBase + 0x30] = &&op_i64_load8_s;
+  L[kLoadBase + 0x31] = &&op_i32_load8_u;
+  L[kLoadBase + 0x32] = &&op_i64_load16_s;
+  L[kLoadBase + 0x33] = &&op_i32_load16_u;
+  L[kLoadBase + 0x34] = &&op_i64_load32_s;
+  L[kLoadBase + 0x35] = &&op_i32_load;
+  L[kLoadBase + 0x36] = &&op_store32;
+  L[kLoadBase + 0x37] = &&op_store64;
+  L[kLoadBase + 0x38] = &&op_store32;
+  L[kLoadBase + 0x39] = &&op_store64;
+  L[kLoadBase + 0x3a] = &&op_store8;
+  L[kLoadBase + 0x3b] = &&op_store16;
+  L[kLoadBase + 0x3c] = &&op_store8;
+  L[kLoadBase + 0x3d] = &&op_store16;
+  L[kLoadBase + 0x3e] = &&op_store32;
+
+  Store::Impl& S_ = store.impl();
+  std::vector<Frame> frames;
+  frames.reserve(64);
+  uint32_t calls_left = store.calls_left_;
+  uint32_t values_left = store.values_left_;
+  const bool fuel_on = store.cfg_.fuel_enabled;
+  int64_t fuel = store.fuel_;
+  std::optional<Trap> result;
+  TrapKind trap_kind = TrapKind::kUnreachable;
+
+  Instance::Impl* inst = entry->instance;
+  const uint32_t* code = inst->code;
+  uint64_t* fp = S_.stack.data();
+  uint64_t* const stack_end = S_.stack.data() + S_.stack.size();
+  const uint32_t* pc = nullptr;
+  uint8_t* mbase = nullptr;
+  uint64_t msize = 0;
+  FuncInst* callee = nullptr;
+  uint64_t* nfp = nullptr;
+  const uint32_t* ret = nullptr;
+
+#define NEXT() goto* L[*pc]
+#define S(i) fp[pc[i]]
+#define TRAP(k)            \
+  do {                     \
+    trap_kind = TrapKind::k; \
+    goto trap;             \
+  } while (0)
+#define RELOAD_MEM()          \
+  do {                        \
+    mbase = inst->mem0->base; \
+    msize = inst->mem0->size; \
+  } while (0)
+
+  {
+    const CompiledFunc* cf = entry->code;
+    if (calls_left == 0 || values_left < cf->cost) {
+      trap_kind = TrapKind::kStackOverflow;
+      goto trap;
+    }
+    calls_left--;
+    values_left -= cf->cost;
+    frames.push_back(Frame{nullptr, nullptr, nullptr, cf->cost});
+    std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+    pc = code + cf->code;
+    RELOAD_MEM();
+    NEXT();
+  }
+
+#include "wasm/interp_numeric.inc"
+
+op_bad:
+  TRAP(kUnreachable);
+op_unreachable:
+  TRAP(kUnreachable);
+op_nondet:
+  TRAP(kNondetInstruction);
+op_copy:
+  S(2) = S(1);
+  pc += 3;
+  NEXT();
+op_const32:
+  S(2) = pc[1];
+  pc += 3;
+  NEXT();
+op_const64:
+  S(3) = uint64_t(pc[1]) | (uint64_t(pc[2]) << 32);
+  pc += 4;
+  NEXT();
+op_br:
+  pc = code + pc[1];
+  NEXT();
+op_br_if_nz:
+  if (uint32_t(S(1)) != 0) pc = code + pc[2];
+  else pc += 3;
+  NEXT();
+op_br_if_z:
+  if (uint32_t(S(1)) == 0) pc = code + pc[2];
+  else pc += 3;
+  NEXT();
+op_br_table: {
+  uint32_t i = uint32_t(S(1));
+  uint32_t n = pc[2];
+  if (i >= n - 1) i = n - 1;
+  pc = code + pc[3 + i];
+  NEXT();
+}
+op_select:
+  S(4) = uint32_t(S(3)) ? S(1) : S(2);
+  pc += 5;
+  NEXT();
+op_global_get:
+  S(2) = inst->globals[pc[1]]->bits;
+  pc += 3;
+  NEXT();
+op_global_set:
+  inst->globals[pc[1]]->bits = S(2);
+  pc += 3;
+  NEXT();
+
+#define LOAD(T, CONV)                                       \
+  {                                                         \
+    uint64_t ea = uint64_t(uint32_t(S(1))) + pc[2];         \
+    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
+    T v;                                                    \
+    std::memcpy(&v, mbase + ea, sizeof(T));                 \
+    S(3) = CONV;                                            \
+    pc += 4;                                                \
+    NEXT();                                                 \
+  }
+op_i32_load: LOAD(uint32_t, v)
+op_i64_load: LOAD(uint64_t, v)
+op_i32_load8_s: LOAD(int8_t, uint32_t(int32_t(v)))
+op_i32_load8_u: LOAD(uint8_t, v)
+op_i32_load16_s: LOAD(int16_t, uint32_t(int32_t(v)))
+op_i32_load16_u: LOAD(uint16_t, v)
+op_i64_load8_s: LOAD(int8_t, uint64_t(int64_t(v)))
+op_i64_load16_s: LOAD(int16_t, uint64_t(int64_t(v)))
+op_i64_load32_s: LOAD(int32_t, uint64_t(int64_t(v)))
+#define STORE(T)                                            \
+  {                                                         \
+    uint64_t ea = uint64_t(uint32_t(S(1))) + pc[3];         \
+    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
+    T v = T(S(2));                                          \
+    std::memcpy(mbase + ea, &v, sizeof(T));                 \
+    pc += 4;                                                \
+    NEXT();                                                 \
+  }
+op_store8: STORE(uint8_t)
+op_store16: STORE(uint16_t)
+op_store32: STORE(uint32_t)
+op_store64: STORE(uint64_t)
+
+op_memory_size:
+  S(1) = msize >> 16;
+  pc += 2;
+  NEXT();
+op_memory_grow: {
+  uint64_t old = 0;
+  bool ok = grow_memory(store, *inst->mem0, uint32_t(S(1)), &old);
+  S(2) = ok ? uint32_t(old) : uint32_t(-1);
+  RELOAD_MEM();
+  pc += 3;
+  NEXT();
+}
+op_memory_fill: {
+  uint64_t d = uint32_t(S(1)), n = uint32_t(S(3));
+  if (d + n > msize) TRAP(kMemoryOutOfBounds);
+  std::memset(mbase + d, int(uint8_t(S(2))), n);
+  pc += 4;
+  NEXT();
+}
+op_memory_copy: {
+  uint64_t d = uint32_t(S(1)), s = uint32_t(S(2)), n = uint32_t(S(3));
+  if (d + n > msize || s + n > msize) TRAP(kMemoryOutOfBounds);
+  std::memmove(mbase + d, mbase + s, n);
+  pc += 4;
+  NEXT();
+}
+op_memory_init: {
+  uint32_t seg = pc[1];
+  uint64_t d = uint32_t(S(2)), s = uint32_t(S(3)), n = uint32_t(S(4));
+  const auto& bytes = inst->m->datas[seg].bytes;
+  uint64_t len = inst->data_dropped[seg] ? 0 : bytes.size();
+  if (d + n > msize || s + n > len) TRAP(kMemoryOutOfBounds);
+  if (n) std::memcpy(mbase + d, bytes.data() + s, n);
+  pc += 5;
+  NEXT();
+}
+op_data_drop:
+  inst->data_dropped[pc[1]] = true;
+  pc += 2;
+  NEXT();
+
+op_table_get: {
+  TableInst* t = inst->tables[pc[1]];
+  uint32_t i = uint32_t(S(2));
+  if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
+  S(3) = t->elems[i];
+  pc += 4;
+  NEXT();
+}
+op_table_set: {
+  TableInst* t = inst->tables[pc[1]];
+  uint32_t i = uint32_t(S(2));
+  if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
+  t->elems[i] = S(3);
+  pc += 4;
+  NEXT();
+}
+op_table_size:
+  S(2) = uint32_t(inst->tables[pc[1]]->elems.size());
+  pc += 3;
+  NEXT();
+op_table_grow: {
+  uint64_t old = 0;
+  bool ok = grow_table(store, *inst->tables[pc[1]], uint32_t(S(3)), S(2), &old);
+  S(4) = ok ? uint32_t(old) : uint32_t(-1);
+  pc += 5;
+  NEXT();
+}
+op_table_fill: {
+  TableInst* t = inst->tables[pc[1]];
+  uint64_t i = uint32_t(S(2)), n = uint32_t(S(4));
+  uint64_t v = S(3);
+  if (i + n > t->elems.size()) TRAP(kTableOutOfBounds);
+  for (uint64_t k = 0; k < n; ++k) t->elems[i + k] = v;
+  pc += 5;
+  NEXT();
+}
+op_table_copy: {
+  TableInst* td = inst->tables[pc[1]];
+  TableInst* ts = inst->tables[pc[2]];
+  uint64_t d = uint32_t(S(3)), s = uint32_t(S(4)), n = uint32_t(S(5));
+  if (d + n > td->elems.size() || s + n > ts->elems.size()) TRAP(kTableOutOfBounds);
+  if (n) std::memmove(td->elems.data() + d, ts->elems.data() + s, n * sizeof(uint64_t));
+  pc += 6;
+  NEXT();
+}
+op_table_init: {
+  TableInst* t = inst->tables[pc[1]];
+  const auto& seg = inst->elems[pc[2]];
+  uint64_t d = uint32_t(S(3)), s = uint32_t(S(4)), n = uint32_t(S(5));
+  if (d + n > t->elems.size() || s + n > seg.size()) TRAP(kTableOutOfBounds);
+  if (n) std::memcpy(t->elems.data() + d, seg.data() + s, n * sizeof(uint64_t));
+  pc += 6;
+  NEXT();
+}
+op_elem_drop:
+  inst->elems[pc[1]].clear();
+  inst->elems[pc[1]].shrink_to_fit();
+  pc += 2;
+  NEXT();
+op_ref_is_null:
+  S(2) = S(1) == 0 ? 1 : 0;
+  pc += 3;
+  NEXT();
+op_ref_func:
+  S(2) = reinterpret_cast<uint64_t>(inst->funcs[pc[1]]);
+  pc += 3;
+  NEXT();
+op_fuel: {
+  if (fuel_on) {
+    int64_t n = pc[1];
+    if (fuel < n) {
+      fuel = 0;
+      TRAP(kOutOfFuel);
+    }
+    fuel -= n;
+  }
+  if (store.interrupt_.load(std::memory_order_relaxed)) TRAP(kInterrupt);
+  pc += 2;
+  NEXT();
+}
+
+  // ---- calls ----
+op_call:
+  callee = inst->funcs[pc[1]];
+  nfp = fp + pc[2];
+  ret = pc + 3;
+  goto do_call;
+op_call_indirect: {
+  TableInst* t = inst->tables[pc[2]];
+  uint32_t i = uint32_t(S(3));
+  if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
+  callee = reinterpret_cast<FuncInst*>(t->elems[i]);
+  if (!callee) TRAP(kIndirectCallToNull);
+  if (callee->type_id != pc[1]) TRAP(kBadSignature);
+  nfp = fp + pc[4];
+  ret = pc + 5;
+  goto do_call;
+}
+do_call: {
+  if (callee->host) {
+    if (!(result = [&]() -> std::optional<Trap> {
+          // Host calls convert slots to typed values; hosts are rare compared with wasm calls.
+          const FuncType& ft = callee->type;
+          Value args_buf[8], res_buf[8];
+          std::vector<Value> args_v, res_v;
+          std::span<Value> args(args_buf, ft.params.size() <= 8 ? ft.params.size() : 0);
+          std::span<Value> res(res_buf, ft.results.size() <= 8 ? ft.results.size() : 0);
+          if (ft.params.size() > 8) { args_v.resize(ft.params.size()); args = args_v; }
+          if (ft.results.size() > 8) { res_v.resize(ft.results.size()); res = res_v; }
+          for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
+          for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
+          store.fuel_ = fuel;
+          Caller caller(store, inst->self);
+          std::optional<Trap> t = callee->host(caller, args, res);
+          if (t) return t;
+          for (size_t k = 0; k < ft.results.size(); ++k) nfp[k] = res[k].bits;
+          return std::nullopt;
+        }())) {
+      RELOAD_MEM();
+      pc = ret;
+      NEXT();
+    }
+    goto done;
+  }
+  const CompiledFunc* cf = callee->code;
+  if (calls_left == 0 || values_left < cf->cost) TRAP(kStackOverflow);
+  // Memory safety only: the counters above already bound the stack except for pathological
+  // parameter counts.
+  if (nfp + cf->frame_slots > stack_end) TRAP(kStackOverflow);
+  calls_left--;
+  values_left -= cf->cost;
+  frames.push_back(Frame{ret, fp, inst, cf->cost});
+  fp = nfp;
+  inst = callee->instance;
+  code = inst->code;
+  std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+  pc = code + cf->code;
+  RELOAD_MEM();
+  NEXT();
+}
+op_return: {
+  uint32_t src = pc[1], n = pc[2];
+  if (src != 0 && n) std::memmove(fp, fp + src, n * sizeof(uint64_t));
+  goto do_return;
+}
+do_return: {
+  Frame f = frames.back();
+  frames.pop_back();
+  calls_left++;
+  values_left += f.cost;
+  if (!f.ret_pc) goto done;
+  pc = f.ret_pc;
+  fp = f.fp;
+  inst = f.inst;
+  code = inst->code;
+  RELOAD_MEM();
+  NEXT();
+}
+op_return_call:
+  callee = inst->funcs[pc[1]];
+  nfp = fp + pc[2];
+  goto do_tail_call;
+op_return_call_indirect: {
+  TableInst* t = inst->tables[pc[2]];
+  uint32_t i = uint32_t(S(3));
+  if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
+  callee = reinterpret_cast<FuncInst*>(t->elems[i]);
+  if (!callee) TRAP(kIndirectCallToNull);
+  if (callee->type_id != pc[1]) TRAP(kBadSignature);
+  nfp = fp + pc[4];
+  goto do_tail_call;
+}
+do_tail_call: {
+  if (callee->host) {
+    // A host callee: call it in place, then return its results from this frame.
+    ret = nullptr;
+    result = [&]() -> std::optional<Trap> {
+    const FuncType& ft = callee->type;
+    std::vector<Value> args(ft.params.size()), res(ft.results.size());
+    for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
+    for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
+    store.fuel_ = fuel;
+    Caller caller(store, inst->self);
+    std::optional<Trap> t = callee->host(caller, args, res);
+    if (t) return t;
+    for (size_t k = 0; k < ft.results.size(); ++k) fp[k] = res[k].bits;
+    return std::nullopt;
+    }();
+    if (result) goto done;
+    goto do_return;
+  }
+  const CompiledFunc* cf = callee->code;
+  Frame& top = frames.back();
+  // The caller's charge is refunded before the callee charges: a tail-call chain runs at
+  // constant depth.
+  calls_left++;
+  values_left += top.cost;
+  if (calls_left == 0 || values_left < cf->cost) TRAP(kStackOverflow);
+  if (fp + cf->frame_slots > stack_end) TRAP(kStackOverflow);
+  calls_left--;
+  values_left -= cf->cost;
+  top.cost = cf->cost;
+  if (cf->num_params) std::memmove(fp, nfp, cf->num_params * sizeof(uint64_t));
+  inst = callee->instance;
+  code = inst->code;
+  std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+  pc = code + cf->code;
+  RELOAD_MEM();
+  NEXT();
+}
+
+trap:
+  result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr};
+done:
+  if (!result) {
+    // Normal completion refunded every frame.
+    store.calls_left_ = calls_left;
+    store.values_left_ = values_left;
+  }
+  store.fuel_ = fuel;
+  return result;
+#undef NEXT
+#undef S
+#undef TRAP
+#undef RELOAD_MEM
+#undef LOAD
+#undef STORE
+}
+
+}  // namespace genvm::wasm

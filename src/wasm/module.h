@@ -1,0 +1,105 @@
+// Internal: the decoded module (what the binary reader produces) and its compiled form (what
+// the compiler adds). Private to src/wasm.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wasm/wasm.h"
+
+namespace genvm::wasm {
+
+struct Limits {
+  uint64_t min = 0;
+  std::optional<uint64_t> max;
+};
+struct TableType { ValType elem = ValType::FuncRef; Limits limits; };
+struct MemoryType { Limits limits; };
+struct GlobalType { ValType type = ValType::I32; bool mut = false; };
+
+// A constant expression, kept as the raw instruction list; the validator checks it and the
+// runtime evaluates it. op: 0x41 i32.const, 0x42 i64.const, 0x43/0x44 float consts (imm = bits),
+// 0xd0 ref.null (type in ref_type), 0xd2 ref.func (imm = index), 0x23 global.get, or any
+// other opcode (then invalid: "constant expression required").
+struct ConstInstr { uint32_t op = 0; uint64_t imm = 0; ValType ref_type = ValType::FuncRef; };
+struct ConstExpr { std::vector<ConstInstr> instrs; size_t offset = 0; };
+
+struct Import {
+  std::string module, name;
+  char kind = 'f';  // f t m g
+  uint32_t func_type = 0;
+  TableType table;
+  MemoryType memory;
+  GlobalType global;
+};
+
+struct Export { std::string name; char kind = 'f'; uint32_t index = 0; };
+
+struct ElemSegment {
+  enum Mode : uint8_t { kActive, kPassive, kDeclarative } mode = kActive;
+  uint32_t table = 0;
+  ConstExpr offset;
+  ValType type = ValType::FuncRef;
+  std::vector<ConstExpr> items;
+};
+
+struct DataSegment {
+  bool active = true;
+  uint32_t memory = 0;
+  ConstExpr offset;
+  std::vector<uint8_t> bytes;
+};
+
+struct FuncBody {
+  std::vector<ValType> locals;  // declared locals, expanded
+  size_t body_offset = 0;       // first instruction byte (absolute, within the module bytes)
+  size_t body_end = 0;          // one past the final `end`
+};
+
+// Compiled function: where its internal code starts and what a frame of it needs.
+struct CompiledFunc {
+  uint32_t type_index = 0;
+  uint32_t type_id = 0;         // canonical id, equal ids <=> equal types (process-wide)
+  uint32_t code = 0;            // index into ModuleImpl::code
+  uint32_t num_params = 0;
+  uint32_t num_results = 0;
+  uint32_t num_locals = 0;      // declared locals (zeroed on entry)
+  uint32_t frame_slots = 0;     // params + locals + max operand depth
+  uint32_t cost = 0;            // GenVM value-stack charge: locals + max operand depth
+};
+
+struct ModuleImpl {
+  std::vector<uint8_t> bytes;
+  std::vector<FuncType> types;
+  std::vector<uint32_t> type_ids;    // canonical id per type index
+  std::vector<Import> imports;
+  std::vector<uint32_t> funcs;       // type index of every function (imports first)
+  std::vector<TableType> tables;     // imports first
+  std::vector<MemoryType> memories;  // imports first
+  std::vector<GlobalType> globals;   // imports first
+  std::vector<ConstExpr> global_inits;  // defined globals only
+  std::vector<Export> exports;
+  std::optional<uint32_t> start;
+  std::vector<ElemSegment> elems;
+  std::vector<DataSegment> datas;
+  std::optional<uint32_t> data_count;
+  std::vector<FuncBody> bodies;
+  std::vector<std::pair<uint32_t, std::string>> func_names;  // from the name section
+  uint32_t num_imported_funcs = 0, num_imported_tables = 0, num_imported_memories = 0,
+           num_imported_globals = 0;
+
+  // Compiled form.
+  LoadOptions options;
+  std::vector<uint32_t> code;
+  std::vector<CompiledFunc> compiled;  // one per defined function
+};
+
+// Stage entry points (each usable alone: the fuzzer drives read_module by itself).
+Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes);
+Status validate_module(ModuleImpl& m);           // module-level rules
+Status compile_functions(ModuleImpl& m);         // validates bodies and emits internal code
+uint32_t canonical_type_id(const FuncType& t);   // process-wide interning
+
+}  // namespace genvm::wasm

@@ -1,0 +1,58 @@
+// Internal: the compiled code's opcodes. Private to src/wasm.
+//
+// Code is a vector of 32-bit words: an opcode word followed by its operands. Operands are frame
+// slot indices (fp-relative, resolved at compile time), immediates, or absolute code indices
+// (branch targets). Numeric instructions keep their wasm opcode number so that the compiler and
+// the interpreter need no mapping table for them:
+//   unary  0x45..0xc4 : [op, src, dst]          binary: [op, a, b, dst]
+//   0xc5..0xcc        : the eight trunc_sat ops, [op, src, dst]
+// dst is always the last word of "simple" instructions (the compiler retargets it to a local
+// when the next wasm instruction is local.set).
+#pragma once
+
+#include <cstdint>
+
+namespace genvm::wasm {
+
+enum Op : uint32_t {
+  kTruncSatBase = 0xc5,          // + (0xfc sub-opcode 0..7)
+  kUnreachable = 0x100,          // []
+  kNondet,                       // [] traps nondet_instruction (deterministic mode)
+  kCopy,                         // [src, dst]
+  kConst32,                      // [value, dst]
+  kConst64,                      // [lo, hi, dst]
+  kBr,                           // [target]
+  kBrIfNz,                       // [cond, target]
+  kBrIfZ,                        // [cond, target]
+  kBrTable,                      // [idx, n, target * n]  (last = default)
+  kReturn,                       // [src, count]
+  kCall,                         // [func, base]
+  kCallIndirect,                 // [type_id, table, idx, base]
+  kReturnCall,                   // [func, base]
+  kReturnCallIndirect,           // [type_id, table, idx, base]
+  kSelect,                       // [a, b, cond, dst]
+  kGlobalGet,                    // [global, dst]
+  kGlobalSet,                    // [global, src]
+  kMemorySize,                   // [dst]
+  kMemoryGrow,                   // [delta, dst]
+  kMemoryFill,                   // [d, val, n]
+  kMemoryCopy,                   // [d, s, n]
+  kMemoryInit,                   // [seg, d, s, n]
+  kDataDrop,                     // [seg]
+  kTableGet,                     // [table, idx, dst]
+  kTableSet,                     // [table, idx, val]
+  kTableSize,                    // [table, dst]
+  kTableGrow,                    // [table, init, delta, dst]
+  kTableFill,                    // [table, i, val, n]
+  kTableCopy,                    // [dst_table, src_table, d, s, n]
+  kTableInit,                    // [table, seg, d, s, n]
+  kElemDrop,                     // [seg]
+  kRefIsNull,                    // [src, dst]
+  kRefFunc,                      // [func, dst]
+  kFuel,                         // [n] charge n; also the interrupt check
+  kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
+                                 // + wasm opcode 0x36..0x3e: [addr, value, offset]
+  kNumOps = 0x240,
+};
+
+}  // namespace genvm::wasm

@@ -1,0 +1,490 @@
+// Binary reader: bytes -> ModuleImpl. Every length and count is checked against the bytes that
+// remain before anything is allocated, so a hostile header cannot make us reserve memory.
+// Function bodies are only delimited here (their instructions are read by the compiler).
+#include <cstring>
+
+#include "wasm/module.h"
+
+namespace genvm::wasm {
+namespace {
+
+struct Fail {
+  size_t offset;
+  std::string msg;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t begin, size_t end) : d_(data), pos_(begin), end_(end) {}
+
+  size_t pos() const { return pos_; }
+  size_t end() const { return end_; }
+  bool at_end() const { return pos_ >= end_; }
+  size_t remaining() const { return end_ - pos_; }
+
+  uint8_t u8() {
+    if (pos_ >= end_) throw Fail{pos_, "unexpected end"};
+    return d_[pos_++];
+  }
+  uint64_t uleb(int bits) {
+    uint64_t result = 0;
+    int shift = 0;
+    size_t start = pos_;
+    for (int i = 0;; ++i) {
+      if (pos_ >= end_) throw Fail{pos_, "unexpected end"};
+      uint8_t b = d_[pos_++];
+      int max_bytes = (bits + 6) / 7;
+      if (i == max_bytes - 1) {
+        if (b & 0x80) throw Fail{start, "integer representation too long"};
+        int used = bits - 7 * i;
+        if (used < 7 && (b >> used) != 0) throw Fail{start, "integer too large"};
+        result |= uint64_t(b) << shift;
+        return result;
+      }
+      result |= uint64_t(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) return result;
+    }
+  }
+  int64_t sleb(int bits) {
+    int64_t result = 0;
+    int shift = 0;
+    size_t start = pos_;
+    int max_bytes = (bits + 6) / 7;
+    for (int i = 0;; ++i) {
+      if (pos_ >= end_) throw Fail{pos_, "unexpected end"};
+      uint8_t b = d_[pos_++];
+      if (i == max_bytes - 1) {
+        if (b & 0x80) throw Fail{start, "integer representation too long"};
+        int used = bits - 7 * i;  // value bits in this byte
+        if (used < 7) {
+          // The unused high bits must all equal the sign bit.
+          uint8_t sign = (b >> (used - 1)) & 1;
+          uint8_t rest = uint8_t(b >> used) & uint8_t((1 << (7 - used)) - 1);
+          uint8_t want = sign ? uint8_t((1 << (7 - used)) - 1) : 0;
+          if (rest != want) throw Fail{start, "integer too large"};
+        }
+        result |= int64_t(uint64_t(b & 0x7f) << shift);
+        shift += 7;
+        if (shift < 64 && (b & 0x40)) result |= int64_t(~uint64_t(0) << shift);
+        return result;
+      }
+      result |= int64_t(uint64_t(b & 0x7f) << shift);
+      shift += 7;
+      if (!(b & 0x80)) {
+        if (shift < 64 && (b & 0x40)) result |= int64_t(~uint64_t(0) << shift);
+        return result;
+      }
+    }
+  }
+  uint32_t u32() { return uint32_t(uleb(32)); }
+  uint32_t fixed32() {
+    if (remaining() < 4) throw Fail{pos_, "unexpected end"};
+    uint32_t v;
+    std::memcpy(&v, d_ + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  uint64_t fixed64() {
+    if (remaining() < 8) throw Fail{pos_, "unexpected end"};
+    uint64_t v;
+    std::memcpy(&v, d_ + pos_, 8);
+    pos_ += 8;
+    return v;
+  }
+  // A count of items that each take at least min_size bytes: checked against what remains.
+  uint32_t count(size_t min_size = 1) {
+    size_t at = pos_;
+    uint32_t n = u32();
+    if (uint64_t(n) * min_size > remaining()) throw Fail{at, "unexpected end of section or function"};
+    return n;
+  }
+  std::string name() {
+    uint32_t len = u32();
+    if (len > remaining()) throw Fail{pos_, "unexpected end of section or function: length out of bounds"};
+    std::string s(reinterpret_cast<const char*>(d_ + pos_), len);
+    if (!valid_utf8(s)) throw Fail{pos_, "malformed UTF-8 encoding"};
+    pos_ += len;
+    return s;
+  }
+  void skip(size_t n) {
+    if (n > remaining()) throw Fail{pos_, "unexpected end"};
+    pos_ += n;
+  }
+  const uint8_t* data() const { return d_; }
+
+  static bool valid_utf8(const std::string& s) {
+    size_t i = 0, n = s.size();
+    auto* p = reinterpret_cast<const uint8_t*>(s.data());
+    while (i < n) {
+      uint8_t c = p[i];
+      if (c < 0x80) { ++i; continue; }
+      int len;
+      uint32_t cp;
+      if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
+      else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
+      else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
+      else return false;
+      if (i + len > n) return false;
+      for (int k = 1; k < len; ++k) {
+        if ((p[i + k] & 0xc0) != 0x80) return false;
+        cp = (cp << 6) | (p[i + k] & 0x3f);
+      }
+      if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
+      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+      i += len;
+    }
+    return true;
+  }
+
+ private:
+  const uint8_t* d_;
+  size_t pos_;
+  size_t end_;
+};
+
+ValType read_valtype(Reader& r) {
+  size_t at = r.pos();
+  uint8_t b = r.u8();
+  switch (b) {
+    case 0x7f: case 0x7e: case 0x7d: case 0x7c: case 0x70: case 0x6f:
+      return ValType(b);
+    case 0x7b:
+      throw Fail{at, "SIMD (v128) is not supported yet"};
+    default:
+      throw Fail{at, "malformed value type"};
+  }
+}
+
+ValType read_reftype(Reader& r) {
+  size_t at = r.pos();
+  uint8_t b = r.u8();
+  if (b != 0x70 && b != 0x6f) throw Fail{at, "malformed reference type"};
+  return ValType(b);
+}
+
+Limits read_limits(Reader& r, bool is_memory) {
+  Limits l;
+  size_t at = r.pos();
+  uint8_t flags = r.u8();
+  if (flags > 1) throw Fail{at, is_memory ? "integer too large: malformed limits flags" : "malformed limits flags"};
+  l.min = r.u32();
+  if (flags & 1) l.max = r.u32();
+  return l;
+}
+
+TableType read_table_type(Reader& r) {
+  TableType t;
+  t.elem = read_reftype(r);
+  t.limits = read_limits(r, false);
+  return t;
+}
+
+GlobalType read_global_type(Reader& r) {
+  GlobalType g;
+  g.type = read_valtype(r);
+  size_t at = r.pos();
+  uint8_t m = r.u8();
+  if (m > 1) throw Fail{at, "malformed mutability"};
+  g.mut = m == 1;
+  return g;
+}
+
+ConstExpr read_const_expr(Reader& r) {
+  ConstExpr e;
+  e.offset = r.pos();
+  for (;;) {
+    size_t at = r.pos();
+    uint8_t op = r.u8();
+    ConstInstr ci;
+    ci.op = op;
+    switch (op) {
+      case 0x0b: return e;
+      case 0x41: ci.imm = uint64_t(uint32_t(int32_t(r.sleb(32)))); break;
+      case 0x42: ci.imm = uint64_t(r.sleb(64)); break;
+      case 0x43: ci.imm = r.fixed32(); break;
+      case 0x44: ci.imm = r.fixed64(); break;
+      case 0xd0: ci.ref_type = read_reftype(r); break;
+      case 0xd2: ci.imm = r.u32(); break;
+      case 0x23: ci.imm = r.u32(); break;
+      default:
+        // Anything else is not constant; remember it so the validator reports it, but we
+        // cannot know its immediates, so stop reading here.
+        (void)at;
+        ci.op = 0x100 | op;
+        e.instrs.push_back(ci);
+        throw Fail{at, "constant expression required"};
+    }
+    e.instrs.push_back(ci);
+  }
+}
+
+void read_types(Reader& r, ModuleImpl& m) {
+  uint32_t n = r.count();
+  m.types.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    size_t at = r.pos();
+    if (r.u8() != 0x60) throw Fail{at, "integer representation too long: malformed function type"};
+    FuncType ft;
+    uint32_t np = r.count();
+    for (uint32_t k = 0; k < np; ++k) ft.params.push_back(read_valtype(r));
+    uint32_t nr = r.count();
+    for (uint32_t k = 0; k < nr; ++k) ft.results.push_back(read_valtype(r));
+    m.types.push_back(std::move(ft));
+  }
+}
+
+void read_imports(Reader& r, ModuleImpl& m) {
+  uint32_t n = r.count(4);
+  for (uint32_t i = 0; i < n; ++i) {
+    Import im;
+    im.module = r.name();
+    im.name = r.name();
+    size_t at = r.pos();
+    uint8_t kind = r.u8();
+    switch (kind) {
+      case 0:
+        im.kind = 'f';
+        im.func_type = r.u32();
+        m.funcs.push_back(im.func_type);
+        ++m.num_imported_funcs;
+        break;
+      case 1:
+        im.kind = 't';
+        im.table = read_table_type(r);
+        m.tables.push_back(im.table);
+        ++m.num_imported_tables;
+        break;
+      case 2:
+        im.kind = 'm';
+        im.memory.limits = read_limits(r, true);
+        m.memories.push_back(im.memory);
+        ++m.num_imported_memories;
+        break;
+      case 3:
+        im.kind = 'g';
+        im.global = read_global_type(r);
+        m.globals.push_back(im.global);
+        ++m.num_imported_globals;
+        break;
+      default:
+        throw Fail{at, "malformed import kind"};
+    }
+    m.imports.push_back(std::move(im));
+  }
+}
+
+void read_elem(Reader& r, ModuleImpl& m) {
+  uint32_t n = r.count();
+  for (uint32_t i = 0; i < n; ++i) {
+    ElemSegment s;
+    size_t at = r.pos();
+    uint32_t flags = r.u32();
+    if (flags > 7) throw Fail{at, "malformed elements segment kind"};
+    bool passive_or_decl = flags & 1;
+    bool explicit_table = flags & 2;
+    bool uses_exprs = flags & 4;
+    if (!passive_or_decl) {
+      s.mode = ElemSegment::kActive;
+      if (explicit_table) s.table = r.u32();
+      s.offset = read_const_expr(r);
+    } else {
+      s.mode = explicit_table ? ElemSegment::kDeclarative : ElemSegment::kPassive;
+    }
+    if (passive_or_decl || explicit_table) {
+      if (uses_exprs) {
+        s.type = read_reftype(r);
+      } else {
+        size_t kat = r.pos();
+        if (r.u8() != 0x00) throw Fail{kat, "malformed element kind"};
+        s.type = ValType::FuncRef;
+      }
+    }
+    uint32_t count = r.count();
+    for (uint32_t k = 0; k < count; ++k) {
+      if (uses_exprs) {
+        s.items.push_back(read_const_expr(r));
+      } else {
+        ConstExpr e;
+        e.offset = r.pos();
+        e.instrs.push_back(ConstInstr{0xd2, r.u32(), ValType::FuncRef});
+        s.items.push_back(std::move(e));
+      }
+    }
+    m.elems.push_back(std::move(s));
+  }
+}
+
+void read_data(Reader& r, ModuleImpl& m) {
+  uint32_t n = r.count();
+  if (m.data_count && *m.data_count != n)
+    throw Fail{r.pos(), "data count and data section have inconsistent lengths"};
+  for (uint32_t i = 0; i < n; ++i) {
+    DataSegment s;
+    size_t at = r.pos();
+    uint32_t flags = r.u32();
+    if (flags > 2) throw Fail{at, "malformed data segment kind"};
+    if (flags == 1) {
+      s.active = false;
+    } else {
+      if (flags == 2) s.memory = r.u32();
+      s.offset = read_const_expr(r);
+    }
+    uint32_t len = r.u32();
+    if (len > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function"};
+    s.bytes.assign(r.data() + r.pos(), r.data() + r.pos() + len);
+    r.skip(len);
+    m.datas.push_back(std::move(s));
+  }
+}
+
+void read_code(Reader& r, ModuleImpl& m) {
+  uint32_t n = r.count();
+  size_t defined = m.funcs.size() - m.num_imported_funcs;
+  if (n != defined) throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t size = r.u32();
+    if (size > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function"};
+    Reader b(r.data(), r.pos(), r.pos() + size);
+    FuncBody fb;
+    uint32_t groups = b.count();
+    uint64_t total = 0;
+    for (uint32_t g = 0; g < groups; ++g) {
+      size_t at = b.pos();
+      uint32_t cnt = b.u32();
+      total += cnt;
+      // GenVM's stack rule rejects any function whose locals alone exceed the value budget,
+      // so cap here before expanding the list.
+      if (total > 65536) throw Fail{at, "too many locals"};
+      ValType t = read_valtype(b);
+      fb.locals.insert(fb.locals.end(), cnt, t);
+    }
+    fb.body_offset = b.pos();
+    fb.body_end = b.end();
+    if (fb.body_end <= fb.body_offset || r.data()[fb.body_end - 1] != 0x0b)
+      throw Fail{fb.body_end, "unexpected end of section or function: END opcode expected"};
+    m.bodies.push_back(std::move(fb));
+    r.skip(size);
+  }
+}
+
+void read_names(Reader& r, ModuleImpl& m) {
+  // The name section is advisory: a malformed one is ignored, never fatal.
+  try {
+    while (!r.at_end()) {
+      uint8_t id = r.u8();
+      uint32_t size = r.u32();
+      if (size > r.remaining()) return;
+      Reader sub(r.data(), r.pos(), r.pos() + size);
+      if (id == 1) {
+        uint32_t n = sub.count(2);
+        for (uint32_t i = 0; i < n; ++i) {
+          uint32_t idx = sub.u32();
+          std::string nm = sub.name();
+          m.func_names.emplace_back(idx, std::move(nm));
+        }
+      }
+      r.skip(size);
+    }
+  } catch (const Fail&) {
+    m.func_names.clear();
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) {
+  auto m = std::make_unique<ModuleImpl>();
+  m->bytes.assign(bytes.begin(), bytes.end());
+  const uint8_t* d = m->bytes.data();
+  try {
+    Reader r(d, 0, m->bytes.size());
+    if (r.remaining() < 4 || std::memcmp(d, "\0asm", 4) != 0) throw Fail{0, "magic header not detected"};
+    r.skip(4);
+    if (r.remaining() < 4) throw Fail{4, "unexpected end: unknown binary version"};
+    if (r.fixed32() != 1) throw Fail{4, "unknown binary version"};
+    // Section order: type 1, import 2, function 3, table 4, memory 5, global 6, export 7,
+    // start 8, element 9, datacount 12, code 10, data 11.
+    static const int kOrder[13] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
+    int last = 0;
+    bool saw_func = false, saw_code = false;
+    while (!r.at_end()) {
+      size_t sec_at = r.pos();
+      uint8_t id = r.u8();
+      if (id > 12) throw Fail{sec_at, "malformed section id"};
+      uint32_t size = r.u32();
+      if (size > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function: length out of bounds"};
+      Reader s(d, r.pos(), r.pos() + size);
+      if (id != 0) {
+        if (kOrder[id] <= last) throw Fail{sec_at, "unexpected content after last section: junk after last section / section out of order"};
+        last = kOrder[id];
+      }
+      switch (id) {
+        case 0: {
+          std::string nm = s.name();
+          if (nm == "name") read_names(s, *m);
+          s.skip(s.remaining());
+          break;
+        }
+        case 1: read_types(s, *m); break;
+        case 2: read_imports(s, *m); break;
+        case 3: {
+          uint32_t n = s.count();
+          for (uint32_t i = 0; i < n; ++i) m->funcs.push_back(s.u32());
+          saw_func = true;
+          break;
+        }
+        case 4: {
+          uint32_t n = s.count();
+          for (uint32_t i = 0; i < n; ++i) m->tables.push_back(read_table_type(s));
+          break;
+        }
+        case 5: {
+          uint32_t n = s.count();
+          for (uint32_t i = 0; i < n; ++i) m->memories.push_back(MemoryType{read_limits(s, true)});
+          break;
+        }
+        case 6: {
+          uint32_t n = s.count();
+          for (uint32_t i = 0; i < n; ++i) {
+            m->globals.push_back(read_global_type(s));
+            m->global_inits.push_back(read_const_expr(s));
+          }
+          break;
+        }
+        case 7: {
+          uint32_t n = s.count();
+          for (uint32_t i = 0; i < n; ++i) {
+            Export e;
+            e.name = s.name();
+            size_t at = s.pos();
+            uint8_t k = s.u8();
+            if (k > 3) throw Fail{at, "malformed export kind"};
+            e.kind = "ftmg"[k];
+            e.index = s.u32();
+            m->exports.push_back(std::move(e));
+          }
+          break;
+        }
+        case 8: m->start = s.u32(); break;
+        case 9: read_elem(s, *m); break;
+        case 10: read_code(s, *m); saw_code = true; break;
+        case 11: read_data(s, *m); break;
+        case 12: m->data_count = s.u32(); break;
+      }
+      if (!s.at_end()) throw Fail{s.pos(), "section size mismatch"};
+      r.skip(size);
+    }
+    if (saw_func && !saw_code && m->funcs.size() > m->num_imported_funcs)
+      throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+    if (!saw_code && m->funcs.size() > m->num_imported_funcs)
+      throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+    if (m->data_count && *m->data_count != m->datas.size())
+      throw Fail{r.pos(), "data count and data section have inconsistent lengths"};
+  } catch (const Fail& f) {
+    return make_error("malformed", "at offset " + std::to_string(f.offset) + ": " + f.msg);
+  }
+  return m;
+}
+
+}  // namespace genvm::wasm

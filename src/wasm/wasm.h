@@ -1,0 +1,259 @@
+// genvm::wasm — our WebAssembly engine: bytes -> Module (read, validate, compile), Store (owns
+// every runtime object and the run's limits), Linker (imports by (module, name)), Instance.
+//
+//   Store store(StoreConfig{});
+//   auto mod = Module::load(bytes, LoadOptions{});      // Error carries "at offset N: ..."
+//   Linker linker;  linker.define_host("env", "f", type, fn);
+//   auto inst = linker.instantiate(store, *mod, "name"); // traps in start/segments are errors
+//   auto out = store.call(export_func, {Value::i32(1)});  // Outcome: values, or a Trap value
+//
+// Contract: a module that loads is valid per the core spec (+ the enabled extensions); nothing a
+// module does crashes the process or allocates host memory beyond StoreConfig::ram_budget; every
+// failure is a value. Calls never recurse on the native stack. Not thread-safe except
+// Store::interrupt(), which any thread may call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace genvm::wasm {
+
+enum class ValType : uint8_t {
+  I32 = 0x7f, I64 = 0x7e, F32 = 0x7d, F64 = 0x7c, V128 = 0x7b, FuncRef = 0x70, ExternRef = 0x6f,
+};
+const char* val_type_name(ValType t);
+inline bool is_ref(ValType t) { return t == ValType::FuncRef || t == ValType::ExternRef; }
+
+// A typed value. bits holds i32 (zero-extended), i64, f32/f64 bit patterns, or a reference
+// (0 = null). hi is the upper half of a v128 (SIMD is not implemented yet, the slot exists).
+struct Value {
+  ValType type = ValType::I32;
+  uint64_t bits = 0;
+  uint64_t hi = 0;
+
+  static Value i32(int32_t v) { return {ValType::I32, uint64_t(uint32_t(v)), 0}; }
+  static Value i64(int64_t v) { return {ValType::I64, uint64_t(v), 0}; }
+  static Value f32_bits(uint32_t b) { return {ValType::F32, b, 0}; }
+  static Value f64_bits(uint64_t b) { return {ValType::F64, b, 0}; }
+  static Value f32(float f) { uint32_t b; std::memcpy(&b, &f, 4); return f32_bits(b); }
+  static Value f64(double f) { uint64_t b; std::memcpy(&b, &f, 8); return f64_bits(b); }
+  static Value ref(ValType t, uint64_t r) { return {t, r, 0}; }
+  static Value zero(ValType t) { return {t, 0, 0}; }
+  int32_t as_i32() const { return int32_t(uint32_t(bits)); }
+  int64_t as_i64() const { return int64_t(bits); }
+  float as_f32() const { float f; uint32_t b = uint32_t(bits); std::memcpy(&f, &b, 4); return f; }
+  double as_f64() const { double f; std::memcpy(&f, &bits, 8); return f; }
+};
+
+struct FuncType {
+  std::vector<ValType> params;
+  std::vector<ValType> results;
+  bool operator==(const FuncType&) const = default;
+  std::string to_string() const;
+};
+
+enum class TrapKind : uint8_t {
+  kUnreachable, kMemoryOutOfBounds, kTableOutOfBounds, kIndirectCallToNull, kBadSignature,
+  kIntegerOverflow, kIntegerDivideByZero, kBadConversionToInteger, kStackOverflow, kOutOfFuel,
+  kInterrupt, kNondetInstruction, kHostExit, kHostError,
+};
+// "unreachable", "memory_out_of_bounds", ... (the GenVM public kind names).
+const char* trap_kind_name(TrapKind k);
+
+// A run that ended early. kHostExit carries the host's exit code and payload (proc_exit,
+// GenVM Return/UserError); kHostError carries a message.
+struct Trap {
+  TrapKind kind = TrapKind::kUnreachable;
+  std::string message;
+  int32_t exit_code = 0;
+  std::shared_ptr<void> payload;
+  // "wasm_trap <kind>", the string GenVM reports.
+  std::string public_string() const { return std::string("wasm_trap ") + trap_kind_name(kind); }
+};
+
+struct Outcome {
+  std::vector<Value> values;
+  std::optional<Trap> trap;
+  bool ok() const { return !trap.has_value(); }
+};
+
+struct StoreConfig {
+  uint32_t call_stack_limit = 1024;     // frames
+  uint32_t value_stack_limit = 65535;   // value slots (declared locals + max operand depth)
+  uint64_t ram_budget = uint64_t(4) << 30;  // bytes: memories + 64 bytes per table element
+  bool fuel_enabled = false;            // only meaningful for modules loaded with metering
+  uint64_t fuel = 0;
+};
+
+struct LoadOptions {
+  // GenVM deterministic mode: float instructions outside the bit-moving set trap when reached.
+  bool deterministic = false;
+  // Emit per-basic-block fuel charges and interrupt checks (loop heads, function entries).
+  bool metering = false;
+};
+
+class Store;
+class Instance;
+struct ModuleImpl;
+struct FuncInst;
+struct MemInst;
+struct TableInst;
+struct GlobalInst;
+
+class Module {
+ public:
+  // Reads, validates and compiles. Error code is "malformed" or "invalid"; the message starts
+  // with "at offset N: " when a byte position is known.
+  static Result<std::shared_ptr<const Module>> load(std::span<const uint8_t> bytes,
+                                                    const LoadOptions& opts = {});
+  struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
+  struct ExportDesc { std::string name; char kind; };
+  std::vector<ImportDesc> imports() const;
+  std::vector<ExportDesc> exports() const;
+  const ModuleImpl& impl() const { return *impl_; }
+  explicit Module(std::unique_ptr<ModuleImpl> impl);
+  ~Module();
+
+ private:
+  std::unique_ptr<ModuleImpl> impl_;
+};
+
+// What a host function sees of its caller.
+class Caller {
+ public:
+  Caller(Store& s, Instance* inst) : store_(s), inst_(inst) {}
+  Store& store() { return store_; }
+  Instance* instance() { return inst_; }
+  // Memory 0 of the calling instance (empty span if it has none). Valid until the next grow.
+  std::span<uint8_t> memory();
+  // Bounds-checked helpers; false when [addr, addr+len) is outside memory 0.
+  bool read(uint64_t addr, void* out, uint64_t len);
+  bool write(uint64_t addr, const void* in, uint64_t len);
+
+ private:
+  Store& store_;
+  Instance* inst_;
+};
+
+// nullopt = success; a Trap (e.g. kHostExit) ends the whole run with it.
+using HostFunc = std::function<std::optional<Trap>(Caller&, std::span<const Value>, std::span<Value>)>;
+
+// An external value: what imports resolve to and exports yield.
+struct Extern {
+  enum Kind : char { kFunc = 'f', kTable = 't', kMemory = 'm', kGlobal = 'g' } kind = kFunc;
+  FuncInst* func = nullptr;
+  TableInst* table = nullptr;
+  MemInst* memory = nullptr;
+  GlobalInst* global = nullptr;
+};
+
+class Store {
+ public:
+  explicit Store(StoreConfig cfg = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const StoreConfig& config() const { return cfg_; }
+  // Calls a function with typed args (checked against its type).
+  Result<Outcome> call(FuncInst* f, std::span<const Value> args);
+  Result<Outcome> call(const Extern& e, std::span<const Value> args);
+
+  FuncInst* new_host_func(const FuncType& type, HostFunc fn);
+  Result<TableInst*> new_table(ValType elem, uint32_t min, std::optional<uint32_t> max);
+  Result<MemInst*> new_memory(uint32_t min_pages, std::optional<uint32_t> max_pages);
+  GlobalInst* new_global(ValType type, bool mut, Value init);
+
+  // Fuel (for modules loaded with metering): set before a call, read after.
+  void set_fuel(uint64_t f) { fuel_ = int64_t(f > uint64_t(INT64_MAX) ? INT64_MAX : f); }
+  uint64_t fuel() const { return fuel_ < 0 ? 0 : uint64_t(fuel_); }
+  // Asks a running (metered) call to stop with TrapKind::kInterrupt; safe from any thread.
+  void interrupt() { interrupt_.store(true, std::memory_order_relaxed); }
+  void clear_interrupt() { interrupt_.store(false, std::memory_order_relaxed); }
+  // Counters the stack rule charges (remaining). For tests.
+  uint32_t calls_left() const { return calls_left_; }
+  uint32_t values_left() const { return values_left_; }
+  uint64_t ram_used() const { return ram_used_; }
+
+  // Every instance made in this store, in creation order, with its module name (may be "").
+  const std::vector<std::pair<std::string, Instance*>>& instances() const { return instances_; }
+
+  // --- internal (used by the runtime and the interpreter) ---
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  bool charge_ram(uint64_t bytes);
+  void refund_ram(uint64_t bytes) { ram_used_ -= bytes; }
+
+ private:
+  friend class Linker;
+  friend Result<Outcome> run_function(Store&, FuncInst*, std::span<const Value>);
+  friend struct Interp;
+  StoreConfig cfg_;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::pair<std::string, Instance*>> instances_;
+  int64_t fuel_ = 0;
+  std::atomic<bool> interrupt_{false};
+  uint32_t calls_left_ = 0;
+  uint32_t values_left_ = 0;
+  uint64_t ram_used_ = 0;
+};
+
+class Instance {
+ public:
+  std::optional<Extern> get_export(const std::string& name) const;
+  FuncInst* get_func(const std::string& name) const;
+  // Global access by export name; set fails on immutable globals or type mismatch.
+  std::optional<Value> get_global(const std::string& name) const;
+  Status set_global(const std::string& name, const Value& v);
+  size_t memory_count() const;
+  std::span<uint8_t> memory(size_t index) const;
+  // Function name from the `name` section (or "func[N]") for backtraces.
+  std::string func_name(uint32_t index) const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+  explicit Instance(std::unique_ptr<Impl> impl);
+  ~Instance();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class Linker {
+ public:
+  void define(const std::string& module, const std::string& name, Extern e);
+  void define_host(Store& s, const std::string& module, const std::string& name,
+                   const FuncType& type, HostFunc fn);
+  // Makes every export of inst importable as (module, export name) (spectest `register`).
+  void define_instance(const std::string& module, const Instance& inst);
+  std::optional<Extern> lookup(const std::string& module, const std::string& name) const;
+  // Resolves imports, allocates, runs element/data segments and the start function. Error code
+  // "unlinkable" (unknown import / incompatible import type) or "uninstantiable" (trap; the
+  // message is the trap's public string).
+  Result<Instance*> instantiate(Store& s, const std::shared_ptr<const Module>& m,
+                                const std::string& name = "");
+
+ private:
+  std::map<std::pair<std::string, std::string>, Extern> defs_;
+};
+
+// Type of an external function (for hosts and tests).
+const FuncType& func_type(const FuncInst* f);
+
+// Fingerprint support: (module name, memory index, bytes) of every memory of every instance in
+// the store, in instance-creation then memory-index order. The executor hashes the bytes.
+struct MemoryView { std::string module; uint32_t index; std::span<const uint8_t> bytes; };
+std::vector<MemoryView> memories_for_fingerprint(const Store& s);
+
+}  // namespace genvm::wasm
