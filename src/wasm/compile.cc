@@ -246,7 +246,8 @@ class FuncCompiler {
     Kind kind;
     std::vector<ValType> params, results;
     uint32_t height = 0;
-    bool unreachable = false;
+    bool unreachable = false;  // validation: the stack is polymorphic after br/return/...
+    bool dead = false;         // code generation: the block was entered in unreachable code
     uint32_t start_pc = 0;
     std::vector<uint32_t> patches;
     uint32_t else_patch = UINT32_MAX;
@@ -347,7 +348,7 @@ class FuncCompiler {
   }
 
   // --- operand stack ---
-  bool live() const { return !ctrls_.back().unreachable; }
+  bool live() const { return !ctrls_.back().unreachable && !ctrls_.back().dead; }
   uint32_t home(size_t i) const { return L_ + uint32_t(i); }
   uint32_t slot(size_t i) const { return vals_[i].local >= 0 ? uint32_t(vals_[i].local) : home(i); }
   // Slot of the k-th value from the top (0 = top), or 0 if it is in the polymorphic region.
@@ -575,7 +576,7 @@ void FuncCompiler::step() {
         c.else_patch = pc() - 1;
       }
       c.height = uint32_t(vals_.size() - c.params.size());
-      c.unreachable = ctrls_.back().unreachable;
+      c.dead = !live();
       c.start_pc = pc();
       ctrls_.push_back(std::move(c));
       last_dst_ = SIZE_MAX;
@@ -597,7 +598,7 @@ void FuncCompiler::step() {
         c.patches.push_back(pc() - 1);
       }
       c.kind = kElse;
-      c.unreachable = ctrls_.size() >= 2 ? ctrls_[ctrls_.size() - 2].unreachable : false;
+      c.unreachable = false;
       if (c.else_patch != UINT32_MAX) code_[c.else_patch] = pc();
       c.else_patch = UINT32_MAX;
       push_vals(c.params);
