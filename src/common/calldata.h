@@ -112,6 +112,7 @@ void encode_to(const Value& value, std::vector<uint8_t>& out);  // appends
 Result<Value> decode(std::span<const uint8_t> bytes);
 
 // Text form: one line, ASCII only, exact round trip. See docs/PROTOCOLS.md for the grammar.
+// A string holding invalid UTF-8 (only possible for a Value built in code) prints as U+FFFD.
 std::string to_text(const Value& value);
 Result<Value> parse_text(std::string_view text);
 
