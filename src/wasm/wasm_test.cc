@@ -1,0 +1,504 @@
+// Unit tests of the engine: reader and validator errors, every trap kind, GenVM's stack rule,
+// tail calls, deterministic mode, canonical NaNs, the RAM budget, fuel and interrupts, and
+// hostile modules. Modules are written in WAT and assembled with wabt's wat2wasm at test time.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "wasm/wasm.h"
+
+namespace genvm::wasm {
+namespace {
+
+bool have_wat2wasm() { return std::system("wat2wasm --version >/dev/null 2>&1") == 0; }
+
+std::vector<uint8_t> wat(const std::string& text, const char* flags = "") {
+  char in_path[] = "/tmp/genvm-wasm-test-XXXXXX";
+  int fd = mkstemp(in_path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  {
+    std::ofstream o(in_path);
+    o << text;
+  }
+  std::string out_path = std::string(in_path) + ".wasm";
+  std::string cmd = std::string("wat2wasm ") + flags + " " + in_path + " -o " + out_path;
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << text;
+  std::ifstream in(out_path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(in_path);
+  std::remove(out_path.c_str());
+  return bytes;
+}
+
+#define REQUIRE_WAT2WASM() \
+  if (!have_wat2wasm()) GTEST_SKIP() << "wat2wasm (wabt) not installed; install the Debian package wabt"
+
+struct Env {
+  Store store;
+  Linker linker;
+  Instance* inst = nullptr;
+  explicit Env(StoreConfig cfg = {}) : store(cfg) {}
+  void load(const std::vector<uint8_t>& bytes, LoadOptions lo = {}) {
+    auto m = Module::load(bytes, lo);
+    ASSERT_TRUE(m.ok()) << m.error().to_string();
+    auto i = linker.instantiate(store, *m, "test");
+    ASSERT_TRUE(i.ok()) << i.error().to_string();
+    inst = *i;
+  }
+  Outcome call(const std::string& name, std::vector<Value> args = {}) {
+    FuncInst* f = inst->get_func(name);
+    EXPECT_NE(f, nullptr) << name;
+    auto r = store.call(f, args);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : Outcome{};
+  }
+  std::optional<TrapKind> trap_of(const std::string& name, std::vector<Value> args = {}) {
+    Outcome o = call(name, args);
+    if (!o.trap) return std::nullopt;
+    return o.trap->kind;
+  }
+};
+
+// ------------------------------------------------------------------------------------ reader
+
+TEST(WasmReader, RejectsBadMagicWithOffset) {
+  std::vector<uint8_t> b = {0, 'a', 's', 'n', 1, 0, 0, 0};
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "malformed");
+  EXPECT_NE(m.error().message.find("at offset 0: magic header not detected"), std::string::npos);
+}
+
+TEST(WasmReader, RejectsTruncatedSection) {
+  // Type section claims 10 bytes but the file ends.
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0, 1, 10, 1, 0x60};
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "malformed");
+  EXPECT_NE(m.error().message.find("unexpected end"), std::string::npos) << m.error().message;
+}
+
+TEST(WasmReader, GiantCountIsCheckedAgainstRemainingBytes) {
+  // Type section with count 0xffffffff in 6 bytes: must fail fast, not reserve 4G entries.
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0, 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f};
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("unexpected end"), std::string::npos) << m.error().message;
+}
+
+TEST(WasmReader, GiantLocalCountIsRejected) {
+  // One function whose body declares 0xffffffff i32 locals.
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0,
+                            1, 4, 1, 0x60, 0, 0,           // type () -> ()
+                            3, 2, 1, 0,                    // func 0: type 0
+                            10, 10, 1, 8, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b};
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("too many locals"), std::string::npos) << m.error().message;
+}
+
+TEST(WasmReader, OverlongLebIsMalformed) {
+  // memory section: limits min encoded in 6 bytes.
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0, 5, 8, 1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("integer representation too long"), std::string::npos) << m.error().message;
+}
+
+// --------------------------------------------------------------------------------- validator
+
+TEST(WasmValidator, TypeMismatchIsInvalidWithMessage) {
+  REQUIRE_WAT2WASM();
+  auto b = wat("(module (func (result i32) (i64.const 1)))", "--no-check");
+  auto m = Module::load(b);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "invalid");
+  EXPECT_NE(m.error().message.find("type mismatch"), std::string::npos) << m.error().message;
+}
+
+TEST(WasmValidator, UnknownFunctionAndImmutableGlobal) {
+  REQUIRE_WAT2WASM();
+  auto m1 = Module::load(wat("(module (func (call 5)))", "--no-check"));
+  ASSERT_FALSE(m1.ok());
+  EXPECT_NE(m1.error().message.find("unknown function"), std::string::npos);
+  auto m2 = Module::load(wat("(module (global i32 (i32.const 0)) (func (global.set 0 (i32.const 1))))", "--no-check"));
+  ASSERT_FALSE(m2.ok());
+  EXPECT_NE(m2.error().message.find("global is immutable"), std::string::npos);
+}
+
+TEST(WasmValidator, FrameLargerThanValueBudgetIsRejected) {
+  REQUIRE_WAT2WASM();
+  // 70000 declared locals exceed GenVM's 65535-value frame limit.
+  auto m = Module::load(wat("(module (func (local i32) (local i32)))"));
+  ASSERT_TRUE(m.ok());
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0,
+                            10, 8, 1, 6, 1, 0xf0, 0xa2, 0x04, 0x7f, 0x0b};  // 70000 = 0xf0 0xa2 0x04
+  auto big = Module::load(b);
+  ASSERT_FALSE(big.ok());
+}
+
+// ------------------------------------------------------------------------------------- traps
+
+TEST(WasmTraps, EveryKindIsReportedAsAValue) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(R"((module
+    (type $v (func))
+    (type $i (func (result i32)))
+    (memory 1)
+    (table 2 funcref)
+    (elem (i32.const 0) $f)
+    (func $f)
+    (func (export "unreachable") unreachable)
+    (func (export "mem") (result i32) (i32.load (i32.const 65534)))
+    (func (export "table_oob") (call_indirect (type $v) (i32.const 5)))
+    (func (export "null") (call_indirect (type $v) (i32.const 1)))
+    (func (export "sig") (result i32) (call_indirect (type $i) (i32.const 0)))
+    (func (export "overflow") (result i32) (i32.div_s (i32.const 0x80000000) (i32.const -1)))
+    (func (export "div0") (result i32) (i32.rem_u (i32.const 1) (i32.const 0)))
+    (func (export "conv") (result i32) (i32.trunc_f32_s (f32.const nan)))
+    (func $rec (export "stack") (call $rec))
+  ))"));
+  EXPECT_EQ(e.trap_of("unreachable"), TrapKind::kUnreachable);
+  EXPECT_EQ(e.trap_of("mem"), TrapKind::kMemoryOutOfBounds);
+  EXPECT_EQ(e.trap_of("table_oob"), TrapKind::kTableOutOfBounds);
+  EXPECT_EQ(e.trap_of("null"), TrapKind::kIndirectCallToNull);
+  EXPECT_EQ(e.trap_of("sig"), TrapKind::kBadSignature);
+  EXPECT_EQ(e.trap_of("overflow"), TrapKind::kIntegerOverflow);
+  EXPECT_EQ(e.trap_of("div0"), TrapKind::kIntegerDivideByZero);
+  EXPECT_EQ(e.trap_of("conv"), TrapKind::kBadConversionToInteger);
+  Outcome o = e.call("stack");
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->public_string(), "wasm_trap stack_overflow");
+}
+
+TEST(WasmTraps, HostExitStopsTheWholeRunWithPayload) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  int calls_after = 0;
+  e.linker.define_host(e.store, "env", "exit", FuncType{{ValType::I32}, {}},
+                       [](Caller&, std::span<const Value> args, std::span<Value>) -> std::optional<Trap> {
+                         Trap t;
+                         t.kind = TrapKind::kHostExit;
+                         t.exit_code = args[0].as_i32();
+                         t.payload = std::make_shared<std::string>("bye");
+                         return t;
+                       });
+  e.linker.define_host(e.store, "env", "after", FuncType{{}, {}},
+                       [&](Caller&, std::span<const Value>, std::span<Value>) -> std::optional<Trap> {
+                         ++calls_after;
+                         return std::nullopt;
+                       });
+  e.load(wat(R"((module (import "env" "exit" (func $exit (param i32))) (import "env" "after" (func $after))
+    (func $inner (call $exit (i32.const 7)) (call $after))
+    (func (export "run") (call $inner) (call $after))))"));
+  Outcome o = e.call("run");
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kHostExit);
+  EXPECT_EQ(o.trap->exit_code, 7);
+  EXPECT_EQ(*std::static_pointer_cast<std::string>(o.trap->payload), "bye");
+  EXPECT_EQ(calls_after, 0);
+}
+
+TEST(WasmHost, HostFunctionReadsAndWritesCallerMemory) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.linker.define_host(e.store, "env", "upcase", FuncType{{ValType::I32, ValType::I32}, {ValType::I32}},
+                       [](Caller& c, std::span<const Value> args, std::span<Value> res) -> std::optional<Trap> {
+                         uint32_t p = uint32_t(args[0].as_i32()), n = uint32_t(args[1].as_i32());
+                         std::string s(n, '\0');
+                         if (!c.read(p, s.data(), n)) return Trap{TrapKind::kMemoryOutOfBounds, "", 0, nullptr};
+                         for (auto& ch : s) ch = char(std::toupper(ch));
+                         c.write(p, s.data(), n);
+                         res[0] = Value::i32(int32_t(n));
+                         return std::nullopt;
+                       });
+  e.load(wat(R"((module (import "env" "upcase" (func $up (param i32 i32) (result i32)))
+    (memory (export "memory") 1) (data (i32.const 16) "hello")
+    (func (export "run") (result i32) (call $up (i32.const 16) (i32.const 5)))))"));
+  Outcome o = e.call("run");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o.values[0].as_i32(), 5);
+  auto mem = e.inst->memory(0);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(mem.data()) + 16, 5), "HELLO");
+}
+
+// ----------------------------------------------------------------------------- stack limits
+
+// $r counts its activations in a global and recurses forever. Its value size is
+// `locals` declared locals + 2 (max operand depth: global.get, i32.const).
+std::string recursion_module(int locals) {
+  std::string l;
+  for (int i = 0; i < locals; ++i) l += " (local i32)";
+  return "(module (global $n (export \"n\") (mut i32) (i32.const 0))"
+         " (func $r (export \"r\")" + l +
+         "  (global.set $n (i32.add (global.get $n) (i32.const 1))) (call $r)))";
+}
+
+TEST(WasmStackLimit, CallDepthLimitTrapsAtExactly1024Frames) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(recursion_module(0)));
+  EXPECT_EQ(e.trap_of("r"), TrapKind::kStackOverflow);
+  // The host entry is frame 1; frame 1025 is refused.
+  EXPECT_EQ(e.inst->get_global("n")->as_i32(), 1024);
+}
+
+TEST(WasmStackLimit, ValueBudgetCountsLocalsPlusOperandDepth) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(recursion_module(100)));
+  EXPECT_EQ(e.trap_of("r"), TrapKind::kStackOverflow);
+  // Each frame costs 100 locals + 2 operand slots = 102; floor(65535 / 102) = 642 frames.
+  // (Fails if params were charged, if operand depth were ignored, or the counter not held.)
+  EXPECT_EQ(e.inst->get_global("n")->as_i32(), 65535 / 102);
+}
+
+TEST(WasmStackLimit, LimitsAreConfigurablePerStore) {
+  REQUIRE_WAT2WASM();
+  StoreConfig cfg;
+  cfg.call_stack_limit = 10;
+  Env e(cfg);
+  e.load(wat(recursion_module(0)));
+  EXPECT_EQ(e.trap_of("r"), TrapKind::kStackOverflow);
+  EXPECT_EQ(e.inst->get_global("n")->as_i32(), 10);
+}
+
+TEST(WasmStackLimit, ReturnRefundsSoRepeatedCallsDoNotLeak) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(R"((module (func $leaf (result i32) (local i32) (i32.const 1))
+    (func (export "loop") (result i32) (local $i i32) (local $s i32)
+      (loop $l (local.set $s (i32.add (local.get $s) (call $leaf)))
+        (br_if $l (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 100000))))
+      (local.get $s))))"));
+  Outcome o = e.call("loop");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o.values[0].as_i32(), 100000);
+  EXPECT_EQ(e.store.calls_left(), 1024u);
+  EXPECT_EQ(e.store.values_left(), 65535u);
+}
+
+TEST(WasmStackLimit, TailCallChainOfAMillionRunsAtConstantDepth) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(R"((module (func $t (export "t") (param i64) (result i64)
+    (if (result i64) (i64.eqz (local.get 0)) (then (i64.const 42))
+      (else (return_call $t (i64.sub (local.get 0) (i64.const 1))))))))", "--enable-tail-call"));
+  Outcome o = e.call("t", {Value::i64(1000000)});
+  ASSERT_TRUE(o.ok()) << o.trap->public_string();
+  EXPECT_EQ(o.values[0].as_i64(), 42);
+}
+
+TEST(WasmStackLimit, NonTailRecursionOfTheSameDepthOverflows) {
+  REQUIRE_WAT2WASM();
+  // The control for the test above: the same chain with `call` must trap.
+  Env e;
+  e.load(wat(R"((module (func $t (export "t") (param i64) (result i64)
+    (if (result i64) (i64.eqz (local.get 0)) (then (i64.const 42))
+      (else (call $t (i64.sub (local.get 0) (i64.const 1))))))))"));
+  EXPECT_EQ(e.trap_of("t", {Value::i64(1000000)}), TrapKind::kStackOverflow);
+}
+
+// ------------------------------------------------------------------------------ determinism
+
+const char* kFloatModule = R"((module (memory 1)
+  (func (export "add") (param i32) (result f32)
+    (if (result f32) (local.get 0) (then (f32.add (f32.const 1) (f32.const 2))) (else (f32.const 7))))
+  (func (export "bits") (result i32)
+    (f32.store (i32.const 0) (f32.const 1.5))
+    (i32.reinterpret_f32 (select (f32.load (i32.const 0)) (f32.const 0) (i32.const 1))))
+  (func (export "div0") (result i32) (i32.reinterpret_f32 (f32.div (f32.const 0) (f32.const 0))))
+  (func (export "sqrtneg") (result i64) (i64.reinterpret_f64 (f64.sqrt (f64.const -1))))
+  (func (export "nanpayload") (result i32)
+    (i32.reinterpret_f32 (f32.add (f32.reinterpret_i32 (i32.const 0x7fa00001)) (f32.const 1))))
+  (func (export "neg") (result i32) (i32.reinterpret_f32 (f32.neg (f32.reinterpret_i32 (i32.const 0x7fa00001)))))
+))";
+
+TEST(WasmDeterminism, FloatOpTrapsOnlyWhenReached) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  LoadOptions lo;
+  lo.deterministic = true;
+  e.load(wat(kFloatModule), lo);  // a module containing float ops loads fine
+  Outcome skip = e.call("add", {Value::i32(0)});
+  ASSERT_TRUE(skip.ok());
+  EXPECT_EQ(skip.values[0].as_f32(), 7.0f);
+  EXPECT_EQ(e.trap_of("add", {Value::i32(1)}), TrapKind::kNondetInstruction);
+  // load/store/const/reinterpret (and select) are bit moves: allowed.
+  Outcome bits = e.call("bits");
+  ASSERT_TRUE(bits.ok());
+  EXPECT_EQ(uint32_t(bits.values[0].as_i32()), 0x3fc00000u);
+}
+
+TEST(WasmDeterminism, NondetModeComputesFloats) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(kFloatModule));
+  Outcome o = e.call("add", {Value::i32(1)});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o.values[0].as_f32(), 3.0f);
+}
+
+TEST(WasmDeterminism, ArithmeticNaNsAreCanonical) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(kFloatModule));
+  EXPECT_EQ(uint32_t(e.call("div0").values[0].as_i32()), 0x7fc00000u);
+  EXPECT_EQ(uint64_t(e.call("sqrtneg").values[0].as_i64()), 0x7ff8000000000000ull);
+  // x86 would propagate the input payload (0x7fe00001); we canonicalize.
+  EXPECT_EQ(uint32_t(e.call("nanpayload").values[0].as_i32()), 0x7fc00000u);
+  // neg is a bit operation: the payload is kept, only the sign flips.
+  EXPECT_EQ(uint32_t(e.call("neg").values[0].as_i32()), 0xffa00001u);
+}
+
+// ------------------------------------------------------------------------ budget and fuel
+
+TEST(WasmBudget, MemoryGrowBeyondRamBudgetReturnsMinusOne) {
+  REQUIRE_WAT2WASM();
+  StoreConfig cfg;
+  cfg.ram_budget = 4 * 65536;
+  Env e(cfg);
+  e.load(wat(R"((module (memory 1) (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0)))))"));
+  EXPECT_EQ(e.call("grow", {Value::i32(100)}).values[0].as_i32(), -1);
+  EXPECT_EQ(e.call("grow", {Value::i32(3)}).values[0].as_i32(), 1);
+  EXPECT_EQ(e.call("grow", {Value::i32(1)}).values[0].as_i32(), -1);
+  EXPECT_EQ(e.call("grow", {Value::i32(0x7fffffff)}).values[0].as_i32(), -1);
+}
+
+TEST(WasmBudget, TableGrowCountsSixtyFourBytesPerElement) {
+  REQUIRE_WAT2WASM();
+  StoreConfig cfg;
+  cfg.ram_budget = 64 * 1000;
+  Env e(cfg);
+  e.load(wat(R"((module (table 0 funcref) (func (export "grow") (param i32) (result i32) (table.grow 0 (ref.null func) (local.get 0)))))"));
+  EXPECT_EQ(e.call("grow", {Value::i32(1001)}).values[0].as_i32(), -1);
+  EXPECT_EQ(e.call("grow", {Value::i32(1000)}).values[0].as_i32(), 0);
+  EXPECT_EQ(e.call("grow", {Value::i32(-1)}).values[0].as_i32(), -1);
+  EXPECT_EQ(e.store.ram_used(), 64u * 1000);
+}
+
+TEST(WasmBudget, HostileInitialMemoryFailsCleanly) {
+  REQUIRE_WAT2WASM();
+  StoreConfig cfg;
+  cfg.ram_budget = 1 << 20;
+  Store s(cfg);
+  Linker l;
+  auto m = Module::load(wat("(module (memory 65536))"));
+  ASSERT_TRUE(m.ok());
+  auto i = l.instantiate(s, *m);
+  EXPECT_FALSE(i.ok());
+}
+
+const char* kCountingLoop = R"((module (global $n (export "n") (mut i32) (i32.const 0))
+  (func (export "spin") (loop $l (global.set $n (i32.add (global.get $n) (i32.const 1))) (br $l)))))";
+
+TEST(WasmFuel, OutOfFuelIsDeterministic) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kCountingLoop);
+  LoadOptions lo;
+  lo.metering = true;
+  int32_t counts[2];
+  for (int run = 0; run < 2; ++run) {
+    StoreConfig cfg;
+    cfg.fuel_enabled = true;
+    Env e(cfg);
+    e.load(bytes, lo);
+    e.store.set_fuel(10000);
+    EXPECT_EQ(e.trap_of("spin"), TrapKind::kOutOfFuel);
+    counts[run] = e.inst->get_global("n")->as_i32();
+  }
+  EXPECT_EQ(counts[0], counts[1]);
+  EXPECT_GT(counts[0], 100);
+  EXPECT_LT(counts[0], 10000);
+  // More fuel goes further.
+  StoreConfig cfg;
+  cfg.fuel_enabled = true;
+  Env e(cfg);
+  e.load(bytes, lo);
+  e.store.set_fuel(20000);
+  EXPECT_EQ(e.trap_of("spin"), TrapKind::kOutOfFuel);
+  EXPECT_GT(e.inst->get_global("n")->as_i32(), counts[0]);
+}
+
+TEST(WasmFuel, InterruptFromAnotherThreadStopsAnInfiniteLoop) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  LoadOptions lo;
+  lo.metering = true;
+  e.load(wat(kCountingLoop), lo);
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    e.store.interrupt();
+  });
+  EXPECT_EQ(e.trap_of("spin"), TrapKind::kInterrupt);
+  t.join();
+}
+
+// ---------------------------------------------------------------------------------- hostile
+
+TEST(WasmHostile, HugeMemoryGrowAndTableGrowFailCleanly) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(R"((module (memory 0) (table 0 externref)
+    (func (export "mg") (result i32) (memory.grow (i32.const 0xffffffff)))
+    (func (export "tg") (result i32) (table.grow 0 (ref.null extern) (i32.const 0xfffffff0)))))"));
+  EXPECT_EQ(e.call("mg").values[0].as_i32(), -1);
+  EXPECT_EQ(e.call("tg").values[0].as_i32(), -1);
+}
+
+TEST(WasmHostile, TruncatedModulesNeverLoad) {
+  REQUIRE_WAT2WASM();
+  auto b = wat(kFloatModule);
+  ASSERT_TRUE(Module::load(b).ok());
+  // Section boundaries: a prefix ending exactly there may be a valid (smaller) module.
+  std::set<size_t> boundaries = {8};
+  for (size_t p = 8; p < b.size();) {
+    size_t q = p + 1, size = 0, shift = 0;
+    while (b[q] & 0x80) size |= size_t(b[q++] & 0x7f) << shift, shift += 7;
+    size |= size_t(b[q++]) << shift;
+    p = q + size;
+    boundaries.insert(p);
+  }
+  for (size_t n = 0; n < b.size(); ++n) {
+    if (boundaries.count(n)) continue;
+    std::vector<uint8_t> cut(b.begin(), b.begin() + n);
+    EXPECT_FALSE(Module::load(cut).ok()) << "prefix of " << n << " bytes loaded";
+  }
+}
+
+// ------------------------------------------------------------------------------- embedding
+
+TEST(WasmApi, GlobalsMemoriesAndFingerprintViews) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat(R"((module (global (export "g") (mut i64) (i64.const 5)) (memory 1) (data (i32.const 0) "ab")))"));
+  EXPECT_EQ(e.inst->get_global("g")->as_i64(), 5);
+  ASSERT_TRUE(e.inst->set_global("g", Value::i64(9)).ok());
+  EXPECT_EQ(e.inst->get_global("g")->as_i64(), 9);
+  EXPECT_FALSE(e.inst->set_global("g", Value::i32(1)).ok());
+  auto views = memories_for_fingerprint(e.store);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0].module, "test");
+  EXPECT_EQ(views[0].index, 0u);
+  EXPECT_EQ(views[0].bytes.size(), 65536u);
+  EXPECT_EQ(views[0].bytes[1], 'b');
+}
+
+TEST(WasmApi, NameSectionGivesFunctionNames) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.load(wat("(module (func $hello) (func $world))", "--debug-names"));
+  EXPECT_EQ(e.inst->func_name(1), "world");
+  EXPECT_EQ(e.inst->func_name(7), "func[7]");
+}
+
+}  // namespace
+}  // namespace genvm::wasm
