@@ -1,0 +1,192 @@
+/* genlayer.h: the C SDK for GenVM contracts (clang --target=wasm32-wasi).
+ *
+ * A contract is a WASI command. It reads its startup message (a calldata map) on stdin, acts,
+ * and ends with gl_return() or gl_user_error(), which never come back. GL_CONTRACT(fn) writes
+ * main() for you:
+ *
+ *   static void run(const gl_message* msg) {
+ *     gl_buf out = {0};
+ *     gl_enc_u64(&out, 42);
+ *     gl_return(&out);
+ *   }
+ *   GL_CONTRACT(run)
+ *
+ * Calldata (spec 04-contract-interface/01-calldata): gl_buf + gl_enc_* write values; map keys
+ * must be written in bytewise-sorted order by the caller. gl_reader + gl_next() read one item
+ * header at a time without allocating; gl_skip() skips a whole value; nesting is bounded by
+ * GL_MAX_DEPTH. Storage: gl_storage_read/_write over the genlayer_sdk imports, plus the
+ * spec's default slot derivation (SHA3-256 of slot id and offset). gl_call wrappers build the
+ * request maps of spec 03-wasi_genlayer_sdk/02-gl_call.rst.
+ *
+ * Errors: functions returning int give 0 on success and a GL_E* / gl_call error code otherwise.
+ */
+#ifndef GENLAYER_SDK_H
+#define GENLAYER_SDK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- genlayer_sdk imports (spec 03-wasi_genlayer_sdk/index.rst) ---- */
+enum {
+  GL_SUCCESS = 0,
+  GL_OVERFLOW = 1,
+  GL_INVAL = 2,
+  GL_FAULT = 3,
+  GL_ILSEQ = 4,
+  GL_IO = 5,
+  GL_FORBIDDEN = 6,
+  GL_INBALANCE = 7,
+  /* SDK-side errors, above the import codes */
+  GL_EDECODE = 100, /* calldata malformed or of an unexpected kind */
+  GL_ENOMEM = 101,
+  GL_ENOTFOUND = 102
+};
+
+#if defined(__wasm__)
+#define GL_IMPORT(name) __attribute__((import_module("genlayer_sdk"), import_name(#name)))
+#else
+/* Native builds (the SDK's own tests) only use the calldata and hashing parts. */
+#define GL_IMPORT(name)
+#endif
+GL_IMPORT(storage_read) uint32_t gl_sdk_storage_read(const uint8_t* slot, uint32_t index, uint8_t* buf, uint32_t len);
+GL_IMPORT(storage_write) uint32_t gl_sdk_storage_write(const uint8_t* slot, uint32_t index, const uint8_t* buf, uint32_t len);
+GL_IMPORT(get_balance) uint32_t gl_sdk_get_balance(const uint8_t* address, uint8_t* result);
+GL_IMPORT(get_self_balance) uint32_t gl_sdk_get_self_balance(uint8_t* result);
+GL_IMPORT(gl_call) uint32_t gl_sdk_gl_call(const uint8_t* request, uint32_t request_len, uint32_t* result_fd);
+
+/* ---- calldata writing ---- */
+typedef struct {
+  uint8_t* data;
+  size_t len;
+  size_t cap;
+  int oom; /* set when an append failed; the buffer content is then incomplete */
+} gl_buf;
+
+void gl_buf_free(gl_buf* b);
+void gl_buf_append(gl_buf* b, const void* p, size_t n);
+void gl_enc_null(gl_buf* b);
+void gl_enc_bool(gl_buf* b, int v);
+void gl_enc_u64(gl_buf* b, uint64_t v);
+void gl_enc_i64(gl_buf* b, int64_t v);
+void gl_enc_u256(gl_buf* b, const uint8_t le[32]); /* unsigned 256-bit, little-endian */
+void gl_enc_bytes(gl_buf* b, const void* p, size_t n);
+void gl_enc_str(gl_buf* b, const char* s, size_t n);
+void gl_enc_cstr(gl_buf* b, const char* s);
+void gl_enc_address(gl_buf* b, const uint8_t addr[20]);
+void gl_enc_array(gl_buf* b, size_t n); /* then n values */
+void gl_enc_map(gl_buf* b, size_t n);   /* then n (key, value) pairs, keys sorted */
+void gl_enc_key(gl_buf* b, const char* k);
+void gl_enc_key_n(gl_buf* b, const char* k, size_t n);
+void gl_enc_raw(gl_buf* b, const gl_buf* value); /* splice an encoded value */
+
+/* ---- calldata reading ---- */
+#define GL_MAX_DEPTH 64
+
+typedef enum {
+  GL_K_NULL,
+  GL_K_FALSE,
+  GL_K_TRUE,
+  GL_K_ADDRESS,
+  GL_K_UINT, /* value in u (if !big) */
+  GL_K_NINT, /* value -(u)-1 (if !big) */
+  GL_K_BYTES,
+  GL_K_STR,
+  GL_K_ARRAY, /* n items follow */
+  GL_K_MAP    /* n (key, value) pairs follow; read keys with gl_key */
+} gl_kind;
+
+typedef struct {
+  gl_kind kind;
+  uint64_t n;          /* length (bytes, str, array, map) */
+  uint64_t u;          /* integer magnitude (see kind) when !big */
+  int big;             /* integer wider than 64 bits */
+  const uint8_t* data; /* bytes / str / address payload */
+  const uint8_t* big_start; /* ULEB128 of a big integer's header */
+  size_t big_len;
+} gl_item;
+
+typedef struct {
+  const uint8_t* p;
+  const uint8_t* end;
+} gl_reader;
+
+void gl_reader_init(gl_reader* r, const void* p, size_t n);
+int gl_next(gl_reader* r, gl_item* out);
+int gl_key(gl_reader* r, const char** s, size_t* n);
+int gl_skip(gl_reader* r);
+/* r at a map header: finds `key` and leaves r at its value. */
+int gl_map_find(gl_reader* r, const char* key);
+/* Integer item as unsigned 256-bit little-endian; GL_EDECODE if negative or wider. */
+int gl_item_u256(const gl_item* it, uint8_t le[32]);
+
+/* ---- storage ---- */
+typedef struct {
+  uint8_t b[32];
+} gl_slot;
+
+int gl_storage_read(const gl_slot* slot, uint32_t index, void* buf, uint32_t len);
+int gl_storage_write(const gl_slot* slot, uint32_t index, const void* buf, uint32_t len);
+uint64_t gl_storage_read_u64(const gl_slot* slot, uint32_t index);
+int gl_storage_write_u64(const gl_slot* slot, uint32_t index, uint64_t v);
+/* The default derivation: out = sha3_256(slot || offset as u32 little-endian). */
+void gl_slot_derive(const gl_slot* slot, uint32_t offset, gl_slot* out);
+/* A mapping entry: out = sha3_256(slot || key). */
+void gl_slot_of_key(const gl_slot* slot, const void* key, size_t key_len, gl_slot* out);
+/* The slot of this contract's data: derived from the root slot at offset 1 ("contract"). */
+void gl_contract_slot(gl_slot* out);
+void gl_sha3_256(const void* p, size_t n, uint8_t out[32]);
+
+/* ---- the startup message and entry ---- */
+typedef struct {
+  uint8_t contract_address[20];
+  uint8_t sender_address[20];
+  uint8_t origin_address[20];
+  uint8_t value[32]; /* little-endian */
+  int is_init;
+  uint32_t entry_kind;
+  const uint8_t* entry_data; /* calldata: {"": method, "args": [...], "kwargs": {...}} */
+  size_t entry_len;
+  const char* method; /* NULL on deployment or when absent */
+  size_t method_len;
+  int has_args;
+  gl_reader args; /* at the "args" array header when has_args */
+} gl_message;
+
+/* 1 if the entry names `name`. */
+int gl_method_is(const gl_message* m, const char* name);
+
+typedef void (*gl_entry_fn)(const gl_message* msg);
+int gl_run_entry(gl_entry_fn fn);
+#define GL_CONTRACT(fn) \
+  int main(void) { return gl_run_entry(fn); }
+
+/* ---- gl_call wrappers ---- */
+/* Terminate the VM. `value` is an encoded calldata value (NULL: null). */
+__attribute__((noreturn)) void gl_return(const gl_buf* value);
+__attribute__((noreturn)) void gl_user_error(const char* message);
+/* Debug trace (emitted at debug levels safe-unbounded and above). */
+int gl_trace(const char* message);
+/* topics: n 32-byte topics (n <= 4); blob: an encoded calldata map. */
+int gl_emit_event(const uint8_t (*topics)[32], size_t n, const gl_buf* blob);
+/* calldata: an encoded call-convention map; on: "finalized" or "accepted". */
+int gl_post_message(const uint8_t address[20], const gl_buf* calldata, const uint8_t value_le[32], const char* on);
+int gl_deploy_contract(const gl_buf* calldata, const void* code, size_t code_len, const uint8_t value_le[32],
+                       const char* on, const uint8_t salt_nonce_le[32]);
+int gl_eth_send(const uint8_t address[20], const void* calldata, size_t len, const uint8_t value_le[32]);
+/* Answers are read from the result descriptor into *out (caller frees with gl_buf_free). */
+int gl_eth_call(const uint8_t address[20], const void* calldata, size_t len, gl_buf* out);
+/* *out receives the sub-VM result buffer: [result_code][data]. state: 0 default, 1 latest
+ * final, 2 latest non-final. */
+int gl_call_contract(const uint8_t address[20], const gl_buf* calldata, uint32_t state, gl_buf* out);
+/* Raw: sends an encoded request map; if result_fd is non-NULL it receives the descriptor. */
+int gl_call_raw(const gl_buf* request, uint32_t* result_fd);
+int gl_read_fd(uint32_t fd, gl_buf* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GENLAYER_SDK_H */
