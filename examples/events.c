@@ -1,0 +1,46 @@
+/* events: emits an event and posts a message back to the sender.
+ *   {"": "notify", "args": [text]} -> emits topic sha3("Notified") with blob {"text": text},
+ *                                     posts {"": "on_notified", "args": [text]} to the sender
+ *                                     (on "finalized", value 0), returns null */
+#include <string.h>
+
+#include "genlayer.h"
+
+static void run(const gl_message* m) {
+  if (m->is_init) gl_return(NULL);
+  if (!gl_method_is(m, "notify")) gl_user_error("unknown method");
+  gl_reader r = m->args;
+  gl_item it;
+  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
+      it.kind != GL_K_STR) {
+    gl_user_error("notify expects one string");
+  }
+  const char* text = (const char*)it.data;
+  size_t text_len = (size_t)it.n;
+
+  uint8_t topics[1][32];
+  gl_sha3_256("Notified", 8, topics[0]);
+  gl_buf blob = {0};
+  gl_enc_map(&blob, 1);
+  gl_enc_key(&blob, "text");
+  gl_enc_str(&blob, text, text_len);
+  int e = gl_emit_event((const uint8_t(*)[32])topics, 1, &blob);
+  gl_buf_free(&blob);
+  if (e != GL_SUCCESS) gl_user_error("emit refused");
+
+  gl_buf call = {0};
+  gl_enc_map(&call, 2);
+  gl_enc_key(&call, "");
+  gl_enc_cstr(&call, "on_notified");
+  gl_enc_key(&call, "args");
+  gl_enc_array(&call, 1);
+  gl_enc_str(&call, text, text_len);
+  uint8_t zero[32];
+  memset(zero, 0, sizeof(zero));
+  e = gl_post_message(m->sender_address, &call, zero, "finalized");
+  gl_buf_free(&call);
+  if (e != GL_SUCCESS) gl_user_error("post refused");
+  gl_return(NULL);
+}
+
+GL_CONTRACT(run)
