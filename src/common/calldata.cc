@@ -236,7 +236,7 @@ struct Frame {
 const Value* Value::find(std::string_view key) const {
   const Map* m = if_map();
   if (m == nullptr) return nullptr;
-  auto it = m->find(std::string(key));
+  auto it = m->find(key);
   return it == m->end() ? nullptr : &it->second;
 }
 

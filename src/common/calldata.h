@@ -17,6 +17,7 @@
 
 #include <array>
 #include <concepts>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -46,7 +47,8 @@ struct Address {
 class Value {
  public:
   using Array = std::vector<Value>;
-  using Map = std::map<std::string, Value>;  // std::string compares bytewise: the wire order
+  // std::string compares bytewise (char_traits<char> orders as unsigned char): the wire order.
+  using Map = std::map<std::string, Value, std::less<>>;
   enum class Kind : uint8_t { kNull, kBool, kAddress, kInt, kBytes, kString, kArray, kMap };
 
   Value() = default;  // null
