@@ -81,4 +81,48 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
+void write_value(JsonWriter& w, const calldata::Value& v) {
+  using K = calldata::Value::Kind;
+  switch (v.kind()) {
+    case K::kNull: w.null(); break;
+    case K::kBool: w.boolean(v.as_bool()); break;
+    case K::kAddress: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      std::string s = "0x";
+      for (auto b : v.as_address().bytes) {
+        s += kHex[b >> 4];
+        s += kHex[b & 15];
+      }
+      w.string(s);
+      break;
+    }
+    case K::kInt:
+      if (auto i = v.as_int().to_int64()) {
+        w.number(*i);
+      } else {
+        w.string(v.as_int().to_decimal());
+      }
+      break;
+    case K::kBytes: {
+      const auto& b = v.as_bytes();
+      w.string(base64_encode(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
+      break;
+    }
+    case K::kString: w.string(v.as_string()); break;
+    case K::kArray:
+      w.begin_array();
+      for (const auto& item : v.as_array()) write_value(w, item);
+      w.end_array();
+      break;
+    case K::kMap:
+      w.begin_object();
+      for (const auto& [k, item] : v.as_map()) {
+        w.key(k);
+        write_value(w, item);
+      }
+      w.end_object();
+      break;
+  }
+}
+
 }  // namespace genvm::manager

@@ -36,3 +36,15 @@ class JsonWriter {
 std::string base64_encode(std::string_view bytes);
 
 }  // namespace genvm::manager
+
+namespace genvm::calldata {
+class Value;
+}
+
+namespace genvm::manager {
+
+// A calldata value as JSON: integers that fit in i64 as numbers, others as decimal strings;
+// bytes as base64 strings; addresses as "0x" + hex; maps as objects.
+void write_value(JsonWriter& w, const calldata::Value& v);
+
+}  // namespace genvm::manager

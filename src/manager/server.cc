@@ -1,0 +1,679 @@
+#include "manager/server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "manager/json.h"
+
+namespace genvm::manager {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using unix_socket = asio::local::stream_protocol;
+
+namespace {
+
+// The longest a GET /genvm/{id}?wait= may hold (spec: values above are clamped).
+constexpr Millis kMaxHttpWait{120'000};
+// DELETE /genvm/{id} waits this long for the terminal event before answering with an error.
+constexpr Millis kCancelWait{30'000};
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::uint32_t kHeaderLimit = 16 * 1024;
+
+struct FnSink : EventSink {
+  std::function<void(std::uint64_t, const Value&)> fn;
+  void on_event(std::uint64_t id, const Value& e) override {
+    if (fn) fn(id, e);
+  }
+};
+
+std::string kind_of(const Value& event) {
+  const auto* m = event.if_map();
+  return m && !m->empty() ? m->begin()->first : std::string();
+}
+bool is_terminal_kind(const std::string& k) { return k == "finished" || k == "failed_to_start"; }
+
+// Constant time in the token's length, so a guess learns nothing from timing.
+bool token_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+  std::uint64_t v = 0;
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
+struct Target {
+  std::vector<std::string> segments;  // "/genvm/5/artifact" -> genvm, 5, artifact
+  std::map<std::string, std::string> query;
+};
+Target parse_target(std::string_view t) {
+  Target out;
+  auto q = t.find('?');
+  std::string_view path = t.substr(0, q);
+  std::size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) out.segments.emplace_back(percent_decode(path.substr(i, j - i)));
+    i = j;
+  }
+  if (q != std::string_view::npos) {
+    std::string_view rest = t.substr(q + 1);
+    while (!rest.empty()) {
+      auto amp = rest.find('&');
+      std::string_view pair = rest.substr(0, amp);
+      auto eq = pair.find('=');
+      out.query[percent_decode(pair.substr(0, eq))] =
+          eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
+      if (amp == std::string_view::npos) break;
+      rest = rest.substr(amp + 1);
+    }
+  }
+  return out;
+}
+
+std::string error_json(std::string_view message, std::optional<std::uint64_t> id = std::nullopt) {
+  JsonWriter w;
+  w.begin_object().key("error").string(message);
+  if (id) w.key("genvm_id").unsigned_number(*id);
+  w.end_object();
+  return w.take();
+}
+
+// The deprecated GET /genvm/{id} status: the terminal event's fields plus its kind.
+std::string status_json(std::uint64_t id, const Value* terminal_event) {
+  JsonWriter w;
+  w.begin_object().key("genvm_id").unsigned_number(id).key("status");
+  if (terminal_event == nullptr) {
+    w.null();
+  } else {
+    w.begin_object().key("event").string(kind_of(*terminal_event));
+    for (const auto& [k, v] : terminal_event->as_map().begin()->second.as_map()) {
+      w.key(k);
+      write_value(w, v);
+    }
+    w.end_object();
+  }
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace
+
+struct SessionBase {
+  virtual ~SessionBase() = default;
+  virtual void shutdown() = 0;
+};
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+  Impl(asio::io_context& io, Registry& reg, const Config& cfg, Log& log) : io(io), reg(reg), cfg(cfg), log(log) {}
+  asio::io_context& io;
+  Registry& reg;
+  Config cfg;
+  Log& log;
+  std::optional<tcp::acceptor> tcp_acceptor;
+  std::optional<unix_socket::acceptor> unix_acceptor;
+  std::string unix_path;
+  std::vector<std::weak_ptr<SessionBase>> sessions;
+  bool stopped = false;
+
+  void track(const std::shared_ptr<SessionBase>& s) {
+    std::erase_if(sessions, [](const auto& w) { return w.expired(); });
+    sessions.push_back(s);
+  }
+  void accept_tcp();
+  void accept_unix();
+
+  Caller with_token(Caller c, std::string_view authorization) const {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.substr(0, kBearer.size()) == kBearer) {
+      std::string_view tok = authorization.substr(kBearer.size());
+      for (const auto& t : cfg.trusted_tokens) {
+        if (token_equal(tok, t)) {
+          c.trusted = true;
+          c.identity += "+token";
+          return c;
+        }
+      }
+    }
+    return c;
+  }
+};
+
+// ---- WebSocket ---------------------------------------------------------------------------
+
+template <class Socket>
+class WsSession : public SessionBase, public EventSink, public std::enable_shared_from_this<WsSession<Socket>> {
+ public:
+  WsSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
+      : ws_(std::move(socket)), caller_(std::move(caller)), impl_(std::move(impl)) {}
+
+  void accept(http::request<http::string_body> req) {
+    // Our own cap (checked as bytes arrive) replaces Beast's, which would answer with a close
+    // frame; the spec drops the connection instead.
+    ws_.read_message_max(0);
+    ws_.binary(true);
+    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+      res.set(http::field::server, "genvm-manager");
+    }));
+    auto self = this->shared_from_this();
+    ws_.async_accept(req, [self](beast::error_code ec) {
+      if (ec) return;
+      self->send(encode_frame(Method::kHello, 0, make_hello(self->impl_->reg.boot_id())));
+      self->read();
+    });
+  }
+
+  void on_event(std::uint64_t, const Value& event) override {
+    send(encode_frame(Method::kEvent, 0, event));
+  }
+
+  void shutdown() override {
+    closing_ = true;
+    if (!writing_) close();
+  }
+
+ private:
+  void read() {
+    auto self = this->shared_from_this();
+    ws_.async_read_some(buf_, kReadChunk, [self](beast::error_code ec, std::size_t) {
+      if (ec) return;  // closed or failed: subscriptions lapse with this object
+      if (self->buf_.size() > self->impl_->cfg.max_message_bytes) {
+        beast::error_code ignored;
+        beast::get_lowest_layer(self->ws_).close(ignored);
+        return;
+      }
+      if (self->ws_.is_message_done()) {
+        auto data = self->buf_.cdata();
+        std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(data.data()), data.size());
+        self->handle(bytes, self->ws_.got_binary());
+        self->buf_.consume(self->buf_.size());
+      }
+      if (!self->closing_) self->read();
+    });
+  }
+
+  void reply_error(ErrorCode code, std::uint64_t request_id, const std::string& message) {
+    send(encode_error({code, request_id, message}));
+  }
+  void reply_error(const Error& e, std::uint64_t request_id) {
+    reply_error(error_code_from_name(e.code), request_id, e.message);
+  }
+
+  void handle(std::span<const std::uint8_t> bytes, bool binary) {
+    auto parsed = parse_client_message(bytes, binary);
+    if (auto* e = std::get_if<ProtocolError>(&parsed)) return send(encode_error(*e));
+    auto& r = std::get<ClientRequest>(parsed);
+    Registry& reg = impl_->reg;
+    auto sink = std::static_pointer_cast<EventSink>(this->shared_from_this());
+    switch (r.method) {
+      case Method::kRun: {
+        std::uint64_t id = reg.submit(r.body, caller_, sink);
+        send(encode_frame(Method::kRun, r.request_id, Value::map({{"genvm_id", id}})));
+        return;
+      }
+      case Method::kAttach: {
+        auto a = parse_attach(r.body);
+        if (!a) return reply_error(a.error(), r.request_id);
+        auto snap = reg.attach(a->boot_id, a->genvm_id, sink);
+        if (!snap) return reply_error(snap.error(), r.request_id);
+        send(encode_frame(Method::kAttach, r.request_id, *snap));
+        return;
+      }
+      case Method::kCancel:
+      case Method::kAck: {
+        auto id = parse_genvm_id(r.body);
+        if (!id) return reply_error(id.error(), r.request_id);
+        Status s = r.method == Method::kCancel ? reg.cancel(*id) : reg.ack(*id);
+        if (!s) return reply_error(s.error(), r.request_id);
+        send(encode_frame(r.method, r.request_id, Value::map({})));
+        return;
+      }
+      case Method::kGetArtifact: {
+        auto a = parse_get_artifact(r.body);
+        if (!a) return reply_error(a.error(), r.request_id);
+        auto chunk = reg.get_artifact(a->genvm_id, a->field, a->offset, a->max_len);
+        if (!chunk) return reply_error(chunk.error(), r.request_id);
+        calldata::Bytes data(chunk->data.begin(), chunk->data.end());
+        send(encode_frame(Method::kGetArtifact, r.request_id,
+                          Value::map({{"total_len", chunk->total_len}, {"data", std::move(data)}})),
+             /*bulk=*/true);
+        return;
+      }
+      default:
+        return reply_error(ErrorCode::kInternal, r.request_id, "unhandled method");
+    }
+  }
+
+  // Lifecycle messages overtake queued artifact chunks (spec: a low-priority writer queue).
+  void send(std::vector<std::uint8_t> frame, bool bulk = false) {
+    auto msg = std::make_shared<std::vector<std::uint8_t>>(std::move(frame));
+    (bulk ? low_ : high_).push_back(std::move(msg));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    auto& q = !high_.empty() ? high_ : low_;
+    if (q.empty()) {
+      writing_ = false;
+      if (closing_) close();
+      return;
+    }
+    writing_ = true;
+    auto msg = q.front();
+    q.pop_front();
+    auto self = this->shared_from_this();
+    ws_.async_write(asio::buffer(*msg), [self, msg](beast::error_code ec, std::size_t) {
+      if (ec) {
+        self->high_.clear();
+        self->low_.clear();
+        self->writing_ = false;
+        return;
+      }
+      self->write_next();
+    });
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    auto self = this->shared_from_this();
+    ws_.async_close(websocket::close_code::going_away, [self](beast::error_code) {});
+  }
+
+  websocket::stream<Socket> ws_;
+  beast::flat_buffer buf_;
+  Caller caller_;
+  std::shared_ptr<Server::Impl> impl_;
+  std::deque<std::shared_ptr<std::vector<std::uint8_t>>> high_, low_;
+  bool writing_ = false, closing_ = false, closed_ = false;
+};
+
+// ---- HTTP --------------------------------------------------------------------------------
+
+template <class Socket>
+class HttpSession : public SessionBase, public std::enable_shared_from_this<HttpSession<Socket>> {
+ public:
+  HttpSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
+      : socket_(std::move(socket)), caller_(std::move(caller)), impl_(std::move(impl)), timer_(impl_->io) {}
+
+  void start() { read(); }
+
+  void shutdown() override {
+    stopping_ = true;
+    if (!busy_) {
+      beast::error_code ignored;
+      socket_.close(ignored);
+    }
+  }
+
+ private:
+  void read() {
+    if (stopping_) {
+      beast::error_code ignored;
+      socket_.close(ignored);
+      return;
+    }
+    parser_.emplace();
+    parser_->body_limit(impl_->cfg.max_message_bytes);
+    parser_->header_limit(kHeaderLimit);
+    auto self = this->shared_from_this();
+    http::async_read(socket_, buf_, *parser_, [self](beast::error_code ec, std::size_t) {
+      if (ec == http::error::body_limit) {
+        self->keep_alive_ = false;
+        return self->respond(http::status::payload_too_large, error_json("body exceeds max_message_bytes"));
+      }
+      if (ec) return;
+      self->on_request(self->parser_->release());
+    });
+  }
+
+  void on_request(http::request<http::string_body> req) {
+    busy_ = true;
+    keep_alive_ = req.keep_alive();
+    responded_ = false;
+    auto auth = req[http::field::authorization];
+    auto target = req.target();
+    Caller caller = impl_->with_token(caller_, std::string_view(auth.data(), auth.size()));
+    Target t = parse_target(std::string_view(target.data(), target.size()));
+    auto& seg = t.segments;
+    if (websocket::is_upgrade(req)) {
+      if (seg.size() == 1 && seg[0] == "ws") {
+        auto ws = std::make_shared<WsSession<Socket>>(std::move(socket_), caller, impl_);
+        impl_->track(ws);
+        ws->accept(std::move(req));
+        return;  // this HTTP session ends; the socket now belongs to the WebSocket
+      }
+      keep_alive_ = false;
+      return respond(http::status::not_found, error_json("no WebSocket endpoint here; use /ws"));
+    }
+    auto method = req.method();
+    if (seg.size() == 1 && seg[0] == "ws") {
+      return respond(http::status::upgrade_required, error_json("GET /ws upgrades to the manager socket protocol"));
+    }
+    if (seg.size() == 1 && seg[0] == "status" && method == http::verb::get) return status();
+    if (seg.size() == 1 && seg[0] == "metrics" && method == http::verb::get) {
+      return respond(http::status::ok, impl_->reg.prometheus(), "text/plain; version=0.0.4");
+    }
+    if (seg.size() == 2 && seg[0] == "genvm" && seg[1] == "run" && method == http::verb::post) {
+      return run(req.body(), caller);
+    }
+    if (seg.size() >= 2 && seg[0] == "genvm") {
+      auto id = parse_u64(seg[1]);
+      if (!id) return respond(http::status::bad_request, error_json("the genvm id must be a decimal u64"));
+      if (seg.size() == 2 && method == http::verb::get) return get_status(*id, t);
+      if (seg.size() == 2 && method == http::verb::delete_) return cancel(*id);
+      if (seg.size() == 3 && seg[2] == "artifact" && method == http::verb::get) return artifact(*id, t);
+    }
+    respond(http::status::not_found, error_json("no such route"));
+  }
+
+  void status() {
+    RegistryStats s = impl_->reg.stats();
+    JsonWriter w;
+    w.begin_object();
+    w.key("boot_id").unsigned_number(impl_->reg.boot_id());
+    w.key("shutting_down").boolean(impl_->reg.shutting_down());
+    w.key("containment").string(supervisor::to_string(impl_->reg.containment()));
+    w.key("permits").begin_object();
+    w.key("current").unsigned_number(s.permits_total - s.permits_in_use);
+    w.key("max").unsigned_number(s.permits_total);
+    w.key("per_sync_run").unsigned_number(s.per_sync);
+    w.key("per_nondet_run").unsigned_number(s.per_nondet);
+    w.end_object();
+    w.key("executions").begin_object();
+    w.key("queued").unsigned_number(s.queued);
+    w.key("running").unsigned_number(s.running);
+    w.key("retained").unsigned_number(s.retained);
+    w.end_object();
+    w.end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  // Deprecated adapter: answers once the run has started (or failed to).
+  void run(const std::string& body_bytes, const Caller& caller) {
+    auto body = calldata::decode(std::span<const std::uint8_t>(
+        reinterpret_cast<const std::uint8_t*>(body_bytes.data()), body_bytes.size()));
+    if (!body) return respond(http::status::bad_request, error_json("body: " + body.error().to_string()));
+    if (!body->is_map()) return respond(http::status::bad_request, error_json("body must be a calldata map"));
+    auto self = this->shared_from_this();
+    auto sink = std::make_shared<FnSink>();
+    sink->fn = [self](std::uint64_t id, const Value& e) { self->on_run_event(id, e); };
+    sink_ = sink;
+    std::uint64_t id = impl_->reg.submit(*body, caller, sink);
+    auto snap = impl_->reg.subscribe(id, nullptr);
+    if (snap) on_run_event(id, *snap);  // a repeated host_genvm_id may already be past `started`
+  }
+  void on_run_event(std::uint64_t id, const Value& e) {
+    std::string k = kind_of(e);
+    if (k == "started" || k == "finished") {
+      JsonWriter w;
+      w.begin_object().key("result").string("started").key("id").unsigned_number(id).end_object();
+      respond(http::status::ok, w.take());
+    } else if (k == "failed_to_start") {
+      const Value* err = e.as_map().begin()->second.find("error");
+      respond(http::status::internal_server_error,
+              error_json(err && err->is_string() ? err->as_string() : "failed to start", id));
+    }
+  }
+
+  // Deprecated adapter with the historical destructive read: a terminal status is acked.
+  void get_status(std::uint64_t id, const Target& t) {
+    Millis wait{0};
+    if (auto w = t.query.find("wait"); w != t.query.end()) {
+      auto d = parse_duration(w->second);
+      if (!d) return respond(http::status::bad_request, error_json(d.error().message));
+      wait = std::min(*d, kMaxHttpWait);
+    }
+    auto snap = impl_->reg.subscribe(id, nullptr);
+    if (!snap) return respond(http::status::ok, status_json(id, nullptr));
+    if (is_terminal_kind(kind_of(*snap))) return answer_status(id, *snap);
+    if (wait.count() == 0) return respond(http::status::ok, status_json(id, nullptr));
+    auto self = this->shared_from_this();
+    auto sink = std::make_shared<FnSink>();
+    sink->fn = [self](std::uint64_t gid, const Value& e) {
+      if (is_terminal_kind(kind_of(e))) self->answer_status(gid, e);
+    };
+    sink_ = sink;
+    (void)impl_->reg.subscribe(id, sink);
+    timer_.expires_after(wait);
+    timer_.async_wait([self, id](beast::error_code ec) {
+      if (!ec) self->respond(http::status::ok, status_json(id, nullptr));
+    });
+  }
+  void answer_status(std::uint64_t id, const Value& terminal) {
+    if (responded_) return;
+    std::string body = status_json(id, &terminal);
+    // The ack runs after the terminal event's delivery has finished, not inside it.
+    asio::post(impl_->io, [impl = impl_, id] { (void)impl->reg.ack(id); });
+    respond(http::status::ok, std::move(body));
+  }
+
+  void cancel(std::uint64_t id) {
+    Status s = impl_->reg.cancel(id);
+    if (!s) return respond(http::status::bad_request, error_json(s.error().to_string(), id));
+    auto done = [](std::uint64_t gid) {
+      JsonWriter w;
+      w.begin_object().key("result").string("shutdown_completed").key("genvm_id").unsigned_number(gid).end_object();
+      return w.take();
+    };
+    if (impl_->reg.is_terminal(id)) return respond(http::status::ok, done(id));
+    auto self = this->shared_from_this();
+    auto sink = std::make_shared<FnSink>();
+    sink->fn = [self, done](std::uint64_t gid, const Value& e) {
+      if (is_terminal_kind(kind_of(e))) self->respond(http::status::ok, done(gid));
+    };
+    sink_ = sink;
+    (void)impl_->reg.subscribe(id, sink);
+    timer_.expires_after(kCancelWait);
+    timer_.async_wait([self, id](beast::error_code ec) {
+      if (!ec) self->respond(http::status::ok, error_json("timeout during shutdown", id));
+    });
+  }
+
+  void artifact(std::uint64_t id, const Target& t) {
+    auto f = t.query.find("field");
+    auto m = t.query.find("max_len");
+    if (f == t.query.end() || m == t.query.end()) {
+      return respond(http::status::bad_request, error_json("field and max_len are required"));
+    }
+    auto field = parse_artifact_field(f->second);
+    if (!field) return respond(http::status::bad_request, error_json(field.error().message));
+    auto max_len = parse_u64(m->second);
+    std::optional<std::uint64_t> offset = 0;
+    if (auto o = t.query.find("offset"); o != t.query.end()) offset = parse_u64(o->second);
+    if (!max_len || *max_len > 0xFFFFFFFFull || !offset) {
+      return respond(http::status::bad_request, error_json("offset must be a u64 and max_len a u32"));
+    }
+    auto chunk = impl_->reg.get_artifact(id, *field, *offset, static_cast<std::uint32_t>(*max_len));
+    if (!chunk) return respond(http::status::bad_request, error_json(chunk.error().to_string(), id));
+    JsonWriter w;
+    w.begin_object().key("genvm_id").unsigned_number(id).key("field").string(f->second);
+    w.key("total_len").unsigned_number(chunk->total_len).key("data_base64").string(base64_encode(chunk->data));
+    w.end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  void respond(http::status status, std::string body, const char* content_type = "application/json") {
+    if (responded_) return;
+    responded_ = true;
+    busy_ = true;
+    timer_.cancel();
+    sink_.reset();  // no further events for this request
+    auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+    res->set(http::field::server, "genvm-manager");
+    res->set(http::field::content_type, content_type);
+    res->keep_alive(keep_alive_ && !stopping_);
+    res->body() = std::move(body);
+    res->prepare_payload();
+    auto self = this->shared_from_this();
+    http::async_write(socket_, *res, [self, res](beast::error_code ec, std::size_t) {
+      self->busy_ = false;
+      if (ec || !res->keep_alive()) {
+        beast::error_code ignored;
+        self->socket_.shutdown(Socket::shutdown_send, ignored);
+        self->socket_.close(ignored);
+        return;
+      }
+      self->responded_ = false;
+      self->read();
+    });
+  }
+
+  Socket socket_;
+  Caller caller_;
+  std::shared_ptr<Server::Impl> impl_;
+  asio::steady_timer timer_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<FnSink> sink_;
+  bool keep_alive_ = true, responded_ = false, busy_ = false, stopping_ = false;
+};
+
+void Server::Impl::accept_tcp() {
+  auto self = shared_from_this();
+  tcp_acceptor->async_accept([self](beast::error_code ec, tcp::socket socket) {
+    if (self->stopped || !self->tcp_acceptor) return;
+    if (!ec) {
+      beast::error_code ep_ec;
+      auto ep = socket.remote_endpoint(ep_ec);
+      Caller c{false, "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string())};
+      auto s = std::make_shared<HttpSession<tcp::socket>>(std::move(socket), c, self);
+      self->track(s);
+      s->start();
+    }
+    self->accept_tcp();
+  });
+}
+
+void Server::Impl::accept_unix() {
+  auto self = shared_from_this();
+  unix_acceptor->async_accept([self](beast::error_code ec, unix_socket::socket socket) {
+    if (self->stopped || !self->unix_acceptor) return;
+    if (!ec) {
+      Caller c{false, "uid:?"};
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        c.identity = "uid:" + std::to_string(cred.uid);
+        for (uid_t u : self->cfg.trusted_uids) {
+          if (u == cred.uid) c.trusted = true;
+        }
+      }
+      auto s = std::make_shared<HttpSession<unix_socket::socket>>(std::move(socket), c, self);
+      self->track(s);
+      s->start();
+    }
+    self->accept_unix();
+  });
+}
+
+Server::Server(asio::io_context& io, Registry& registry, const Config& config, Log& log)
+    : impl_(std::make_shared<Impl>(io, registry, config, log)) {}
+
+Server::~Server() {
+  stop();
+  if (!impl_->unix_path.empty()) ::unlink(impl_->unix_path.c_str());
+}
+
+Status Server::listen_tcp(const std::string& host, std::uint16_t port) {
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(host, ec);
+  if (ec) return make_error("listen_failed", "bad host address \"" + host + "\": " + ec.message());
+  tcp::acceptor a(impl_->io);
+  tcp::endpoint ep(addr, port);
+  a.open(ep.protocol(), ec);
+  if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return make_error("listen_failed", host + ":" + std::to_string(port) + ": " + ec.message());
+  impl_->tcp_acceptor.emplace(std::move(a));
+  impl_->accept_tcp();
+  return {};
+}
+
+Status Server::listen_unix(const std::string& path) {
+  beast::error_code ec;
+  ::unlink(path.c_str());
+  unix_socket::acceptor a(impl_->io);
+  unix_socket::endpoint ep(path);
+  a.open(ep.protocol(), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return make_error("listen_failed", path + ": " + ec.message());
+  impl_->unix_path = path;
+  impl_->unix_acceptor.emplace(std::move(a));
+  impl_->accept_unix();
+  return {};
+}
+
+std::uint16_t Server::tcp_port() const {
+  if (!impl_->tcp_acceptor) return 0;
+  beast::error_code ec;
+  return impl_->tcp_acceptor->local_endpoint(ec).port();
+}
+
+std::size_t Server::live_sessions() const {
+  std::size_t n = 0;
+  for (auto& w : impl_->sessions) n += w.expired() ? 0 : 1;
+  return n;
+}
+
+void Server::stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  beast::error_code ignored;
+  if (impl_->tcp_acceptor) impl_->tcp_acceptor->close(ignored);
+  if (impl_->unix_acceptor) impl_->unix_acceptor->close(ignored);
+  for (auto& w : impl_->sessions) {
+    if (auto s = w.lock()) s->shutdown();
+  }
+}
+
+}  // namespace genvm::manager

@@ -1,0 +1,147 @@
+// genvm-manager: owns every executor's lifecycle behind the manager socket protocol and the
+// HTTP API. See docs/PROTOCOLS.md (## Manager) for the config keys and their defaults.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "manager/config.h"
+#include "manager/json.h"
+#include "manager/log.h"
+#include "manager/registry.h"
+#include "manager/server.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: genvm-manager [--config FILE] [--host H --port P | --socket PATH]\n"
+    "\n"
+    "Runs genvm executors on request: the manager socket protocol on GET /ws (binary frames\n"
+    "u16 method | u64 request id | calldata), the HTTP API (/genvm/run, /genvm/{id}, /status,\n"
+    "/metrics). Logs JSON lines to stderr. SIGTERM/SIGINT: no new runs, every run finishes\n"
+    "with cause `shutdown`, exit 0.\n"
+    "\n"
+    "  --config FILE   YAML configuration (every key optional; see docs/PROTOCOLS.md)\n"
+    "  --host H        TCP address to listen on (default from config, 127.0.0.1)\n"
+    "  --port P        TCP port (default from config, 3999; 0 picks a free one)\n"
+    "  --socket PATH   listen on a unix socket instead of TCP\n"
+    "  --print-port    print the bound TCP port on stdout once listening\n"
+    "  --help          this text\n";
+
+int fail(const std::string& line) {
+  std::fprintf(stderr, "genvm-manager: %s\n", line.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace genvm::manager;
+  std::string config_path, host, socket_path;
+  std::optional<int> port;
+  bool print_port = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)name;
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--config") {
+      const char* v = value("--config");
+      if (!v) return fail("--config needs a file");
+      config_path = v;
+    } else if (a == "--host") {
+      const char* v = value("--host");
+      if (!v) return fail("--host needs an address");
+      host = v;
+    } else if (a == "--port") {
+      const char* v = value("--port");
+      char* end = nullptr;
+      long p = v ? std::strtol(v, &end, 10) : -1;
+      if (!v || *end != '\0' || p < 0 || p > 65535) return fail("--port needs a number 0..65535");
+      port = static_cast<int>(p);
+    } else if (a == "--socket") {
+      const char* v = value("--socket");
+      if (!v) return fail("--socket needs a path");
+      socket_path = v;
+    } else if (a == "--print-port") {
+      print_port = true;
+    } else {
+      return fail("unknown argument \"" + a + "\" (see --help)");
+    }
+  }
+  if (!socket_path.empty() && (!host.empty() || port)) return fail("--socket excludes --host/--port");
+
+  Config config;
+  if (!config_path.empty()) {
+    auto c = load_config(config_path);
+    if (!c) return fail(config_path + ": " + c.error().message);
+    config = std::move(*c);
+  }
+  if (!host.empty()) config.host = host;
+  if (port) config.port = static_cast<std::uint16_t>(*port);
+  if (!socket_path.empty()) config.socket = socket_path;
+  if (!host.empty() || port) config.socket.clear();
+
+  boost::asio::io_context io;
+  Log log(2);
+  Registry registry(io, config, log);
+  Server server(io, registry, config, log);
+  genvm::Status listening = config.socket.empty() ? server.listen_tcp(config.host, config.port)
+                                                  : server.listen_unix(config.socket);
+  if (!listening) return fail(listening.error().to_string());
+  {
+    JsonWriter w;
+    w.begin_object().key("event").string("listening");
+    if (config.socket.empty()) {
+      w.key("host").string(config.host).key("port").unsigned_number(server.tcp_port());
+    } else {
+      w.key("socket").string(config.socket);
+    }
+    w.end_object();
+    log.line(w.take());
+  }
+  if (print_port) {
+    std::printf("%u\n", static_cast<unsigned>(server.tcp_port()));
+    std::fflush(stdout);
+  }
+
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  boost::asio::steady_timer poll(io);
+  auto give_up = std::chrono::steady_clock::now();
+  // After shutdown: exit once every session has written what it had and closed, or after 5 s
+  // (a client that never reads must not hold up our exit).
+  std::function<void()> wait_for_sessions = [&] {
+    if (server.live_sessions() == 0 || std::chrono::steady_clock::now() > give_up) {
+      io.stop();
+      return;
+    }
+    poll.expires_after(std::chrono::milliseconds(20));
+    poll.async_wait([&](const boost::system::error_code& e) {
+      if (!e) wait_for_sessions();
+    });
+  };
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log.line("{\"event\":\"signal\",\"signal\":" + std::to_string(sig) + "}");
+    registry.shutdown([&] {
+      // Every run is terminal and its event queued to its subscribers.
+      server.stop();
+      give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      wait_for_sessions();
+    });
+  });
+  io.run();
+  return 0;
+}
