@@ -129,7 +129,9 @@ TEST(SdkCalldata, ReaderFindsKeysAndReadsBigIntegers) {
   EXPECT_EQ(le[0], 1);
   EXPECT_EQ(le[16], 1);
   for (int i = 1; i < 32; ++i) {
-    if (i != 16) EXPECT_EQ(le[i], 0) << i;
+    if (i != 16) {
+      EXPECT_EQ(le[i], 0) << i;
+    }
   }
   gl_reader_init(&r, wire.data(), wire.size());
   EXPECT_EQ(gl_map_find(&r, "kwargs"), GL_ENOTFOUND);

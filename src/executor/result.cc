@@ -1,5 +1,7 @@
 #include "executor/result.h"
 
+#include <algorithm>
+
 namespace genvm::executor {
 
 using calldata::Value;
@@ -115,10 +117,15 @@ Value reported_result_value(const RunOutcome& o) {
 calldata::Bytes encode_reported_result(const RunOutcome& o) { return calldata::encode(reported_result_value(o)); }
 
 calldata::Bytes subvm_result_buffer(ResultCode kind, const Value& data) {
-  calldata::Bytes out{static_cast<std::uint8_t>(kind)};
+  calldata::Bytes out;
   if ((kind == ResultCode::kVmError || kind == ResultCode::kFatalVmError) && data.is_string()) {
-    out.insert(out.end(), data.as_string().begin(), data.as_string().end());
+    // Built in one go: GCC 12 misreads an insert after a one-byte vector as out of bounds.
+    const std::string& s = data.as_string();
+    out.resize(1 + s.size());
+    out[0] = static_cast<std::uint8_t>(kind);
+    std::copy(s.begin(), s.end(), out.begin() + 1);
   } else {
+    out.push_back(static_cast<std::uint8_t>(kind));
     calldata::encode_to(data, out);
   }
   return out;
