@@ -191,10 +191,14 @@ std::atomic<Isa>& isa_slot() {
 
 std::size_t lanes(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return 16;
-    case Isa::kAvx2: return 8;
-    case Isa::kSse41: return 4;
-    case Isa::kPortable: return 1;
+    case Isa::kAvx512:
+      return 16;
+    case Isa::kAvx2:
+      return 8;
+    case Isa::kSse41:
+      return 4;
+    case Isa::kPortable:
+      return 1;
   }
   return 1;
 }
@@ -262,9 +266,8 @@ std::size_t compress_subtree_wide(const std::uint8_t* in, std::size_t len,
   const std::size_t left = len / 2;
   std::uint8_t cvs[2 * kMaxLanes * kOutLen];
   const std::size_t nl = compress_subtree_wide(in, left, key, counter, flags, degree, cvs);
-  const std::size_t nr = compress_subtree_wide(in + left, len - left, key,
-                                               counter + left / kChunkLen, flags, degree,
-                                               cvs + nl * kOutLen);
+  const std::size_t nr = compress_subtree_wide(
+      in + left, len - left, key, counter + left / kChunkLen, flags, degree, cvs + nl * kOutLen);
   const std::size_t n = nl + nr;
   if (n == 2) {  // only with degree 1: keep both so the caller still sees two children
     std::memcpy(out, cvs, 2 * kOutLen);
@@ -279,8 +282,7 @@ void compress_subtree_to_two(const std::uint8_t* in, std::size_t len, const std:
                              std::uint32_t right[8]) {
   std::uint8_t cvs[kMaxLanes * kOutLen];
   std::uint8_t next[kMaxLanes * kOutLen];
-  std::size_t n =
-      compress_subtree_wide(in, len, key, counter, flags, lanes(active_isa()), cvs);
+  std::size_t n = compress_subtree_wide(in, len, key, counter, flags, lanes(active_isa()), cvs);
   while (n > 2) {
     n = hash_parents(cvs, n, key, flags, next);
     std::memcpy(cvs, next, n * kOutLen);
@@ -303,10 +305,14 @@ void node_cv(const std::uint32_t in_cv[8], const std::uint8_t block[64], std::ui
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kPortable: return "portable";
-    case Isa::kSse41: return "sse41";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kPortable:
+      return "portable";
+    case Isa::kSse41:
+      return "sse41";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "unknown";
 }
@@ -315,8 +321,8 @@ Result<Isa> parse_isa(std::string_view name) {
   for (Isa isa : {Isa::kPortable, Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
     if (name == isa_name(isa)) return isa;
   }
-  return make_error("unknown_isa", "'" + std::string(name) +
-                                       "' is not one of portable, sse41, avx2, avx512");
+  return make_error("unknown_isa",
+                    "'" + std::string(name) + "' is not one of portable, sse41, avx2, avx512");
 }
 
 bool isa_supported(Isa isa) {
@@ -445,8 +451,8 @@ void Hasher::merge_stack(std::uint64_t chunks) {
 }
 
 Hasher& Hasher::update(std::string_view input) {
-  return update(std::span<const std::uint8_t>(
-      reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
+  return update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(input.data()),
+                                              input.size()));
 }
 
 Hasher& Hasher::update(std::span<const std::uint8_t> input) {

@@ -42,17 +42,21 @@ GENVM_INLINE V xor_(V a, V b) { return _mm256_xor_si256(a, b); }
 GENVM_INLINE V set1(std::uint32_t x) { return _mm256_set1_epi32(static_cast<int>(x)); }
 // Rotations by 16 and 8 move whole bytes, so one byte shuffle does them.
 GENVM_INLINE V rot16(V x) {
-  return _mm256_shuffle_epi8(x, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15,
-                                                 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
-                                                 14, 15, 12, 13));
+  return _mm256_shuffle_epi8(
+      x, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4,
+                          5, 10, 11, 8, 9, 14, 15, 12, 13));
 }
 GENVM_INLINE V rot8(V x) {
-  return _mm256_shuffle_epi8(x, _mm256_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14,
-                                                 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8,
-                                                 13, 14, 15, 12));
+  return _mm256_shuffle_epi8(
+      x, _mm256_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7,
+                          4, 9, 10, 11, 8, 13, 14, 15, 12));
 }
-GENVM_INLINE V rot12(V x) { return _mm256_or_si256(_mm256_srli_epi32(x, 12), _mm256_slli_epi32(x, 20)); }
-GENVM_INLINE V rot7(V x) { return _mm256_or_si256(_mm256_srli_epi32(x, 7), _mm256_slli_epi32(x, 25)); }
+GENVM_INLINE V rot12(V x) {
+  return _mm256_or_si256(_mm256_srli_epi32(x, 12), _mm256_slli_epi32(x, 20));
+}
+GENVM_INLINE V rot7(V x) {
+  return _mm256_or_si256(_mm256_srli_epi32(x, 7), _mm256_slli_epi32(x, 25));
+}
 
 GENVM_INLINE void g(V& a, V& b, V& c, V& d, V x, V y) {
   a = add(add(a, b), x);
@@ -145,9 +149,9 @@ void hash8_avx2(const std::uint8_t* const* inputs, std::size_t blocks, const std
     if (b + 1 == blocks) f |= flags_end;
     V m[16];
     load_transposed(inputs, b * 64, prefetch, m);
-    V v[16] = {h[0],       h[1],       h[2],       h[3],       h[4],       h[5],
+    V v[16] = {h[0],       h[1],       h[2],         h[3],         h[4],         h[5],
                h[6],       h[7],       set1(kIv[0]), set1(kIv[1]), set1(kIv[2]), set1(kIv[3]),
-               counter_lo, counter_hi, set1(64),   set1(f)};
+               counter_lo, counter_hi, set1(64),     set1(f)};
     round<0>(v, m);
     round<1>(v, m);
     round<2>(v, m);

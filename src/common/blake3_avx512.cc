@@ -101,8 +101,8 @@ GENVM_INLINE void load_transposed(const std::uint8_t* const* inputs, std::size_t
   }
   GENVM_UNROLL
   for (int w = 0; w < 4; ++w) {
-    const V p = _mm512_shuffle_i32x4(x[w], x[4 + w], 0x44);       // A0 A1 B0 B1
-    const V q = _mm512_shuffle_i32x4(x[w], x[4 + w], 0xEE);       // A2 A3 B2 B3
+    const V p = _mm512_shuffle_i32x4(x[w], x[4 + w], 0x44);        // A0 A1 B0 B1
+    const V q = _mm512_shuffle_i32x4(x[w], x[4 + w], 0xEE);        // A2 A3 B2 B3
     const V r2 = _mm512_shuffle_i32x4(x[8 + w], x[12 + w], 0x44);  // C0 C1 D0 D1
     const V s = _mm512_shuffle_i32x4(x[8 + w], x[12 + w], 0xEE);   // C2 C3 D2 D3
     m[0 + w] = _mm512_shuffle_i32x4(p, r2, 0x88);                  // A0 B0 C0 D0
@@ -143,9 +143,9 @@ void hash16_avx512(const std::uint8_t* const* inputs, std::size_t blocks,
     if (b + 1 == blocks) f |= flags_end;
     V m[16];
     load_transposed(inputs, b * 64, prefetch, m);
-    V v[16] = {h[0],       h[1],       h[2],       h[3],       h[4],       h[5],
+    V v[16] = {h[0],       h[1],       h[2],         h[3],         h[4],         h[5],
                h[6],       h[7],       set1(kIv[0]), set1(kIv[1]), set1(kIv[2]), set1(kIv[3]),
-               counter_lo, counter_hi, set1(64),   set1(f)};
+               counter_lo, counter_hi, set1(64),     set1(f)};
     round<0>(v, m);
     round<1>(v, m);
     round<2>(v, m);

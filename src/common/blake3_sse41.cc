@@ -129,9 +129,9 @@ void hash4_sse41(const std::uint8_t* const* inputs, std::size_t blocks, const st
     if (b + 1 == blocks) f |= flags_end;
     V m[16];
     load_transposed(inputs, b * 64, prefetch, m);
-    V v[16] = {h[0],       h[1],       h[2],       h[3],       h[4],       h[5],
+    V v[16] = {h[0],       h[1],       h[2],         h[3],         h[4],         h[5],
                h[6],       h[7],       set1(kIv[0]), set1(kIv[1]), set1(kIv[2]), set1(kIv[3]),
-               counter_lo, counter_hi, set1(64),   set1(f)};
+               counter_lo, counter_hi, set1(64),     set1(f)};
     round<0>(v, m);
     round<1>(v, m);
     round<2>(v, m);

@@ -113,11 +113,11 @@ class Blake3Test : public ::testing::Test {
   Isa saved_ = Isa::kPortable;
 };
 
-#define LOAD_VECTORS_OR_SKIP(v)                                                          \
-  Vectors v;                                                                             \
-  if (!load(&v)) {                                                                       \
-    GTEST_SKIP() << "BLAKE3 test vectors not found at " << vectors_path()               \
-                 << "; set GENVM_BLAKE3_VECTORS to the test_vectors.json of BLAKE3";    \
+#define LOAD_VECTORS_OR_SKIP(v)                                                      \
+  Vectors v;                                                                         \
+  if (!load(&v)) {                                                                   \
+    GTEST_SKIP() << "BLAKE3 test vectors not found at " << vectors_path()            \
+                 << "; set GENVM_BLAKE3_VECTORS to the test_vectors.json of BLAKE3"; \
   }
 
 // Checks hash/keyed_hash/derive_key of one case through the one-shot helpers and the hasher,
@@ -210,7 +210,8 @@ TEST_F(Blake3Test, XofSeekReadsTheSameBytesAsOneLongRead) {
   OutputReader r = h.finalize_xof();
   std::vector<std::uint8_t> pieces(full.size());
   for (std::size_t pos = 0; pos < pieces.size(); pos += 7) {
-    r.fill(std::span<std::uint8_t>(pieces).subspan(pos, std::min<std::size_t>(7, full.size() - pos)));
+    r.fill(
+        std::span<std::uint8_t>(pieces).subspan(pos, std::min<std::size_t>(7, full.size() - pos)));
   }
   EXPECT_EQ(pieces, full);
 }

@@ -47,8 +47,8 @@ Sha3_256& Sha3_256::update(std::span<const std::uint8_t> input) {
 }
 
 Sha3_256& Sha3_256::update(std::string_view input) {
-  return update(std::span<const std::uint8_t>(
-      reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
+  return update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(input.data()),
+                                              input.size()));
 }
 
 Sha3_256Digest Sha3_256::finalize() {
@@ -73,8 +73,8 @@ Sha3_256Digest sha3_256(std::span<const std::uint8_t> input) {
 }
 
 Sha3_256Digest sha3_256(std::string_view input) {
-  return sha3_256(std::span<const std::uint8_t>(
-      reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
+  return sha3_256(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(input.data()),
+                                                input.size()));
 }
 
 }  // namespace genvm

@@ -51,6 +51,9 @@ isas=""
 for isa in portable sse41 avx2 avx512; do
   if GENVM_BLAKE3_ISA=$isa "$tool" blake3 "$work/key" >/dev/null 2>"$work/err"; then
     isas="$isas $isa"
+    # Without this the loop below could test one path four times if the override were ignored.
+    expect_same "GENVM_BLAKE3_ISA=$isa selects that path" \
+      "$(GENVM_BLAKE3_ISA=$isa "$tool" --print-isa)" "$isa"
   else
     echo "note: path $isa not run: $(cat "$work/err")"
   fi

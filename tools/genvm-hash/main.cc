@@ -135,7 +135,8 @@ Options parse_args(int argc, char** argv) {
   if (o.files.empty()) o.files.emplace_back("-");
   if (o.keyed) {
     for (const std::string& f : o.files) {
-      if (f == "-") fail("--keyed reads the key from stdin, so input must come from FILE arguments");
+      if (f == "-")
+        fail("--keyed reads the key from stdin, so input must come from FILE arguments");
     }
   }
   return o;
