@@ -298,6 +298,23 @@ void detect_containment(CgroupLayout& layout, std::string& why) {
   why += "no writable cgroup hierarchy: process groups only";
 }
 
+void sweep_stale_cgroups(const CgroupLayout& l) {
+  if (l.mode == Containment::kProcessGroup) return;
+  for (const char* base : {l.pids, l.memory, l.freezer}) {
+    if (!base[0]) continue;
+    DIR* d = ::opendir(base);
+    if (!d) continue;
+    while (dirent* e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, "genvm-", 6) != 0) continue;
+      long owner = std::atol(e->d_name + 6);
+      // Only a dead owner's, and rmdir only removes an empty cgroup: never a live run's.
+      if (owner <= 1 || ::kill(static_cast<pid_t>(owner), 0) == 0 || errno != ESRCH) continue;
+      ::rmdir((std::string(base) + "/" + e->d_name).c_str());
+    }
+    ::closedir(d);
+  }
+}
+
 std::vector<ProcRow> read_proc_table() {
   std::vector<ProcRow> rows;
   DIR* d = ::opendir("/proc");

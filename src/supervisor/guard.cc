@@ -80,7 +80,7 @@ void sleep_ms(long ms) {
     ::kill(-g_pgid[k], SIGKILL);
   }
   // Leave no empty cgroup behind; the killed take a moment to leave it.
-  for (int tries = 0; tries < 200; ++tries) {
+  for (int tries = 0; tries < 500; ++tries) {  // up to 5 s: orphans wait for init's reaping
     bool all = true;
     for (int k = 0; k < g_count; ++k) {
       if (g_cg[k] != 0 && !raw_cgroup_remove(layout, g_cg[k])) all = false;

@@ -28,6 +28,9 @@ struct CgroupLayout {
 // `why` says what was found, for the log line.
 void detect_containment(CgroupLayout& layout, std::string& why);
 
+// Removes the empty run cgroups of supervisors that are gone (a kill -9 whose guard could not
+// rmdir in time because init had not yet reaped the run's orphans).
+void sweep_stale_cgroups(const CgroupLayout& layout);
 // Run cgroup `id`'s directory under `base`.
 bool raw_cgroup_dir(char* out, std::size_t n, const char* base, const char* prefix, std::uint32_t id);
 std::size_t raw_fmt_u64(char* out, std::uint64_t v);

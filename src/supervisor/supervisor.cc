@@ -231,6 +231,7 @@ Supervisor::Supervisor(SupervisorOptions options)
     why = "containment off by request";
   }
   mode_ = layout_->mode;
+  internal::sweep_stale_cgroups(*layout_);
   if (options_.log) {
     std::string line = "{\"event\":\"containment\",\"mode\":\"" + std::string(to_string(mode_)) +
                        "\",\"why\":\"" + why + "\"}";
@@ -381,7 +382,10 @@ void Supervisor::release_child(Child& c) {
 
 void Supervisor::remove_cgroup(std::uint32_t id) {
   if (id == 0) return;
-  if (!internal::raw_cgroup_remove(*layout_, id)) cgroups_to_remove_.push_back(id);
+  if (!internal::raw_cgroup_remove(*layout_, id) &&
+      std::find(cgroups_to_remove_.begin(), cgroups_to_remove_.end(), id) == cgroups_to_remove_.end()) {
+    cgroups_to_remove_.push_back(id);
+  }
 }
 
 void Supervisor::retry_cgroup_removals() {
@@ -626,16 +630,26 @@ void Child::kill_tree(int sig) {
   if (!group_gone_) ::kill(-pid_, sig);
 }
 
-bool Child::tree_alive_given(const std::vector<pid_t>& live) const {
+bool Child::tree_alive_given(const std::vector<pid_t>* live) const {
   if (!sup_ || pid_ <= 1) return false;
-  if (cgroup_id_ != 0 && !internal::raw_cgroup_empty(*sup_->layout_, cgroup_id_)) return true;
+  // Every member of the group is in the run's cgroup (and so is any escapee): the cgroup,
+  // which lists no zombie, is the whole answer.
+  if (cgroup_id_ != 0) return !internal::raw_cgroup_empty(*sup_->layout_, cgroup_id_);
   if (group_gone_) return false;
-  bool alive = std::binary_search(live.begin(), live.end(), pid_);
-  if (!alive && reaped_) group_gone_ = true;  // empty after the leader's reap: number is free
-  return alive;
+  if (::kill(-pid_, 0) != 0 && errno == ESRCH) {  // no member at all, cheap
+    if (reaped_) group_gone_ = true;
+    return false;
+  }
+  // Members exist, but a zombie is not one: an orphan that died waits for init to reap it.
+  std::vector<pid_t> scanned;
+  if (!live) {
+    scanned = live_pgrps();
+    live = &scanned;
+  }
+  return std::binary_search(live->begin(), live->end(), pid_);
 }
 
-bool Child::tree_alive() const { return tree_alive_given(live_pgrps()); }
+bool Child::tree_alive() const { return tree_alive_given(nullptr); }
 
 std::optional<WaitStatus> Child::try_wait() {
   if (reaped_) return reaped_;
@@ -644,13 +658,13 @@ std::optional<WaitStatus> Child::try_wait() {
   if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) {
     return std::nullopt;
   }
-  // The leader is a zombie, so its number cannot be reused yet: decide now whether its group
-  // still has members. An empty one is never signalled again.
-  std::vector<pid_t> live = live_pgrps();
-  group_gone_ = !std::binary_search(live.begin(), live.end(), pid_);
   int status = 0;
   struct rusage ru {};
   if (::wait4(pid_, &status, WNOHANG, &ru) != pid_) return std::nullopt;
+  // Is the group empty now that its leader is reaped? ESRCH says so at once (no member, not
+  // even a zombie); the number may then be reused, so an empty group is never signalled
+  // again. A group with members keeps its number: tree_alive tells live ones from zombies.
+  if (::kill(-pid_, 0) != 0 && errno == ESRCH) group_gone_ = true;
   WaitStatus ws;
   if (WIFSIGNALED(status)) {
     ws.signal = WTERMSIG(status);
@@ -699,16 +713,24 @@ void Child::release() {
   if (!sup_ || released_ || pid_ <= 1) return;
   released_ = true;
   sup_->release_child(*this);
+  // Its cgroup goes as soon as it is empty (now, or on a later spawn's retry): a released run
+  // is no longer ours to kill, and a kill -9 of us must not leave the directory behind.
+  if (reaped_ && cgroup_id_ != 0) {
+    sup_->remove_cgroup(cgroup_id_);
+    cgroup_id_ = 0;
+  }
 }
 
 std::vector<Child*> until_groups_gone(std::span<Child* const> children, Millis grace) {
   auto deadline = Clock::now() + grace;
   std::vector<Child*> left(children.begin(), children.end());
   for (;;) {
-    std::vector<pid_t> live = live_pgrps();
+    std::optional<std::vector<pid_t>> live;  // one /proc scan per turn, only if one is asked
     std::vector<Child*> still;
     for (Child* c : left) {
-      if (c->tree_alive_given(live)) still.push_back(c);
+      bool needs_scan = c->cgroup_id_ == 0 && !c->group_gone_ && c->pid_ > 1 && ::kill(-c->pid_, 0) == 0;
+      if (needs_scan && !live) live = live_pgrps();
+      if (c->tree_alive_given(needs_scan ? &*live : nullptr)) still.push_back(c);
     }
     left.swap(still);
     if (left.empty() || Clock::now() >= deadline) return left;

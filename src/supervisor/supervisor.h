@@ -194,7 +194,7 @@ class Child {
   friend std::vector<Child*> until_groups_gone(std::span<Child* const> children, Millis grace);
   Child() = default;
   void close_all();
-  bool tree_alive_given(const std::vector<pid_t>& live_pgrps) const;
+  bool tree_alive_given(const std::vector<pid_t>* live_pgrps) const;  // null: scan /proc if needed
   Supervisor* sup_ = nullptr;
   mutable bool group_gone_ = false;  // the group emptied: its number may be reused, never signal
   pid_t pid_ = -1;
