@@ -1,0 +1,180 @@
+// genvm-supervise as a user runs it: a real binary, real signals, real grandchildren.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+char proc_state(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto close = s.rfind(')');
+  return close == std::string::npos || close + 2 >= s.size() ? 0 : s[close + 2];
+}
+
+bool dead(pid_t pid) {
+  char st = proc_state(pid);
+  return st == 0 || st == 'Z' || st == 'X';
+}
+
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return cond();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+pid_t read_pid_file(const std::string& path) {
+  pid_t pid = 0;
+  wait_until(
+      [&] {
+        std::string t = slurp(path);
+        if (t.find('\n') == std::string::npos) return false;
+        pid = static_cast<pid_t>(std::atol(t.c_str()));
+        return pid > 0;
+      },
+      5s);
+  return pid;
+}
+
+struct Cli {
+  pid_t pid = -1;
+  std::string out_path, err_path;
+};
+
+Cli start(const std::vector<std::string>& args, const std::string& dir) {
+  Cli c;
+  c.out_path = dir + "/out";
+  c.err_path = dir + "/err";
+  std::vector<std::string> all = {GENVM_SUPERVISE_BIN};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, c.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, c.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (posix_spawn(&c.pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) c.pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return c;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string temp_dir() {
+  std::string t = "/tmp/genvm-supervise-test-XXXXXX";
+  return ::mkdtemp(t.data()) ? t : std::string("/tmp");
+}
+
+void kill_if_alive(pid_t pid) {
+  if (pid > 1 && !dead(pid)) ::kill(pid, SIGKILL);
+}
+
+class SignalToSupervisor : public ::testing::TestWithParam<int> {};
+
+TEST_P(SignalToSupervisor, ReapsTheTreeAndExits128PlusN) {
+  // Fails if the supervisor forwarded the signal to its child's pid alone (the backgrounded
+  // sleep would be orphaned) or exited without tearing the tree down.
+  int sig = GetParam();
+  std::string dir = temp_dir();
+  Cli c = start({"--no-containment", "--", "/bin/sh", "-c", "sleep 300 & echo $! > " + dir + "/gc; wait"}, dir);
+  ASSERT_GT(c.pid, 0);
+  pid_t gc = read_pid_file(dir + "/gc");
+  ASSERT_GT(gc, 0);
+  ::kill(c.pid, sig);
+  EXPECT_EQ(wait_exit(c.pid), 128 + sig);
+  EXPECT_TRUE(wait_until([gc] { return dead(gc); }, 2s));
+  EXPECT_NE(slurp(c.out_path).find("\"interrupted_by\":" + std::to_string(sig)), std::string::npos);
+  kill_if_alive(gc);
+}
+
+INSTANTIATE_TEST_SUITE_P(IntTermHup, SignalToSupervisor, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
+
+TEST(Cli, AKill9OfTheSupervisorKillsTheTreeThroughTheGuard) {
+  // Fails with --no-guard (the grandchild outlives it).
+  std::string dir = temp_dir();
+  Cli c = start({"--", "/bin/sh", "-c", "sleep 300 & echo $! > " + dir + "/gc; wait"}, dir);
+  pid_t gc = read_pid_file(dir + "/gc");
+  ASSERT_GT(gc, 0);
+  ::kill(c.pid, SIGKILL);
+  wait_exit(c.pid);
+  EXPECT_TRUE(wait_until([gc] { return dead(gc); }, 2s));
+  kill_if_alive(gc);
+}
+
+TEST(Cli, TimeoutExits124AndPrintsOneJsonObject) {
+  std::string dir = temp_dir();
+  Cli c = start({"--timeout", "200ms", "--grace", "1s", "--", "/bin/sh", "-c", "echo started; sleep 300"}, dir);
+  EXPECT_EQ(wait_exit(c.pid), 124);
+  std::string out = slurp(c.out_path);
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << out;  // one line
+  EXPECT_EQ(out.front(), '{');
+  EXPECT_NE(out.find("\"timed_out\":true"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"stdout\":\"started\\n\""), std::string::npos) << out;
+}
+
+TEST(Cli, ExitCodeMirrorsTheCommand) {
+  std::string dir = temp_dir();
+  EXPECT_EQ(wait_exit(start({"--", "/bin/sh", "-c", "exit 7"}, dir).pid), 7);
+  EXPECT_EQ(wait_exit(start({"--", "/bin/sh", "-c", "kill -TERM $$"}, dir).pid), 143);
+  EXPECT_EQ(wait_exit(start({"--", "genvm-no-such-command"}, dir).pid), 127);
+  EXPECT_NE(slurp(dir + "/out").find("\"spawn_failed\":true"), std::string::npos);
+}
+
+TEST(Cli, EnvIsTheAllowlistPlusPassAndDefine) {
+  std::string dir = temp_dir();
+  ::setenv("GENVM_CLI_TEST_PASSED", "yes", 1);
+  ::setenv("GENVM_CLI_TEST_HIDDEN", "no", 1);
+  Cli c = start({"--pass", "GENVM_CLI_TEST_PASSED", "--define", "GENVM_D=1", "--", "/usr/bin/env"}, dir);
+  EXPECT_EQ(wait_exit(c.pid), 0);
+  std::string out = slurp(c.out_path);
+  EXPECT_NE(out.find("GENVM_CLI_TEST_PASSED=yes"), std::string::npos);
+  EXPECT_NE(out.find("GENVM_D=1"), std::string::npos);
+  EXPECT_EQ(out.find("GENVM_CLI_TEST_HIDDEN"), std::string::npos);
+}
+
+TEST(Cli, BadInputIsOneClearLineAndNonZero) {
+  std::string dir = temp_dir();
+  for (std::vector<std::string> args : {std::vector<std::string>{"--timeout", "soon", "--", "true"},
+                                        std::vector<std::string>{"--capture", "all", "--", "true"},
+                                        std::vector<std::string>{"--bogus"}, std::vector<std::string>{}}) {
+    Cli c = start(args, dir);
+    EXPECT_NE(wait_exit(c.pid), 0);
+    std::string err = slurp(c.err_path);
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(err.rfind("genvm-supervise: ", 0), 0u) << err;
+  }
+  Cli h = start({"--help"}, dir);
+  EXPECT_EQ(wait_exit(h.pid), 0);
+  EXPECT_NE(slurp(h.out_path).find("usage: genvm-supervise"), std::string::npos);
+}
+
+}  // namespace
