@@ -292,7 +292,7 @@ void compress_subtree_to_two(const std::uint8_t* in, std::size_t len, const std:
   load_words(cvs + kOutLen, right, 8);
 }
 
-// A node whose chaining value (or root output) has not been taken yet.
+// The chaining value of a non-root node (a chunk's last block or a parent block).
 void node_cv(const std::uint32_t in_cv[8], const std::uint8_t block[64], std::uint8_t block_len,
              std::uint64_t counter, std::uint8_t flags, std::uint32_t out[8]) {
   std::memcpy(out, in_cv, 8 * sizeof(std::uint32_t));
