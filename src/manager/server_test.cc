@@ -288,9 +288,9 @@ TEST(ManagerServer, OversizedMessageDropsTheConnectionWithoutACloseFrame) {
   asio::io_context io;
   TcpWs c(io, m.port());
   std::vector<std::uint8_t> big = encode_frame(Method::kRun, 1, Value(calldata::Bytes(4096, 7)));
-  c.send_raw(big);
-  beast::flat_buffer buf;
   beast::error_code ec;
+  c.ws().write(asio::buffer(big), ec);  // may already fail: the manager stops reading at the cap
+  beast::flat_buffer buf;
   c.ws().read(buf, ec);
   EXPECT_TRUE(ec);
   EXPECT_NE(ec, websocket::error::closed) << "a close frame was sent";
