@@ -796,7 +796,9 @@ void FuncCompiler::step() {
         push(locals_[x]);
         if (live() && s != x) emit({kCopy, s, x});
         last_dst_ = SIZE_MAX;
-        // The value stays on the stack in its slot (or as a reference to local x).
+        // The value stays on the stack: in its home slot if it was there, otherwise (it was a
+        // virtual local.get) as a reference to local x, which now holds the same value.
+        if (s < L_) vals_.back().local = int32_t(x);
       }
       break;
     }

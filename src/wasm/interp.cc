@@ -499,6 +499,19 @@ do_tail_call: {
 
 trap:
   result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr};
+  if (pc) {
+    // Backtrace: the innermost function first, by name-section names where present.
+    auto where = [](Instance::Impl* in, const uint32_t* at) -> std::string {
+      uint32_t off = uint32_t(at - in->code);
+      const auto& cfs = in->m->compiled;
+      size_t k = 0;
+      while (k + 1 < cfs.size() && cfs[k + 1].code <= off) ++k;
+      return in->self->func_name(uint32_t(in->m->num_imported_funcs + k));
+    };
+    result->message += " at " + where(inst, pc) + " (code " + std::to_string(pc - inst->code) + ")";
+    for (size_t k = frames.size(); k-- > 0 && frames.size() - k <= 16;)
+      if (frames[k].ret_pc) result->message += " <- " + where(frames[k].inst, frames[k].ret_pc - 1);
+  }
 done:
   if (!result) {
     // Normal completion refunded every frame.

@@ -248,6 +248,9 @@ class Linker {
   std::map<std::pair<std::string, std::string>, Extern> defs_;
 };
 
+// Debug listing of a defined function's compiled code (genvm-wasm dump).
+std::string dump_function(const Module& m, uint32_t defined_index);
+
 // Type of an external function (for hosts and tests).
 const FuncType& func_type(const FuncInst* f);
 

@@ -242,5 +242,13 @@ int main(int argc, char** argv) {
   if (cmd == "invoke") return cmd_invoke(argc - 2, argv + 2);
   if (cmd == "spectest") return cmd_spectest(argc - 2, argv + 2);
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
+  if (cmd == "dump" && argc == 4) {  // debug: genvm-wasm dump FILE DEFINED_FUNC_INDEX
+    std::vector<uint8_t> bytes;
+    if (!read_file(argv[2], bytes)) return die("cannot read file");
+    auto m = Module::load(bytes);
+    if (!m) return die(m.error().to_string(), 1);
+    std::fputs(dump_function(**m, uint32_t(std::atoi(argv[3]))).c_str(), stdout);
+    return 0;
+  }
   return die("unknown command " + cmd + " (see --help)");
 }
