@@ -242,6 +242,7 @@ int main(int argc, char** argv) {
   if (cmd == "invoke") return cmd_invoke(argc - 2, argv + 2);
   if (cmd == "spectest") return cmd_spectest(argc - 2, argv + 2);
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
+  if (cmd == "fuzzexec" && argc == 3) return fuzz_exec(argv[2]);  // debug: see fuzzexec.cc
   if (cmd == "dump" && argc == 4) {  // debug: genvm-wasm dump FILE DEFINED_FUNC_INDEX
     std::vector<uint8_t> bytes;
     if (!read_file(argv[2], bytes)) return die("cannot read file");

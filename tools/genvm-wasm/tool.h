@@ -16,6 +16,7 @@ struct RunOptions {
   bool fuel = false;
   uint64_t fuel_amount = 0;
 };
+int fuzz_exec(const std::string& path);
 int run_wasi(const std::string& path, const RunOptions& opts);
 
 }  // namespace genvm_wasm_tool
