@@ -22,6 +22,26 @@ U256Le u256_le(std::uint64_t v) {
   return out;
 }
 
+Status apply_storage_changes(State& state, const Address& address, const calldata::Value& changes) {
+  if (!changes.is_array()) return make_error("bad_changes", "storage_changes must be an array");
+  for (const auto& d : changes.as_array()) {
+    if (!d.is_array() || d.as_array().size() != 2 || !d.as_array()[0].is_bytes() || !d.as_array()[1].is_bytes() ||
+        d.as_array()[0].as_bytes().size() != 36) {
+      return make_error("bad_changes", "a storage change must be [bytes36, bytes]");
+    }
+    const Bytes& key = d.as_array()[0].as_bytes();
+    const Bytes& value = d.as_array()[1].as_bytes();
+    Slot slot;
+    std::copy(key.begin(), key.begin() + 32, slot.begin());
+    std::uint64_t off = std::uint64_t(key[32]) | std::uint64_t(key[33]) << 8 | std::uint64_t(key[34]) << 16 |
+                        std::uint64_t(key[35]) << 24;
+    Bytes& s = state.storage[{address.bytes, slot}];
+    if (s.size() < off + value.size()) s.resize(off + value.size(), 0);
+    std::copy(value.begin(), value.end(), s.begin() + static_cast<std::ptrdiff_t>(off));
+  }
+  return {};
+}
+
 namespace {
 
 // Reads exactly n bytes; false on EOF or error.
@@ -349,6 +369,9 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       calldata::Value v;
       {
         std::lock_guard<std::mutex> g(mu_);
+        Address a;
+        a.bytes = key;
+        state_.resolve_requests.push_back(a);
         if (auto it = state_.resolve_answers.find(key); it != state_.resolve_answers.end()) v = it->second;
       }
       return answer(HostErrorCode::kOk, calldata::encode(v), true);

@@ -70,9 +70,14 @@ struct State {
   std::vector<StorageReadRecord> storage_reads;
   std::vector<Bytes> eth_calls;
   std::vector<calldata::Value> nested_envelopes;
+  std::vector<Address> resolve_requests;
   std::vector<Bytes> hellos;
   std::vector<std::string> errors;  // protocol errors seen from clients
 };
+
+// Applies a reported result's storage_changes (array of [slot ‖ u32 LE offset, bytes]) to the
+// storage of `address`, as a node would on accepting the result. Error on a malformed list.
+Status apply_storage_changes(State& state, const Address& address, const calldata::Value& changes);
 
 enum class Fault {
   kNone,

@@ -1,0 +1,38 @@
+// run_execution: one whole `genvm run` — read the execution data, connect the hosts, run the
+// contract, deliver the reported result with consume_result.
+//
+//   std::string err;
+//   int code = run_execution(opts, &err);   // 0 delivered, 1 not delivered, 2 bad input
+//
+// No timeout, no signal handling, no cleanup on the way out: the manager may SIGKILL the process
+// at any instant, and a killed run simply delivers nothing. Bad input (unreadable or invalid
+// execution data, unusable --host) returns 2 with one line in *err; a host failure that keeps
+// the result from being delivered returns 1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/debug_mode.h"
+#include "common/result.h"
+#include "executor/execution_data.h"
+#include "executor/wasm_check.h"
+
+namespace genvm::executor {
+
+struct RunOptions {
+  std::string execution_data = "-";  // "-" (stdin), a path, or fd://N
+  std::vector<std::string> hosts;
+  DebugMode debug = DebugMode::kDisabled;
+  Permissions permissions;
+  std::string genvm_id;
+  int log_fd = -1;
+  bool sync = false;
+};
+
+int run_execution(const RunOptions& opts, std::string* err);
+
+// Reads all bytes from "-", a path, or fd://N.
+Result<calldata::Bytes> read_source(const std::string& source);
+
+}  // namespace genvm::executor

@@ -1,0 +1,73 @@
+// Vm: one sub-VM — a contract module run to its result on our engine, with deterministic WASI
+// preview 1 and the genlayer_sdk imports.
+//
+//   RunContext ctx{...};                     // host, storage, permissions, emissions, depth
+//   VmResult r = run_vm(ctx, frame, code);    // never throws; every failure is a VmResult
+//
+// The module's `_start` reads the startup message on fd 0 and ends with gl_call Return /
+// UserError (-> Return / UserError), proc_exit(n) or a plain return (-> VMError "exit_code n"),
+// or a trap (-> VMError "wasm_trap <kind>"). A host failure while serving an import ends the run
+// with InternalError. Error results carry the memory fingerprint of every instance.
+// Supported gl_call messages: Return, UserError, Trace, EmitEvent, PostMessage, DeployContract,
+// EthSend, EthCall, CallContract (in-process child); others answer error_inval (see
+// docs/PROTOCOLS.md, ## Executor choices).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/calldata.h"
+#include "common/debug_mode.h"
+#include "common/vm_error.h"
+#include "executor/execution_data.h"
+#include "executor/host_client.h"
+#include "executor/result.h"
+#include "executor/storage.h"
+
+namespace genvm::executor {
+
+inline constexpr int kMaxVmDepth = 512;  // top_limits.vm_recursion
+
+// Shared by every sub-VM of one execution.
+struct RunContext {
+  HostClient* host = nullptr;
+  Storage* storage = nullptr;
+  DebugMode debug = DebugMode::kDisabled;
+  std::vector<calldata::Value> emissions;  // top-level emissions, in order
+  int log_fd = -1;                         // JSON lines for Trace and events; -1: none
+};
+
+// What distinguishes one sub-VM from another.
+struct VmFrame {
+  calldata::Address self;
+  StorageType state = StorageType::kDefault;
+  Permissions permissions;
+  bool deterministic = true;
+  int depth = 0;
+  calldata::Value startup_message;  // the map written to the module's stdin
+};
+
+struct VmResult {
+  ResultCode kind = ResultCode::kVmError;
+  calldata::Value data;  // Return/UserError value, or the VM error string
+  std::optional<std::vector<Frame>> backtrace;
+  WasmStoreHashes wasm_store_hashes;
+  Digest32 subvm_hashes{};
+};
+
+VmResult run_vm(RunContext& ctx, const VmFrame& frame, const calldata::Bytes& code);
+
+// The contract code stored for `address` in storage view `state`: the root slot's code_slot if
+// non-zero, else the default-derived `code` slot; each holds `u32 LE length ‖ bytes`.
+Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address,
+                                           StorageType state);
+// Storage writes a deployment makes: the code into the `code` slot and the ABI major byte.
+Status write_deployed_code(Storage& storage, const calldata::Bytes& code);
+
+// gl_call helper: the call key of a method call (spec 04-contract-interface/02-abi.rst) for
+// names shorter than 32 bytes; longer names need keccak256 and give an error.
+Result<calldata::Bytes> call_key(const calldata::Value& call, bool is_deploy);
+
+}  // namespace genvm::executor

@@ -1,0 +1,274 @@
+// End to end: the `genvm` binary runs the example contracts against the test host over a unix
+// socket; the test reads what consume_result delivered and applies storage changes between runs
+// the way a node would.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/calldata.h"
+#include "executor/execution_data.h"
+#include "test_host.h"
+
+namespace genvm::calldata {
+// Readable failures: gtest prints values in calldata's text form.
+void PrintTo(const Value& v, std::ostream* os) { *os << to_text(v); }
+}  // namespace genvm::calldata
+
+namespace genvm {
+namespace {
+
+using calldata::Value;
+using test_host::TestHost;
+
+calldata::Address addr(std::uint8_t fill) {
+  calldata::Address a;
+  a.bytes.fill(fill);
+  return a;
+}
+
+std::string binary_dir() {
+  const char* env = std::getenv("GENVM_BINARY_DIR");
+  return env ? env : GENVM_BINARY_DIR;
+}
+
+calldata::Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return calldata::Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string stderr_text;
+  Value report;  // null when nothing was delivered
+};
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    genvm_ = binary_dir() + "/tools/genvm/genvm";
+    examples_ = binary_dir() + "/examples/";
+    if (::access(genvm_.c_str(), X_OK) != 0 || ::access((examples_ + "counter.wasm").c_str(), R_OK) != 0) {
+      GTEST_SKIP() << "needs the genvm binary and the example contracts in " << binary_dir()
+                   << " (set GENVM_BINARY_DIR)";
+    }
+    char tmpl[] = "/tmp/genvm-exec-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto uri = host_.listen_unix(dir_ + "/host.sock");
+    ASSERT_TRUE(uri.ok());
+    uri_ = *uri;
+  }
+  void TearDown() override {
+    host_.stop();
+    if (!dir_.empty()) {
+      ::unlink((dir_ + "/data.bin").c_str());
+      ::unlink((dir_ + "/stderr.txt").c_str());
+      ::rmdir(dir_.c_str());
+    }
+  }
+
+  executor::ExecutionData data(const calldata::Address& contract, const calldata::Address& sender, Value entry,
+                               bool is_init, std::optional<calldata::Bytes> code) {
+    executor::ExecutionData d;
+    d.calldata = calldata::encode(entry);
+    d.message.contract_address = contract;
+    d.message.sender_address = sender;
+    d.message.origin_address = sender;
+    d.message.signer_address = sender;
+    d.message.chain_id = BigInt(61999);
+    d.message.is_init = is_init;
+    d.message.datetime = std::string(executor::kDefaultDatetime);
+    d.code = std::move(code);
+    d.message_fee_allocation = Value(Value::Array{});
+    return d;
+  }
+
+  // Runs genvm on `d`; returns the delivered report (and applies its storage changes to the
+  // contract's storage when it Returned).
+  RunResult run(const executor::ExecutionData& d, const std::string& permissions = "wscn",
+                std::vector<std::string> extra = {}) {
+    auto bytes = calldata::encode(executor::execution_data_to_value(d));
+    {
+      std::ofstream f(dir_ + "/data.bin", std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    std::size_t before = host_.with_state([](test_host::State& s) { return s.results.size(); });
+    std::vector<std::string> args = {genvm_, "run", "--execution-data", dir_ + "/data.bin", "--host", uri_,
+                                     "--permissions", permissions};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult out;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string err = dir_ + "/stderr.txt";
+      FILE* f = std::freopen(err.c_str(), "w", stderr);
+      (void)f;
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    auto err = read_file(dir_ + "/stderr.txt");
+    out.stderr_text.assign(err.begin(), err.end());
+    auto results = host_.with_state([](test_host::State& s) { return s.results; });
+    if (results.size() > before) {
+      auto v = calldata::decode(results.back());
+      EXPECT_TRUE(v.ok());
+      if (v.ok()) out.report = *v;
+    }
+    if (out.report.is_map() && *out.report.find("kind") == Value(0)) {
+      host_.with_state([&](test_host::State& s) {
+        auto st = test_host::apply_storage_changes(s, d.message.contract_address, *out.report.find("storage_changes"));
+        EXPECT_TRUE(st.ok());
+        return 0;
+      });
+    }
+    return out;
+  }
+
+  Value call(const std::string& method, Value::Array args = {}) {
+    Value::Map m{{"", method}};
+    if (!args.empty()) m["args"] = Value(std::move(args));
+    return Value(std::move(m));
+  }
+
+  void deploy(const std::string& example, const calldata::Address& at, Value entry = Value(Value::Map{})) {
+    auto r = run(data(at, addr(0xaa), std::move(entry), true, read_file(examples_ + example)));
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    ASSERT_TRUE(r.report.is_map());
+    ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  }
+
+  std::string genvm_, examples_, dir_, uri_;
+  TestHost host_;
+};
+
+TEST_F(ExecutorTest, CounterDeploysStoresItsCodeAndCounts) {
+  deploy("counter.wasm", addr(1));
+  // Later calls carry no code: it comes from the storage the deployment wrote.
+  auto inc = run(data(addr(1), addr(0xaa), call("increment"), false, std::nullopt));
+  ASSERT_EQ(inc.exit_code, 0) << inc.stderr_text;
+  EXPECT_EQ(*inc.report.find("data"), Value(1));
+  EXPECT_FALSE(inc.report.find("storage_changes")->as_array().empty());
+  auto add = run(data(addr(1), addr(0xaa), call("add", {Value(41)}), false, std::nullopt));
+  EXPECT_EQ(*add.report.find("data"), Value(42));
+  auto get = run(data(addr(1), addr(0xaa), call("get"), false, std::nullopt));
+  EXPECT_EQ(*get.report.find("data"), Value(42));
+  EXPECT_EQ(get.report.find("execution_hash")->as_bytes().size(), 32u);
+}
+
+TEST_F(ExecutorTest, TokenTransfersAndReportsUserErrorsWithoutEffects) {
+  deploy("token.wasm", addr(2), Value::map({{"args", Value::array({100})}}));
+  auto t = run(data(addr(2), addr(0xaa), call("transfer", {Value(addr(0xbb)), Value(30)}), false, std::nullopt));
+  ASSERT_EQ(t.exit_code, 0) << t.stderr_text;
+  EXPECT_EQ(*t.report.find("kind"), Value(0));
+  auto b = run(data(addr(2), addr(0xaa), call("balance_of", {Value(addr(0xbb))}), false, std::nullopt));
+  EXPECT_EQ(*b.report.find("data"), Value(30));
+  auto a = run(data(addr(2), addr(0xaa), call("balance_of", {Value(addr(0xaa))}), false, std::nullopt));
+  EXPECT_EQ(*a.report.find("data"), Value(70));
+  auto over = run(data(addr(2), addr(0xbb), call("transfer", {Value(addr(0xaa)), Value(1000)}), false, std::nullopt));
+  ASSERT_EQ(over.exit_code, 0) << over.stderr_text;
+  EXPECT_EQ(*over.report.find("kind"), Value(1));
+  EXPECT_EQ(*over.report.find("data"), Value("insufficient balance"));
+  EXPECT_TRUE(over.report.find("storage_changes")->as_array().empty());
+  // Error results carry the memory fingerprint of the contract instance.
+  const Value* hashes = over.report.find("wasm_store_hashes");
+  ASSERT_TRUE(hashes && hashes->find("contract"));
+  EXPECT_EQ(hashes->find("contract")->find("memories")->as_array().size(), 1u);
+}
+
+TEST_F(ExecutorTest, EventsEmitAnEventAndPostAMessageInOrder) {
+  deploy("events.wasm", addr(3));
+  auto r = run(data(addr(3), addr(0xcc), call("notify", {Value("hi")}), false, std::nullopt));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0));
+  const auto& em = r.report.find("emissions")->as_array();
+  ASSERT_EQ(em.size(), 2u);
+  EXPECT_EQ(*em[0].find("type"), Value("EmitEvent"));
+  EXPECT_EQ(*em[0].find("blob"), Value::map({{"text", "hi"}}));
+  EXPECT_EQ(*em[1].find("type"), Value("PostMessage"));
+  EXPECT_EQ(*em[1].find("address"), Value(addr(0xcc)));
+  EXPECT_EQ(*em[1].find("on"), Value("finalized"));
+}
+
+TEST_F(ExecutorTest, WithoutSendPermissionThePostIsRefused) {
+  deploy("events.wasm", addr(3));
+  auto r = run(data(addr(3), addr(0xcc), call("notify", {Value("hi")}), false, std::nullopt), "w");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(1));
+  EXPECT_EQ(*r.report.find("data"), Value("post refused"));
+  EXPECT_TRUE(r.report.find("emissions")->as_array().empty());  // the event is dropped too
+}
+
+TEST_F(ExecutorTest, CallerReadsAnotherContractInProcess) {
+  deploy("counter.wasm", addr(4));
+  run(data(addr(4), addr(0xaa), call("add", {Value(7)}), false, std::nullopt));
+  deploy("caller.wasm", addr(5));
+  auto r = run(data(addr(5), addr(0xaa), call("call_get", {Value(addr(4))}), false, std::nullopt));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  EXPECT_EQ(*r.report.find("data"), Value(7));
+  // The host was asked where the callee runs before the call.
+  auto asked = host_.with_state([](test_host::State& s) { return s.resolve_requests; });
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], addr(4));
+}
+
+TEST_F(ExecutorTest, WithoutWritePermissionStorageWritesAreRefused) {
+  deploy("counter.wasm", addr(6));
+  auto r = run(data(addr(6), addr(0xaa), call("increment"), false, std::nullopt), "");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(1));
+  EXPECT_EQ(*r.report.find("data"), Value("storage write refused"));
+}
+
+TEST_F(ExecutorTest, MalformedEntryIsAVmErrorResult) {
+  auto r = run(data(addr(7), addr(0xaa), Value::map({{"bogus", 1}}), false, std::nullopt));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("data"), Value("malformed_entry"));
+}
+
+TEST_F(ExecutorTest, NonWasmCodeIsAnInvalidContract) {
+  auto r = run(data(addr(8), addr(0xaa), Value(Value::Map{}), true, calldata::Bytes{'h', 'i'}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("data"), Value("invalid_contract runner malformed # code is not a wasm module"));
+}
+
+TEST_F(ExecutorTest, BadExecutionDataExitsTwoWithOneLine) {
+  {
+    std::ofstream f(dir_ + "/data.bin", std::ios::binary);
+    f << "garbage";
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string err = dir_ + "/stderr.txt";
+    FILE* f = std::freopen(err.c_str(), "w", stderr);
+    (void)f;
+    std::string data = dir_ + "/data.bin";
+    ::execl(genvm_.c_str(), genvm_.c_str(), "run", "--execution-data", data.c_str(), "--host", uri_.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  auto err = read_file(dir_ + "/stderr.txt");
+  std::string text(err.begin(), err.end());
+  EXPECT_NE(text.find("execution_data_malformed"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+}
+
+}  // namespace
+}  // namespace genvm
