@@ -321,7 +321,7 @@ std::vector<ProcRow> read_proc_table() {
   if (!d) return rows;
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    char path[64];
+    char path[300];  // d_name is at most 255 bytes
     std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
     char buf[1024];
     long n = raw_read_file(path, buf, sizeof buf - 1);
