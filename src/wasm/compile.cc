@@ -241,7 +241,9 @@ class FuncCompiler {
 
  private:
   enum Kind : uint8_t { kBlock, kLoop, kIf, kElse, kFunc };
-  struct Opd { ValType t; int32_t local; };
+  // An operand: in its home slot, or virtual: a reference to a local (local >= 0) or a
+  // constant (is_const) not yet written anywhere.
+  struct Opd { ValType t; int32_t local; bool is_const = false; uint64_t cval = 0; };
   struct Ctrl {
     Kind kind;
     std::vector<ValType> params, results;
@@ -352,9 +354,22 @@ class FuncCompiler {
   uint32_t home(size_t i) const { return L_ + uint32_t(i); }
   uint32_t slot(size_t i) const { return vals_[i].local >= 0 ? uint32_t(vals_[i].local) : home(i); }
   // Slot of the k-th value from the top (0 = top), or 0 if it is in the polymorphic region.
-  uint32_t top_slot(size_t k) const {
+  // A virtual constant is written to its home slot first.
+  uint32_t top_slot(size_t k) {
     if (vals_.size() <= ctrls_.back().height + k) return 0;
-    return slot(vals_.size() - 1 - k);
+    size_t i = vals_.size() - 1 - k;
+    if (vals_[i].is_const) materialize(i);
+    return slot(i);
+  }
+  bool top_is_const(size_t k) const {
+    return vals_.size() > ctrls_.back().height + k && vals_[vals_.size() - 1 - k].is_const;
+  }
+  uint64_t top_const(size_t k) const { return vals_[vals_.size() - 1 - k].cval; }
+  void push_const(ValType t, uint64_t v) {
+    push(t);
+    vals_.back().is_const = true;
+    vals_.back().cval = v;
+    last_dst_ = SIZE_MAX;
   }
   void push(ValType t) {
     vals_.push_back(Opd{t, -1});
@@ -403,11 +418,19 @@ class FuncCompiler {
   // A "simple" instruction: reads all operands before writing dst (its last word).
   void emit_simple(std::initializer_list<uint32_t> words) {
     if (!live()) { last_dst_ = SIZE_MAX; return; }
+    last_op_pos_ = code_.size();
     code_.insert(code_.end(), words);
     last_dst_ = code_.size() - 1;
   }
   uint32_t pc() const { return uint32_t(code_.size()); }
   void materialize(size_t i) {
+    if (vals_[i].is_const) {
+      uint64_t v = vals_[i].cval;
+      vals_[i].is_const = false;
+      if (vals_[i].t == ValType::I32 || vals_[i].t == ValType::F32) emit({kConst32, uint32_t(v), home(i)});
+      else emit({kConst64, uint32_t(v), uint32_t(v >> 32), home(i)});
+      return;
+    }
     if (vals_[i].local < 0) return;
     emit({kCopy, uint32_t(vals_[i].local), home(i)});
     vals_[i].local = -1;
@@ -521,6 +544,22 @@ class FuncCompiler {
       else if (is_copy) emit_simple({kCopy, a, d});
       else emit_simple({op, a, d});
     } else {
+      if (!nondet && live() && has_imm_form(op)) {
+        bool commutes = op == 0x46 || op == 0x47 || op == 0x6a || op == 0x6c || (op >= 0x71 && op <= 0x73) ||
+                        op == 0x51 || op == 0x52 || op == 0x7c || op == 0x7e || (op >= 0x83 && op <= 0x85);
+        int k = -1;  // which operand (0 = top = b) becomes the immediate
+        if (top_is_const(0) && fits_imm(op, top_const(0))) k = 0;
+        else if (commutes && top_is_const(1) && fits_imm(op, top_const(1))) k = 1;
+        if (k >= 0) {
+          uint32_t imm = uint32_t(top_const(size_t(k)));
+          uint32_t a = top_slot(size_t(1 - k));
+          pop(s.b);
+          pop(s.a);
+          uint32_t d = push_result(s.r);
+          emit_simple({kImmBase + (op - 0x40), a, imm, d});
+          return;
+        }
+      }
       uint32_t b = top_slot(0), a = top_slot(1);
       pop(s.b);
       pop(s.a);
@@ -528,6 +567,32 @@ class FuncCompiler {
       if (nondet) emit({kNondet});
       else emit_simple({op, a, b, d});
     }
+  }
+
+  static bool has_imm_form(uint32_t op) {
+    return (op >= 0x46 && op <= 0x4f) || op == 0x6a || op == 0x6b || op == 0x6c || (op >= 0x71 && op <= 0x78) ||
+           (op >= 0x51 && op <= 0x5a) || op == 0x7c || op == 0x7d || op == 0x7e || (op >= 0x83 && op <= 0x8a);
+  }
+  static bool fits_imm(uint32_t op, uint64_t v) {
+    bool is64 = (op >= 0x51 && op <= 0x5a) || op >= 0x7c;
+    return !is64 || int64_t(v) == int64_t(int32_t(uint32_t(v)));
+  }
+  // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
+  // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
+  size_t fuse_compare(uint32_t cond_slot, bool branch_if_true) {
+    if (!live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
+    uint32_t op = code_[last_op_pos_];
+    uint32_t fused;
+    if (op >= 0x45 && op <= 0x5a) {
+      fused = (branch_if_true ? kBrIfCmpBase : kBrIfnCmpBase) + (op - 0x45);
+    } else if (op >= kImmBase + (0x46 - 0x40) && op <= kImmBase + (0x5a - 0x40) && op != kImmBase + (0x50 - 0x40)) {
+      fused = (branch_if_true ? kBrIfCmpImmBase : kBrIfnCmpImmBase) + (op - kImmBase + 0x40 - 0x45);
+    } else {
+      return SIZE_MAX;
+    }
+    code_[last_op_pos_] = fused;
+    last_dst_ = SIZE_MAX;
+    return code_.size() - 1;
   }
 
   void step();
@@ -546,6 +611,7 @@ class FuncCompiler {
   std::vector<Ctrl> ctrls_;
   uint32_t max_height_ = 0;
   size_t last_dst_ = SIZE_MAX;
+  size_t last_op_pos_ = 0;
   size_t fuel_pos_ = SIZE_MAX;
 };
 
@@ -563,17 +629,23 @@ void FuncCompiler::step() {
       Ctrl c;
       c.kind = op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf;
       block_type(c.params, c.results);
-      uint32_t cond = 0;
+      uint32_t cond = 0, cond_home = UINT32_MAX;
       if (op == 0x04) {
         cond = top_slot(0);
+        if (vals_.size() > ctrls_.back().height) cond_home = home(vals_.size() - 1);
         pop(ValType::I32);
       }
       materialize_all();
       pop_vals(c.params);
       push_vals(c.params);
       if (op == 0x04 && live()) {
-        emit({kBrIfZ, cond, 0});
-        c.else_patch = pc() - 1;
+        size_t at = cond == cond_home ? fuse_compare(cond, false) : SIZE_MAX;
+        if (at != SIZE_MAX) {
+          c.else_patch = uint32_t(at);
+        } else {
+          emit({kBrIfZ, cond, 0});
+          c.else_patch = pc() - 1;
+        }
       }
       c.height = uint32_t(vals_.size() - c.params.size());
       c.dead = !live();
@@ -648,6 +720,7 @@ void FuncCompiler::step() {
       uint32_t d = u32();
       Ctrl& t = label(d);
       uint32_t cond = top_slot(0);
+      uint32_t cond_home = vals_.size() > ctrls_.back().height ? home(vals_.size() - 1) : UINT32_MAX;
       pop(ValType::I32);
       const auto& lt = label_types(t);
       materialize_top(lt.size());
@@ -659,7 +732,11 @@ void FuncCompiler::step() {
       if (live()) {
         bool is_ret = &t == &ctrls_[0];
         if (!is_ret && !needs_copies(t)) {
-          if (t.kind == kLoop) {
+          size_t at = cond == cond_home ? fuse_compare(cond, true) : SIZE_MAX;
+          if (at != SIZE_MAX) {
+            if (t.kind == kLoop) code_[at] = t.start_pc;
+            else t.patches.push_back(uint32_t(at));
+          } else if (t.kind == kLoop) {
             emit({kBrIfNz, cond, t.start_pc});
           } else {
             emit({kBrIfNz, cond, 0});
@@ -776,13 +853,28 @@ void FuncCompiler::step() {
     case 0x21: case 0x22: {  // local.set, local.tee
       uint32_t x = u32();
       if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
-      if (op == 0x21 && live() && vals_.size() > ctrls_.back().height && vals_.back().local < 0 &&
-          last_dst_ != SIZE_MAX && code_[last_dst_] == home(vals_.size() - 1)) {
+      if (op == 0x21 && live() && top_is_const(0)) {
+        // A constant goes straight into the local.
+        uint64_t v = top_const(0);
+        pop(locals_[x]);
+        materialize_local(x);
+        if (locals_[x] == ValType::I32 || locals_[x] == ValType::F32) emit({kConst32, uint32_t(v), x});
+        else emit({kConst64, uint32_t(v), uint32_t(v >> 32), x});
+        last_dst_ = SIZE_MAX;
+        break;
+      }
+      if (live() && vals_.size() > ctrls_.back().height && vals_.back().local < 0 && !vals_.back().is_const &&
+          last_dst_ != SIZE_MAX && last_dst_ == code_.size() - 1 && code_[last_dst_] == home(vals_.size() - 1)) {
+        // The value was just computed into its home slot: compute it into the local instead.
         bool referenced = false;
         for (const auto& o : vals_) referenced |= o.local == int32_t(x);
         if (!referenced) {
           code_[last_dst_] = x;
-          pop(locals_[x]);
+          ValType t = pop(locals_[x]);
+          if (op == 0x22) {
+            push(t == kUnknown ? locals_[x] : t);
+            vals_.back().local = int32_t(x);  // tee: the stack value is now local x
+          }
           last_dst_ = SIZE_MAX;
           break;
         }
@@ -876,34 +968,13 @@ void FuncCompiler::step() {
       }
       break;
     }
-    case 0x41: {
-      uint32_t v = uint32_t(int32_t(sleb(32)));
-      uint32_t d = push_result(ValType::I32);
-      emit_simple({kConst32, v, d});
-      break;
-    }
-    case 0x42: {
-      uint64_t v = uint64_t(sleb(64));
-      uint32_t d = push_result(ValType::I64);
-      emit_simple({kConst64, uint32_t(v), uint32_t(v >> 32), d});
-      break;
-    }
-    case 0x43: {
-      uint32_t v = fixed32();
-      uint32_t d = push_result(ValType::F32);
-      emit_simple({kConst32, v, d});
-      break;
-    }
-    case 0x44: {
-      uint64_t v = fixed64();
-      uint32_t d = push_result(ValType::F64);
-      emit_simple({kConst64, uint32_t(v), uint32_t(v >> 32), d});
-      break;
-    }
+    case 0x41: push_const(ValType::I32, uint32_t(int32_t(sleb(32)))); break;
+    case 0x42: push_const(ValType::I64, uint64_t(sleb(64))); break;
+    case 0x43: push_const(ValType::F32, fixed32()); break;
+    case 0x44: push_const(ValType::F64, fixed64()); break;
     case 0xd0: {  // ref.null
       ValType t = reftype();
-      uint32_t d = push_result(t);
-      emit_simple({kConst64, 0, 0, d});
+      push_const(t, 0);
       break;
     }
     case 0xd1: {  // ref.is_null

@@ -14,6 +14,11 @@ static int operand_words(uint32_t op) {
     return unary ? 2 : 3;
   }
   if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
+  if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kBrIfCmpBase && op < kNumOps) {
+    uint32_t c = (op - kBrIfCmpBase) % 0x20;  // 0 = i32.eqz, 0xb = i64.eqz
+    return c == 0 || c == 0xb ? 2 : 3;
+  }
   if (op >= kLoadBase) return 3;
   switch (op) {
     case kUnreachable: case kNondet: return 0;

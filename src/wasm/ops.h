@@ -52,7 +52,18 @@ enum Op : uint32_t {
   kFuel,                         // [n] charge n; also the interrupt check
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
-  kNumOps = 0x240,
+  // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
+  // compares, add/sub/mul, bitwise ops, shifts and rotates: [op, a, imm32, dst]. i64 immediates
+  // are sign-extended from 32 bits.
+  kImmBase = 0x240,
+  // Compare fused with a conditional branch: + (wasm op - 0x45) for eqz and the i32/i64
+  // compares. "If" variants branch when the compare is true, "Ifn" when it is false.
+  // Binary: [op, a, b, target]; immediate: [op, a, imm32, target]; eqz: [op, a, target].
+  kBrIfCmpBase = 0x2d0,
+  kBrIfCmpImmBase = 0x2f0,
+  kBrIfnCmpBase = 0x310,
+  kBrIfnCmpImmBase = 0x330,
+  kNumOps = 0x350,
 };
 
 }  // namespace genvm::wasm
