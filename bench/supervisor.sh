@@ -10,6 +10,12 @@ per_round=${3:-100}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" --target supervisor_bench -j2 >/dev/null
+log=$(mktemp)
+if ! cmake --build "$build" --target supervisor_bench -j2 >"$log" 2>&1; then
+  cat "$log" >&2
+  rm -f "$log"
+  exit 1
+fi
+rm -f "$log"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) cores; rounds=$rounds x $per_round spawns"
 "$build/bench/supervisor/supervisor_bench" "$rounds" "$per_round"

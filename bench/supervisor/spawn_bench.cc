@@ -1,7 +1,8 @@
 // Spawn+wait latency of /bin/true: plain posix_spawn against the supervisor with neither the
 // guard nor containment, with the guard, and with guard + containment; plus the teardown time
 // of a tree whose members exit on SIGTERM. Arms are interleaved per round; the min and median
-// of the per-round means are printed, then the ratios of the medians.
+// of the per-round means are printed, then the ratios of the medians. The order of the arms
+// rotates every round.
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
       {"supervisor + guard + cgroup", [&] { supervised(full, req); }, {}},
   };
   for (int r = 0; r < rounds; ++r) {
-    for (Arm& a : arms) {
+    for (std::size_t k = 0; k < arms.size(); ++k) {
+      Arm& a = arms[(k + static_cast<std::size_t>(r)) % arms.size()];  // rotate: no arm always first
       auto t = Clock::now();
       for (int i = 0; i < per_round; ++i) a.run();
       a.means.push_back(us_since(t) / per_round);
