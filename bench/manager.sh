@@ -30,6 +30,7 @@ dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
 cat > "$dir/cfg.yaml" <<YAML
 executor: [sh, -c, 'exit 0', sh]
+executor_protocol: plain
 permits: {total: 4096, sync: 1, nondet: 1}
 execution_retention: 1m
 YAML

@@ -93,7 +93,7 @@ Result<Config> parse_root(const YAML::Node& root) {
   Config c;
   if (root.IsNull()) return c;  // an empty file is every default
   if (auto s = check_keys(root, "config",
-                          {"executor", "env_pass_through", "execution_retention", "max_message_bytes",
+                          {"executor", "executor_protocol", "env_pass_through", "execution_retention", "max_message_bytes",
                            "permits", "debug_mode", "trusted", "containment", "host", "port", "socket"});
       !s) {
     return s.take_error();
@@ -103,6 +103,12 @@ Result<Config> parse_root(const YAML::Node& root) {
     if (!v) return v.take_error();
     if (v->empty() || v->front().empty()) return bad("executor: must name a program");
     c.executor = std::move(*v);
+  }
+  if (root["executor_protocol"]) {
+    auto v = root["executor_protocol"].as<std::string>();
+    if (v == "genvm") c.executor_protocol = Config::ExecutorProtocol::kGenvm;
+    else if (v == "plain") c.executor_protocol = Config::ExecutorProtocol::kPlain;
+    else return bad("executor_protocol: must be genvm or plain");
   }
   if (root["env_pass_through"]) {
     auto v = strings(root["env_pass_through"], "env_pass_through");

@@ -32,6 +32,10 @@ struct Config {
   // argv prefix of the executor; the manager appends `--debug-mode <level>` and the request's
   // extra_args.
   std::vector<std::string> executor = {"genvm", "run"};
+  // How the executor is driven. kGenvm: `genvm run` arguments, ExecutionData on stdin, host 1
+  // a manager-owned socketpair on fd 4 (consume_result). kPlain: `--debug-mode <level>` and the
+  // request's extra_args appended, the run request itself on stdin, no host 1 (any program).
+  enum class ExecutorProtocol { kGenvm, kPlain } executor_protocol = ExecutorProtocol::kGenvm;
   std::vector<std::string> env_pass_through;  // beyond the supervisor's essential allowlist
   Millis execution_retention = std::chrono::minutes(5);
   std::size_t max_message_bytes = 64 * 1024 * 1024;

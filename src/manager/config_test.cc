@@ -17,6 +17,7 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
   EXPECT_EQ(c->debug.untrusted_max, DebugMode::kSafe);
   EXPECT_FALSE(c->debug.clamp);
   EXPECT_EQ(c->executor, (std::vector<std::string>{"genvm", "run"}));
+  EXPECT_EQ(c->executor_protocol, Config::ExecutorProtocol::kGenvm);
   EXPECT_EQ(c->port, 3999);
   EXPECT_TRUE(c->socket.empty());
 }
@@ -24,6 +25,7 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
 TEST(ManagerConfig, ParsesEveryKey) {
   auto c = parse_config(R"(
 executor: [sh, -c, "cat"]
+executor_protocol: plain
 env_pass_through: [HOME]
 execution_retention: 90s
 max_message_bytes: 1048576
@@ -37,6 +39,7 @@ socket: /tmp/m.sock
 )");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   EXPECT_EQ(c->executor.size(), 3u);
+  EXPECT_EQ(c->executor_protocol, Config::ExecutorProtocol::kPlain);
   EXPECT_EQ(c->execution_retention, std::chrono::seconds(90));
   EXPECT_EQ(c->max_message_bytes, 1048576u);
   EXPECT_EQ(*c->permits.total, 16u);
@@ -67,6 +70,7 @@ TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
                  Case{"trusted: {tokens: [short]}", "16 characters"},
                  Case{"trusted: {uids: [root]}", "trusted.uids"},
                  Case{"executor: []", "executor"},
+                 Case{"executor_protocol: grpc", "genvm or plain"},
                  Case{"max_message_bytes: 10", "max_message_bytes"},
                  Case{"port: 70000", "port"},
                  Case{"[1, 2", ""}}) {

@@ -1,10 +1,12 @@
 #include "manager/registry.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstring>
 #include <ctime>
 #include <random>
 
@@ -13,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include "manager/executor_link.h"
 #include "manager/json.h"
 
 extern char** environ;
@@ -26,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // The child fd number of the executor's JSON-lines log pipe.
-constexpr int kChildLogFd = 3;
+constexpr int kChildLogFd = kExecutorLogFd;
 // After the leader exits and its tree is SIGKILLed, output still in flight is read for at most
 // this long; a pipe held open beyond it belongs to something outside our reach.
 constexpr Millis kDrain{1000};
@@ -64,6 +67,12 @@ struct Registry::Run {
   DebugMode mode = DebugMode::kDisabled;
   std::uint64_t cost = 0;
   std::vector<std::uint8_t> exec_data;
+  std::vector<std::string> argv_tail;  // after the configured executor prefix
+
+  // Host connection 1 (executor_protocol genvm): consume_result arrives here.
+  std::unique_ptr<asio::posix::stream_descriptor> host1;
+  std::optional<HostOneParser> host1_parser;
+  std::optional<calldata::Bytes> consumed;
 
   // While running.
   std::optional<sup::Child> child;
@@ -190,6 +199,7 @@ Registry::~Registry() {
     }
     run->pidfd.reset();
     run->in.reset();
+    run->host1.reset();
     for (auto& st : run->streams) st.reset();
   }
   queue_.clear();
@@ -232,7 +242,16 @@ void Registry::start(const std::shared_ptr<Run>& run, const Value& body, const C
   if (d.outcome == PolicyOutcome::kRejected) return fail_to_start(run, d.reason);
   run->mode = d.granted;
   run->cost = run->request.is_sync ? config_.permits.sync : config_.permits.nondet;
-  run->exec_data = calldata::encode(body);
+  if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
+    auto data = to_execution_data(body, run->mode);
+    if (!data) return fail_to_start(run, data.error().message);
+    run->exec_data = calldata::encode(*data);
+    run->argv_tail = genvm_run_args(body, run->mode, run->id);
+  } else {
+    run->exec_data = calldata::encode(body);
+    run->argv_tail = {"--debug-mode", std::string(to_string(run->mode))};
+    for (const auto& a : run->request.extra_args) run->argv_tail.push_back(a);
+  }
   run->state = Run::State::kQueued;
   queue_.push_back(run);
   pump();
@@ -251,9 +270,17 @@ void Registry::pump() {
 void Registry::spawn(const std::shared_ptr<Run>& run) {
   sup::SpawnRequest sr;
   sr.argv = config_.executor;
-  sr.argv.push_back("--debug-mode");
-  sr.argv.push_back(std::string(to_string(run->mode)));
-  for (const auto& a : run->request.extra_args) sr.argv.push_back(a);
+  sr.argv.insert(sr.argv.end(), run->argv_tail.begin(), run->argv_tail.end());
+  int host1[2] = {-1, -1};
+  if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, host1) != 0) {
+      permits_used_ -= run->cost;
+      fail_to_start(run, std::string("socketpair: ") + std::strerror(errno));
+      pump();
+      return;
+    }
+    sr.pass_fds.emplace_back(host1[1], kExecutorHostOneFd);
+  }
   sup::EnvOptions eo;
   eo.pass_through = config_.env_pass_through;
   eo.define.emplace_back("GENVM_LOG_FD", std::to_string(kChildLogFd));
@@ -263,6 +290,8 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   sr.stdin_pipe = true;
   sr.log_fd = kChildLogFd;
   auto child = supervisor_->spawn(sr);
+  if (host1[1] >= 0) ::close(host1[1]);  // the child has its copy
+  if (!child && host1[0] >= 0) ::close(host1[0]);
   if (!child) {
     permits_used_ -= run->cost;
     fail_to_start(run, child.error().to_string());
@@ -300,6 +329,11 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   c.close_stdin();
   run->pidfd = adopt(c.pidfd());
 
+  if (host1[0] >= 0) {
+    run->host1 = std::make_unique<asio::posix::stream_descriptor>(io_, host1[0]);
+    run->host1_parser.emplace(config_.max_message_bytes);
+    read_host1(run);
+  }
   publish(run, run->tag("started"));
 
   if (run->in) {
@@ -363,6 +397,34 @@ void Registry::read_stream(const std::shared_ptr<Run>& run, int which) {
   });
 }
 
+void Registry::read_host1(const std::shared_ptr<Run>& run) {
+  auto buf = std::make_shared<std::array<std::uint8_t, 64 * 1024>>();
+  run->host1->async_read_some(asio::buffer(*buf), [this, run, buf](boost::system::error_code ec, std::size_t n) {
+    if (!run->host1) return;
+    if (n > 0) {
+      auto out = run->host1_parser->feed(std::span<const std::uint8_t>(buf->data(), n));
+      if (out.consumed) run->consumed = std::move(out.consumed);
+      if (!out.reply.empty()) {
+        boost::system::error_code wec;
+        asio::write(*run->host1, asio::buffer(out.reply), wec);  // a few bytes: the socket takes them
+      }
+      if (out.error) {
+        JsonWriter w;
+        w.begin_object().key("event").string("executor_violation").key("genvm_id").unsigned_number(run->id);
+        w.key("error").string(*out.error).end_object();
+        log_.line(w.take());
+        run->host1.reset();  // refused without an acknowledgement
+        return;
+      }
+    }
+    if (ec) {
+      run->host1.reset();
+      return;
+    }
+    read_host1(run);
+  });
+}
+
 void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
   if (run->leader_exited || !run->child) return;
   auto ws = run->child->try_wait();
@@ -415,6 +477,7 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
   run->child.reset();
   run->pidfd.reset();
   run->in.reset();
+  run->host1.reset();
   for (auto& s : run->streams) s.reset();
   permits_used_ -= run->cost;
   --running_;
@@ -438,7 +501,7 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
   // A tree we killed has no exit code of its own to report.
   bool killed_by_us = run->cause != nullptr && run->wait.signal == SIGKILL;
   fin["exit_code"] = killed_by_us ? Value() : Value(static_cast<std::int64_t>(run->wait.exit_code));
-  fin["consumed_result"] = Value();
+  fin["consumed_result"] = run->consumed ? Value(*run->consumed) : Value();
   Value::Map metrics;
   metrics["duration_ms"] = duration_ms;
   metrics["cpu_ms"] = cpu_ms;

@@ -11,9 +11,11 @@
 //  - Admission by permits: a sync run costs `permits.sync`, any other `permits.nondet`; runs
 //    wait in FIFO order (a cheap run never overtakes a dear one, so none starves).
 //  - Each run's executor is spawned through supervisor::Supervisor in its own group (and
-//    cgroup where available), with the calldata-encoded run request on stdin, a JSON-lines log
-//    pipe on fd 3 (announced as GENVM_LOG_FD=3), stdout/stderr captured by the debug mode's
-//    capture rule. The deadline (request `deadline`, else `max_execution_minutes`, at most 24 h)
+//    cgroup where available), with its input on stdin (executor_protocol genvm: the
+//    ExecutionData, `genvm run` arguments and host connection 1 on fd 4, where consume_result
+//    is checked and becomes the finished event's consumed_result; plain: the run request
+//    itself), a JSON-lines log pipe on fd 3 (announced as GENVM_LOG_FD=3), stdout/stderr
+//    captured by the debug mode's capture rule. The deadline (request `deadline`, else `max_execution_minutes`, at most 24 h)
 //    SIGKILLs the whole tree; so do cancel and shutdown. When the leader exits, whatever it
 //    left behind is SIGKILLed too: nothing outlives a run.
 //  - Exactly one terminal event (failed_to_start or finished) per run, delivered to every sink
@@ -114,6 +116,7 @@ class Registry {
   void pump();
   void spawn(const std::shared_ptr<Run>& run);
   void read_stream(const std::shared_ptr<Run>& run, int which);
+  void read_host1(const std::shared_ptr<Run>& run);
   void on_leader_exit(const std::shared_ptr<Run>& run);
   void stop_run(const std::shared_ptr<Run>& run, const char* cause);
   void maybe_finalize(const std::shared_ptr<Run>& run);

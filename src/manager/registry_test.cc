@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
+
+#include "manager/executor_link.h"
 
 #include "manager/test_util.h"
 
@@ -61,8 +65,9 @@ class RegistryTest : public ::testing::Test {
     reg_.reset();
     ::unlink(log_path_.c_str());
   }
-  Registry& make(const std::string& yaml = "") {
-    auto c = parse_config("executor: [sh, -c, 'eval \"$3\"', sh]\n" + yaml);
+  Registry& make(const std::string& yaml = "", const std::string& executor =
+                                                  "executor: [sh, -c, 'eval \"$3\"', sh]\nexecutor_protocol: plain\n") {
+    auto c = parse_config(executor + yaml);
     EXPECT_TRUE(c.ok()) << c.error().to_string();
     log_ = std::make_unique<Log>(log_fd_);
     reg_ = std::make_unique<Registry>(io_, *c, *log_, 64ull << 30);
@@ -344,6 +349,74 @@ TEST_F(RegistryTest, MetricsCountOutcomes) {
   EXPECT_NE(m.find("genvm_manager_runs_total{outcome=\"exited\"} 1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("genvm_manager_run_duration_seconds_count 1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("genvm_manager_run_peak_rss_bytes_bucket{le=\"+Inf\"} 1\n"), std::string::npos) << m;
+}
+
+// executor_protocol genvm with a real process that speaks host connection 1: it reads its
+// stdin, sends a consume_result on fd 4, waits for the acknowledgement, and reports what it saw.
+TEST_F(RegistryTest, GenvmProtocolDeliversExecutionDataAndRetainsTheConsumedResult) {
+  std::string dir = ::testing::TempDir();
+  std::string script = dir + "mgr_host1_" + std::to_string(::getpid()) + ".py";
+  std::string payload_file = dir + "mgr_payload_" + std::to_string(::getpid()) + ".bin";
+  {
+    std::ofstream py(script);
+    py << "import os, sys\n"
+          "data = sys.stdin.buffer.read()\n"
+          "payload = open(sys.argv[1], 'rb').read()\n"
+          "os.write(4, bytes([6]) + len(payload).to_bytes(4, 'little') + payload)\n"
+          "ack = os.read(4, 1)\n"
+          "sys.stderr.buffer.write(data)\n"
+          "print(' '.join(sys.argv[2:]))\n"
+          "print(ack.hex())\n";
+    calldata::Bytes map = calldata::encode(Value::map({{"kind", 1}, {"data", "no"},
+                                                       {"execution_hash", calldata::Bytes(32, 1)},
+                                                       {"small_hash", calldata::Bytes(32, 2)}}));
+    std::ofstream(payload_file, std::ios::binary).write(reinterpret_cast<const char*>(map.data()),
+                                                        static_cast<std::streamsize>(map.size()));
+  }
+  make("", "executor: [python3, " + script + ", " + payload_file + "]\nexecutor_protocol: genvm\n");
+  Value message = Value::map({{"contract_address", calldata::Address{}}, {"sender_address", calldata::Address{}},
+                              {"origin_address", calldata::Address{}}, {"signer_address", calldata::Address{}},
+                              {"chain_id", "1"}, {"value", "0"}, {"is_init", false}});
+  Value body = run_body(false, {{"message", message}, {"debug_mode", "safe"}, {"host", "unix:///h.sock"}});
+  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_);
+  ASSERT_TRUE(wait_terminal(id));
+  const Value& fin = *rec_->terminal(id);
+  ASSERT_EQ(Recorder::kind(fin), "finished") << calldata::to_text(fin);
+  EXPECT_EQ(field(fin, "exit_code"), Value(0));
+  const Value& consumed = field(fin, "consumed_result");
+  ASSERT_TRUE(consumed.is_bytes()) << calldata::to_text(consumed);
+  EXPECT_EQ(consumed.as_bytes()[0], 1) << "outer ResultCode byte (UserError)";
+  std::string out = artifact(id, ArtifactField::kStdout);
+  EXPECT_EQ(out, "--execution-data - --host unix:///h.sock --host fd://4 --debug-mode safe --permissions wscn "
+                 "--genvm-id " + std::to_string(id) + " --log-fd 3\n00\n");
+  auto expected = calldata::encode(*to_execution_data(body, DebugMode::kSafe));
+  EXPECT_EQ(artifact(id, ArtifactField::kStderr), std::string(expected.begin(), expected.end()));
+  ::unlink(script.c_str());
+  ::unlink(payload_file.c_str());
+}
+
+// The real `genvm run` (when built; GENVM_EXECUTOR_BIN overrides the path): it accepts our
+// arguments and ExecutionData and fails only at the unreachable host 0, which shows as a
+// finished run with its exit code and its one-line error in the captured stderr.
+TEST_F(RegistryTest, RealGenvmExecutorIsDrivenEndToEnd) {
+  const char* env = std::getenv("GENVM_EXECUTOR_BIN");
+  std::string bin = env ? env : GENVM_BINARY_DIR "/tools/genvm/genvm";
+  if (::access(bin.c_str(), X_OK) != 0) GTEST_SKIP() << "no genvm at " << bin << " (set GENVM_EXECUTOR_BIN)";
+  make("", "executor: [" + bin + ", run]\nexecutor_protocol: genvm\n");
+  Value message = Value::map({{"contract_address", calldata::Address{}}, {"sender_address", calldata::Address{}},
+                              {"origin_address", calldata::Address{}}, {"signer_address", calldata::Address{}},
+                              {"chain_id", "1"}, {"value", "0"}, {"is_init", false}});
+  Value body = run_body(false, {{"message", message}, {"debug_mode", "safe"},
+                                {"host", "unix://" + ::testing::TempDir() + "no-such-host.sock"}});
+  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_);
+  ASSERT_TRUE(wait_terminal(id));
+  const Value& fin = *rec_->terminal(id);
+  ASSERT_EQ(Recorder::kind(fin), "finished") << calldata::to_text(fin);
+  EXPECT_NE(field(fin, "exit_code"), Value(0));
+  std::string err = artifact(id, ArtifactField::kStderr);
+  EXPECT_EQ(err.find("execution_data"), std::string::npos) << "our ExecutionData was refused: " << err;
+  EXPECT_EQ(err.find("unknown argument"), std::string::npos) << err;
+  std::cerr << "genvm said: " << err;
 }
 
 }  // namespace

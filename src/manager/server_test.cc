@@ -33,7 +33,7 @@ using testing::run_body;
 class Manager {
  public:
   explicit Manager(const std::string& yaml) {
-    auto c = parse_config("executor: [sh, -c, 'eval \"$3\"', sh]\n" + yaml);
+    auto c = parse_config("executor: [sh, -c, 'eval \"$3\"', sh]\nexecutor_protocol: plain\n" + yaml);
     EXPECT_TRUE(c.ok()) << c.error().to_string();
     config_ = *c;
     socket_path_ = ::testing::TempDir() + "mgr_test_" + std::to_string(::getpid()) + "_" +

@@ -120,7 +120,7 @@ class Client {
 
 async function startManager(dir, yaml) {
   const cfg = join(dir, `cfg-${Math.random().toString(36).slice(2)}.yaml`);
-  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\n${yaml}`);
+  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\n${yaml}`);
   const proc = spawn(managerBin, ["--config", cfg, "--port", "0", "--print-port"], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   proc.stderr.on("data", (d) => { log += d; });
@@ -255,7 +255,7 @@ try {
   const sock = join(dir, "m.sock");
   const pidfile = join(dir, "pids");
   const cfg = join(dir, "unix.yaml");
-  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\n`);
+  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\n`);
   const proc = spawn(managerBin, ["--config", cfg, "--socket", sock], { stdio: ["ignore", "ignore", "pipe"] });
   for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(50);
   const u = await new Client(`ws+unix://${sock}:/ws`).open();
