@@ -5,7 +5,8 @@
 # manager adds per run: admission, supervisor spawn (group, cgroup, guard listing), capture
 # pipes, tree sampling, events.
 #
-#   bench/manager.sh [-b BUILD_DIR] [-n RUNS] [-c CONCURRENCY]
+#   bench/manager.sh [-b BUILD_DIR] [-n RUNS] [-c CONCURRENCY] [-g]
+#   -g: containment off (process group only, no cgroup per run), to see what the cgroup costs
 #
 # Needs the genvm-manager target built and tests/interop/node_modules (ws, genlayer-js).
 set -eu
@@ -14,12 +15,14 @@ root=$(dirname "$here")
 build="$root/build-manager"
 runs=300
 conc=1
-while getopts "b:n:c:" o; do
+containment=true
+while getopts "b:n:c:g" o; do
   case $o in
     b) build=$OPTARG ;;
     n) runs=$OPTARG ;;
     c) conc=$OPTARG ;;
-    *) echo "usage: bench/manager.sh [-b BUILD_DIR] [-n RUNS] [-c CONCURRENCY]" >&2; exit 2 ;;
+    g) containment=false ;;
+    *) echo "usage: bench/manager.sh [-b BUILD_DIR] [-n RUNS] [-c CONCURRENCY] [-g]" >&2; exit 2 ;;
   esac
 done
 bin="$build/tools/genvm-manager/genvm-manager"
@@ -33,6 +36,7 @@ executor: [sh, -c, 'exit 0', sh]
 executor_protocol: plain
 permits: {total: 4096, sync: 1, nondet: 1}
 execution_retention: 1m
+containment: $containment
 YAML
 "$bin" --config "$dir/cfg.yaml" --port 0 --print-port > "$dir/port" 2> "$dir/log" &
 pid=$!
