@@ -72,11 +72,11 @@ Status Storage::fetch(StorageType view, const calldata::Address& address, const 
 }
 
 Result<calldata::Bytes> Storage::read(StorageType view, const calldata::Address& address, const SlotId& slot,
-                                      std::uint32_t index, std::uint32_t len) {
+                                      std::uint32_t index, std::uint32_t len, bool with_own_writes) {
   if (auto s = check_range(index, len); !s) return s.take_error();
   calldata::Bytes out(len);
   if (len == 0) return out;
-  bool own = address == self_ && view == StorageType::kDefault;
+  bool own = with_own_writes && address == self_ && view == StorageType::kDefault;
   std::uint32_t first = index / kPageSize;
   std::uint32_t last = static_cast<std::uint32_t>((std::uint64_t(index) + len - 1) / kPageSize);
   if (auto s = fetch(view, address, slot, first, last, own); !s) return s.take_error();

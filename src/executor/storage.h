@@ -86,8 +86,10 @@ class Storage {
  public:
   Storage(StorageReader& reader, calldata::Address self) : reader_(reader), self_(self) {}
 
+  // `with_own_writes` false: a read-only child's view, which never sees this run's writes even
+  // for the same contract.
   Result<calldata::Bytes> read(StorageType view, const calldata::Address& address, const SlotId& slot,
-                               std::uint32_t index, std::uint32_t len);
+                               std::uint32_t index, std::uint32_t len, bool with_own_writes = true);
   // Writes to the run's own contract.
   Status write(const SlotId& slot, std::uint32_t index, std::span<const std::uint8_t> data);
 

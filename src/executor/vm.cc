@@ -336,7 +336,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
                        SlotId slot;
                        if (!c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
-                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len);
+                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.depth == 0);
                        if (!data) return internal(data.error());
                        if (len && !c.write(buf, data->data(), len)) return set_ret(r, kFault), std::nullopt;
                        set_ret(r, kSuccess);
@@ -517,9 +517,8 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     if (!route) return internal(route.error());
     if (!route->is_null()) return inval();
     StorageType child_state = *st == 0 ? frame_.state : static_cast<StorageType>(*st);
-    // A read-only child reads accepted state: never this run's uncommitted writes.
-    if (child_state == StorageType::kDefault) child_state = StorageType::kLatestNonFinal;
-    auto code = read_contract_code(*ctx_.storage, address->as_address(), child_state);
+    // A read-only child never sees this run's uncommitted writes (depth > 0 reads skip them).
+    auto code = read_contract_code(*ctx_.storage, address->as_address(), child_state, false);
     if (!code) return internal(code.error());
     VmFrame child;
     child.self = address->as_address();
@@ -621,18 +620,19 @@ VmResult run_vm(RunContext& ctx, const VmFrame& frame, const calldata::Bytes& co
   return st.run(code);
 }
 
-Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address, StorageType state) {
-  auto code_slot_bytes = storage.read(state, address, kRootSlot, kRootOffsetCodeSlot, kSlotIdSize);
+Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address, StorageType state,
+                                           bool with_own_writes) {
+  auto code_slot_bytes = storage.read(state, address, kRootSlot, kRootOffsetCodeSlot, kSlotIdSize, with_own_writes);
   if (!code_slot_bytes) return code_slot_bytes.take_error();
   SlotId slot{};
   std::copy(code_slot_bytes->begin(), code_slot_bytes->end(), slot.begin());
   if (slot == SlotId{}) slot = indirection_slot(kRootSlot, kRootOffsetCode);
-  auto len_le = storage.read(state, address, slot, 0, 4);
+  auto len_le = storage.read(state, address, slot, 0, 4, with_own_writes);
   if (!len_le) return len_le.take_error();
   std::uint32_t len = std::uint32_t((*len_le)[0]) | std::uint32_t((*len_le)[1]) << 8 |
                       std::uint32_t((*len_le)[2]) << 16 | std::uint32_t((*len_le)[3]) << 24;
   if (std::uint64_t(len) + 4 > kSlotSize) return make_error("storage_overflow", "stored code length too large");
-  return storage.read(state, address, slot, 4, len);
+  return storage.read(state, address, slot, 4, len, with_own_writes);
 }
 
 Status write_deployed_code(Storage& storage, const calldata::Bytes& code) {

@@ -62,7 +62,7 @@ VmResult run_vm(RunContext& ctx, const VmFrame& frame, const calldata::Bytes& co
 // The contract code stored for `address` in storage view `state`: the root slot's code_slot if
 // non-zero, else the default-derived `code` slot; each holds `u32 LE length ‖ bytes`.
 Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address,
-                                           StorageType state);
+                                           StorageType state, bool with_own_writes = true);
 // Storage writes a deployment makes: the code into the `code` slot and the ABI major byte.
 Status write_deployed_code(Storage& storage, const calldata::Bytes& code);
 

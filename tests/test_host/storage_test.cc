@@ -103,6 +103,15 @@ TEST_F(StorageTest, WritesAreBufferedAndVisibleToOwnDefaultReads) {
   });
 }
 
+TEST_F(StorageTest, AReadOnlyChildViewSkipsTheRunsOwnWrites) {
+  ASSERT_TRUE(st_->write(slot(1), 0, calldata::Bytes{0xf0}).ok());
+  auto own = st_->read(StorageType::kDefault, self_, slot(1), 0, 2);
+  auto child = st_->read(StorageType::kDefault, self_, slot(1), 0, 2, /*with_own_writes=*/false);
+  ASSERT_TRUE(own.ok() && child.ok());
+  EXPECT_EQ(*own, (calldata::Bytes{0xf0, 2}));
+  EXPECT_EQ(*child, (calldata::Bytes{1, 2}));
+}
+
 TEST_F(StorageTest, FullPageWritesNeedNoRead) {
   ASSERT_TRUE(st_->write(slot(3), 32, calldata::Bytes(64, 7)).ok());
   EXPECT_EQ(host_reads(), 0u);
