@@ -13,6 +13,7 @@
 // Store::interrupt(), which any thread may call.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -258,5 +259,8 @@ const FuncType& func_type(const FuncInst* f);
 // the store, in instance-creation then memory-index order. The executor hashes the bytes.
 struct MemoryView { std::string module; uint32_t index; std::span<const uint8_t> bytes; };
 std::vector<MemoryView> memories_for_fingerprint(const Store& s);
+// The same, hashed: BLAKE3 (32 bytes) of each memory's current bytes.
+struct MemoryFingerprint { std::string module; uint32_t index; std::array<uint8_t, 32> blake3; };
+std::vector<MemoryFingerprint> fingerprint_memories(const Store& s);
 
 }  // namespace genvm::wasm
