@@ -150,7 +150,9 @@ TEST(ManagerDuration, RejectsBareNumbersAndEverythingElse) {
                         "1d", "1S", "1e3ms", "1,5s", "99999999999999h", "1000000h"}) {
     auto d = parse_duration(t);
     EXPECT_FALSE(d.ok()) << t;
-    if (!d.ok()) EXPECT_EQ(d.error().code, "malformed_frame");
+    if (!d.ok()) {
+      EXPECT_EQ(d.error().code, "malformed_frame");
+    }
   }
 }
 
