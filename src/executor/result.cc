@@ -131,4 +131,31 @@ calldata::Bytes subvm_result_buffer(ResultCode kind, const Value& data) {
   return out;
 }
 
+std::string gvm32(std::span<const std::uint8_t> data) {
+  static constexpr char kAlphabet[] = "0123456789abcdefghjkmnpqrstvwxyz";
+  std::string out;
+  std::uint32_t value = 0;
+  int bits = 0;
+  for (std::uint8_t b : data) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += kAlphabet[(value >> bits) & 0x1f];
+    }
+    value &= (1u << bits) - 1;  // keep only the bits not yet emitted
+  }
+  if (bits > 0) out += kAlphabet[(value << (5 - bits)) & 0x1f];
+  return out;
+}
+
+void apply_leader_surplus(RunOutcome& o, std::size_t provided, std::size_t consumed) {
+  if (provided <= consumed) return;
+  ResultCode k = o.kind == ResultCode::kFatalVmError ? ResultCode::kVmError : o.kind;
+  Digest32 h = sha3_256(subvm_result_buffer(k, o.data));
+  auto e = VmError{VmError::leader_fault().nondet_output().extra()}.with_param(gvm32(h).substr(0, 6));
+  o.kind = ResultCode::kVmError;
+  o.data = Value(e->to_string());
+}
+
 }  // namespace genvm::executor

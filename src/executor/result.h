@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,16 @@ calldata::Bytes encode_reported_result(const RunOutcome& o);
 calldata::Value backtrace_value(const std::optional<std::vector<Frame>>& bt);
 calldata::Value wasm_store_hashes_value(const WasmStoreHashes& h);
 calldata::Value storage_changes_value(const std::vector<StorageDelta>& d);
+
+// GVM32 (spec 04-contract-interface/06-gvm32.rst): Crockford-style base32, lowercase, big-endian
+// bit stream, last group zero-padded on the low side, no '=' padding.
+std::string gvm32(std::span<const std::uint8_t> data);
+
+// Post-execution validation (05-result.rst): when the leader supplied more non-deterministic
+// results than the run consumed, the result becomes VMError `leader_fault nondet_output extra P`,
+// P the first 6 GVM32 characters of SHA3-256 of the sub-VM result buffer the run would have
+// returned. Call before publish(); it leaves `o` alone when provided <= consumed.
+void apply_leader_surplus(RunOutcome& o, std::size_t provided, std::size_t consumed);
 
 // [result_code][data]: the sub-VM result buffer (03-schemas.rst): calldata for Return and
 // UserError, UTF-8 for a VM error.

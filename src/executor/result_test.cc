@@ -135,5 +135,34 @@ TEST(SubVmResultBuffer, CodeByteThenCalldataOrText) {
   EXPECT_EQ(subvm_result_buffer(ResultCode::kUserError, Value("e")), (calldata::Bytes{1, 0x0c, 'e'}));
 }
 
+// Expected strings from the spec's Python reference encoder (06-gvm32.rst) run with python3.
+TEST(Gvm32, MatchesTheSpecReferenceEncoder) {
+  EXPECT_EQ(gvm32({}), "");
+  EXPECT_EQ(gvm32(std::vector<std::uint8_t>{0xff}), "zw");
+  std::string hw = "hello world";
+  EXPECT_EQ(gvm32(std::vector<std::uint8_t>(hw.begin(), hw.end())), "d1jprv3f41vpywkccg");
+  std::vector<std::uint8_t> seq(32);
+  for (int i = 0; i < 32; ++i) seq[i] = static_cast<std::uint8_t>(i);
+  EXPECT_EQ(gvm32(seq), "000g40r40m30e209185gr38e1w8124gk2gahc5rr34d1p70x3rfg");
+}
+
+TEST(LeaderSurplus, ReplacesTheResultWithExtraNamingItsBufferHash) {
+  RunOutcome r;
+  r.kind = ResultCode::kReturn;
+  r.data = Value(5);
+  apply_leader_surplus(r, 1, 0);
+  EXPECT_EQ(r.kind, ResultCode::kVmError);
+  EXPECT_EQ(r.data, Value("leader_fault nondet_output extra fr02qq"));  // sha3(00 29)
+  RunOutcome e;
+  e.kind = ResultCode::kVmError;
+  e.data = Value("exit_code 3");
+  apply_leader_surplus(e, 2, 1);
+  EXPECT_EQ(e.data, Value("leader_fault nondet_output extra kbwqs6"));
+  RunOutcome same;
+  same.data = Value(1);
+  apply_leader_surplus(same, 1, 1);
+  EXPECT_EQ(same.kind, ResultCode::kReturn);
+}
+
 }  // namespace
 }  // namespace genvm::executor

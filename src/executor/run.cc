@@ -121,6 +121,10 @@ int run_execution(const RunOptions& opts, std::string* err) {
       o.emissions = std::move(ctx.emissions);
     }
   }
+  // No non-deterministic block is run here yet, so every leader result is surplus.
+  if (data->leader_nondet_results && o.kind != ResultCode::kInternalError) {
+    apply_leader_surplus(o, data->leader_nondet_results->size(), 0);
+  }
   o = publish(std::move(o));
   log_line(opts.log_fd, "{\"event\":\"result\",\"kind\":" + std::to_string(static_cast<int>(o.kind)) + "}");
   auto delivered = (*client)->consume_result(encode_reported_result(o));

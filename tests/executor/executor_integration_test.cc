@@ -231,6 +231,18 @@ TEST_F(ExecutorTest, WithoutWritePermissionStorageWritesAreRefused) {
   EXPECT_EQ(*r.report.find("data"), Value("storage write refused"));
 }
 
+TEST_F(ExecutorTest, SurplusLeaderResultsBecomeLeaderFaultExtra) {
+  deploy("counter.wasm", addr(9));
+  auto d = data(addr(9), addr(0xaa), call("increment"), false, std::nullopt);
+  d.leader_nondet_results = std::vector<calldata::Bytes>{{0, 0x29}};
+  auto r = run(d);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  // The run would have returned 1: buffer 00 09, sha3 -> GVM32 prefix (python3 reference).
+  EXPECT_EQ(*r.report.find("data"), Value("leader_fault nondet_output extra bn7zt1"));
+  EXPECT_TRUE(r.report.find("storage_changes")->as_array().empty());
+}
+
 TEST_F(ExecutorTest, MalformedEntryIsAVmErrorResult) {
   auto r = run(data(addr(7), addr(0xaa), Value::map({{"bogus", 1}}), false, std::nullopt));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
