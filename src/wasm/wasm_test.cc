@@ -474,6 +474,80 @@ TEST(WasmHostile, TruncatedModulesNeverLoad) {
   }
 }
 
+// ------------------------------------------------------------------------ compiler rewrites
+
+TEST(WasmCompiler, TeeOfALocalKeepsTheValueOnTheStack) {
+  REQUIRE_WAT2WASM();
+  // Regression: `local.get; local.tee` once left the stack slot unwritten.
+  Env e;
+  e.load(wat(R"((module (func (export "f") (param i32) (result i32) (local i32)
+    (i32.add (local.tee 1 (local.get 0)) (i32.const 1)))))"));
+  EXPECT_EQ(e.call("f", {Value::i32(41)}).values[0].as_i32(), 42);
+}
+
+TEST(WasmCompiler, PendingLocalReadSeesTheOldValueAfterSet) {
+  REQUIRE_WAT2WASM();
+  // The virtual local.get must be materialized before local.set overwrites the local.
+  Env e;
+  e.load(wat(R"((module (func (export "f") (param i32) (result i32)
+    (local.get 0) (local.set 0 (i32.const 100)) (local.get 0) (i32.sub))))"));
+  EXPECT_EQ(e.call("f", {Value::i32(7)}).values[0].as_i32(), 7 - 100);
+}
+
+// Immediate-operand and fused compare-branch forms must agree with the register forms.
+TEST(WasmCompiler, ImmediateFormsAgreeWithRegisterForms) {
+  REQUIRE_WAT2WASM();
+  const char* ops32[] = {"add", "sub", "mul", "and", "or", "xor", "shl", "shr_s", "shr_u", "rotl", "rotr",
+                         "eq", "ne", "lt_s", "lt_u", "gt_s", "gt_u", "le_s", "le_u", "ge_s", "ge_u"};
+  const int64_t consts[] = {0, 1, -1, 5, -5, 31, 0x7fffffff, int64_t(0x80000000), 0x123456789ll, -0x123456789ll};
+  std::string mod = "(module";
+  int n = 0;
+  for (const char* op : ops32) {
+    for (const char* ty : {"i32", "i64"}) {
+      for (int64_t c : consts) {
+        std::string cs = std::to_string(std::string(ty) == "i32" ? int64_t(int32_t(c)) : c);
+        std::string res = std::string(op).find_first_of("eglnq") == 0 && std::string(op) != "and" ? "i32" : ty;
+        bool cmp = std::string(op) == "eq" || std::string(op) == "ne" || std::string(op).rfind("lt", 0) == 0 ||
+                   std::string(op).rfind("gt", 0) == 0 || std::string(op).rfind("le", 0) == 0 || std::string(op).rfind("ge", 0) == 0;
+        res = cmp ? "i32" : ty;
+        mod += " (func (export \"imm" + std::to_string(n) + "\") (param " + ty + ") (result " + res + ") (" + ty + "." + op +
+               " (local.get 0) (" + ty + ".const " + cs + ")))";
+        mod += " (func (export \"reg" + std::to_string(n) + "\") (param " + ty + " " + ty + ") (result " + res + ") (" + ty + "." +
+               op + " (local.get 0) (local.get 1)))";
+        if (cmp)
+          mod += " (func (export \"br" + std::to_string(n) + "\") (param " + ty + ") (result i32) (block (br_if 0 (" + ty + "." +
+                 op + " (local.get 0) (" + ty + ".const " + cs + "))) (return (i32.const 0))) (i32.const 1))"
+                 " (func (export \"if" + std::to_string(n) + "\") (param " + ty + ") (result i32) (if (result i32) (" + ty + "." +
+                 op + " (local.get 0) (" + ty + ".const " + cs + ")) (then (i32.const 1)) (else (i32.const 0))))";
+        ++n;
+      }
+    }
+  }
+  mod += ")";
+  Env e;
+  e.load(wat(mod));
+  const int64_t inputs[] = {0, 1, -1, 3, 0x7fffffff, int64_t(0x80000000), 0x123456789ll, -7};
+  int idx = 0;
+  for (const char* op : ops32) {
+    for (const char* ty : {"i32", "i64"}) {
+      bool is32 = std::string(ty) == "i32";
+      for (int64_t c : consts) {
+        for (int64_t x : inputs) {
+          Value vx = is32 ? Value::i32(int32_t(x)) : Value::i64(x);
+          Value vc = is32 ? Value::i32(int32_t(c)) : Value::i64(c);
+          uint64_t want = e.call("reg" + std::to_string(idx), {vx, vc}).values[0].bits;
+          EXPECT_EQ(e.call("imm" + std::to_string(idx), {vx}).values[0].bits, want) << ty << "." << op << " " << x << ", " << c;
+          if (e.inst->get_func("br" + std::to_string(idx))) {
+            EXPECT_EQ(e.call("br" + std::to_string(idx), {vx}).values[0].bits, want) << "br_if " << ty << "." << op;
+            EXPECT_EQ(e.call("if" + std::to_string(idx), {vx}).values[0].bits, want) << "if " << ty << "." << op;
+          }
+        }
+        ++idx;
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------- embedding
 
 TEST(WasmApi, GlobalsMemoriesAndFingerprintViews) {
