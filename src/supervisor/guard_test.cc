@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 
+#include <sstream>
+
 #include "supervisor/internal.h"
 #include "supervisor/test_util.h"
 
@@ -197,6 +199,80 @@ TEST(Guard, AStoppedGuardThatOverranItsQueueIsKilledSoAReleasedRunSurvivesAClean
   std::this_thread::sleep_for(500ms);
   EXPECT_FALSE(testing::dead(gc));
   testing::kill_if_alive(gc);
+  ::close(rd);
+}
+
+// With the guard stopped, spawns `sleep 300` runs (never reaped or released) until their own
+// "+" lines overrun its 4 KiB pipe: the child whose line meets the full queue must retry. A
+// thread does `then_signal` to the guard after 1.5 s (by then the queue is full and a spawn
+// is waiting on that child). Reports every run's pid on one line.
+void list_behind_a_full_queue(int fd, int then_signal) {
+  SupervisorOptions o;
+  o.containment = false;
+  o.guard_pipe_bytes = 4096;
+  Supervisor sup(o);
+  SpawnRequest t;
+  t.argv = {"/bin/sleep", "300"};
+  std::vector<Child> runs;
+  auto first = sup.spawn(t);  // starts the guard
+  if (!first.ok()) return;
+  runs.push_back(std::move(*first));
+  pid_t g = sup.guard_pid();
+  ::kill(g, SIGSTOP);
+  testing::wait_until([g] { return testing::proc_state(g) == 'T'; }, 2s);
+  std::thread later([g, then_signal] {
+    std::this_thread::sleep_for(1500ms);
+    ::kill(g, then_signal);
+  });
+  for (int i = 0; i < 500; ++i) {  // ~10 bytes a line: about 410 fill 4 KiB
+    auto c = sup.spawn(t);
+    if (c.ok()) runs.push_back(std::move(*c));
+  }
+  later.join();
+  std::string pids;
+  for (const Child& c : runs) pids += std::to_string(c.pid()) + " ";
+  write_line(fd, pids);
+  ::pause();
+}
+
+std::vector<pid_t> parse_pids(const std::string& line) {
+  std::vector<pid_t> out;
+  std::istringstream in(line);
+  long p;
+  while (in >> p) out.push_back(static_cast<pid_t>(p));
+  return out;
+}
+
+TEST(Guard, AChildListingBehindAStoppedGuardsFullQueueRetriesAndDiesWithAKill9) {
+  // Fails without the child's retry on EAGAIN: the line that met the full queue would be
+  // dropped, that run unlisted, and it would outlive the kill -9.
+  int rd = -1;
+  pid_t mgr = testing::fork_manager([&](int fd) { list_behind_a_full_queue(fd, SIGCONT); }, rd);
+  std::vector<pid_t> pids = parse_pids(read_line(rd));
+  ASSERT_EQ(pids.size(), 501u);
+  kill_and_reap(mgr);
+  std::size_t alive = 0;
+  testing::wait_until(
+      [&] {
+        alive = 0;
+        for (pid_t p : pids) alive += testing::dead(p) ? 0 : 1;
+        return alive == 0;
+      },
+      3s);
+  EXPECT_EQ(alive, 0u);
+  for (pid_t p : pids) testing::kill_if_alive(p);
+  ::close(rd);
+}
+
+TEST(Guard, AChildListingBehindAFullQueueRunsWhenTheGuardIsKilledInstead) {
+  // The retry ends when the guard is gone or a zombie (its parent, the manager, has not reaped
+  // it). Hangs (spawn never returns) without the guard-state check.
+  int rd = -1;
+  pid_t mgr = testing::fork_manager([&](int fd) { list_behind_a_full_queue(fd, SIGKILL); }, rd);
+  std::vector<pid_t> pids = parse_pids(read_line(rd));
+  EXPECT_EQ(pids.size(), 501u);  // every spawn returned
+  kill_and_reap(mgr);
+  for (pid_t p : pids) testing::kill_if_alive(p);
   ::close(rd);
 }
 
