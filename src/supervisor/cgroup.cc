@@ -1,6 +1,8 @@
 // Containment detection and the async-signal-safe cgroup primitives (see internal.h).
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -313,6 +315,16 @@ void sweep_stale_cgroups(const CgroupLayout& l) {
     }
     ::closedir(d);
   }
+}
+
+bool pid_namespace_available() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWPID) == 0 ? 0 : 1);
+  if (pid < 0) return false;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::vector<ProcRow> read_proc_table() {

@@ -167,3 +167,115 @@ TEST(Containment, NoRunCgroupIsLeftBehind) {
 
 }  // namespace
 }  // namespace genvm::supervisor
+
+namespace genvm::supervisor {
+namespace {
+
+using namespace std::chrono_literals;
+
+SupervisorOptions pid_namespace_options() {
+  SupervisorOptions o;
+  o.prefer_pid_namespace = true;
+  return o;
+}
+
+#define SKIP_WITHOUT_PID_NAMESPACE(sup)                     \
+  if ((sup).containment() != Containment::kPidNamespace)    \
+  GTEST_SKIP() << "cannot create pid namespaces here (needs root: unshare(CLONE_NEWPID))"
+
+TEST(PidNamespace, TheLeadersStatusOutputAndLateGrandchildOutputPassThrough) {
+  Supervisor sup(pid_namespace_options());
+  SKIP_WITHOUT_PID_NAMESPACE(sup);
+  auto req = testing::shell("echo $$; (sleep 0.2; echo late) & exit 3");
+  req.capture = Capture::kUnbounded;
+  auto r = sup.execute(req);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->containment, Containment::kPidNamespace);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->stdout_data, "2\nlate\n");  // pid 2: the leader, under our init (pid 1)
+  EXPECT_FALSE(r->left_running);
+  r = sup.execute(testing::shell("kill -9 $$"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->signal, SIGKILL);
+}
+
+// The escapee's pid as this (outer) namespace sees it, from the /proc entry whose NSpid ends
+// with the inner pid it wrote, under the run's init.
+pid_t outer_pid_of_sleeper(pid_t init) {
+  for (const auto& row : internal::read_proc_table()) {
+    if (row.pid == init) continue;
+    std::ifstream f("/proc/" + std::to_string(row.pid) + "/status");
+    std::string line;
+    bool under = false, sleeper = false;
+    while (std::getline(f, line)) {
+      if (line.rfind("Name:", 0) == 0) sleeper = line.find("sleep") != std::string::npos;
+      if (line.rfind("NSpid:", 0) == 0) under = line.find('\t', 7) != std::string::npos;  // two levels
+    }
+    if (under && sleeper) {
+      // Same namespace as the init's children: compare the pid-namespace links.
+      char a[64] = {}, b[64] = {};
+      std::string pa = "/proc/" + std::to_string(row.pid) + "/ns/pid", pb = "/proc/" + std::to_string(init) + "/ns/pid_for_children";
+      if (::readlink(pa.c_str(), a, sizeof a - 1) > 0 && ::readlink(pb.c_str(), b, sizeof b - 1) > 0 && std::string(a) == b) {
+        return row.pid;
+      }
+    }
+  }
+  return 0;
+}
+
+TEST(PidNamespace, ASetsidEscapeeIgnoringSigtermDiesWhenTheNamespaceEnds) {
+  // The escapee ignores the relayed SIGTERM; only the end of the namespace (its init
+  // SIGKILLed after the grace) kills it. Fails without the namespace: the control in
+  // Containment.ASetsidEscapeeDiesAtTimeout shows an escapee surviving process groups alone.
+  Supervisor sup(pid_namespace_options());
+  SKIP_WITHOUT_PID_NAMESPACE(sup);
+  std::string dir = testing::temp_dir();
+  SpawnRequest req;
+  req.argv = {"/bin/sh", "-c",
+              "setsid sh -c 'trap \"\" TERM; echo $$ > " + dir +
+                  "/esc; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300"};
+  req.env = testing::base_env();
+  auto c = sup.spawn(req);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  ASSERT_GT(testing::read_pid_file(dir + "/esc"), 0);  // inner pid: written, so it runs
+  pid_t esc = 0;
+  testing::wait_until([&] { return (esc = outer_pid_of_sleeper(c->pid())) > 0; }, 2s);
+  ASSERT_GT(esc, 0);
+  Child* cs[] = {&*c};
+  sup.terminate(cs, 300ms);
+  EXPECT_TRUE(testing::wait_dead(esc, 2s));
+  testing::kill_if_alive(esc);
+}
+
+TEST(PidNamespace, ASetsidEscapeeDiesWithAKill9OfTheSupervisor) {
+  // The guard lists the namespace's init; its SIGKILL ends the namespace.
+  Supervisor probe(pid_namespace_options());
+  SKIP_WITHOUT_PID_NAMESPACE(probe);
+  std::string dir = testing::temp_dir();
+  int rd = -1;
+  pid_t mgr = testing::fork_manager(
+      [&](int fd) {
+        Supervisor sup(pid_namespace_options());
+        SpawnRequest req;
+        req.argv = {"/bin/sh", "-c", escapee_script(dir + "/esc")};
+        req.env = testing::base_env();
+        auto c = sup.spawn(req);
+        testing::write_line(fd, c.ok() ? std::to_string(c->pid()) : std::string("0"));
+        ::pause();
+      },
+      rd);
+  pid_t init = static_cast<pid_t>(std::atol(testing::read_line(rd).c_str()));
+  ASSERT_GT(init, 0);
+  ASSERT_GT(testing::read_pid_file(dir + "/esc"), 0);
+  pid_t esc = 0;
+  testing::wait_until([&] { return (esc = outer_pid_of_sleeper(init)) > 0; }, 2s);
+  ASSERT_GT(esc, 0);
+  ::kill(mgr, SIGKILL);
+  ::waitpid(mgr, nullptr, 0);
+  EXPECT_TRUE(testing::wait_dead(esc, 2s));
+  testing::kill_if_alive(esc);
+  ::close(rd);
+}
+
+}  // namespace
+}  // namespace genvm::supervisor

@@ -80,7 +80,7 @@ Status validate(const ExecuteResult& r) {
   int c = static_cast<int>(r.capture);
   if (c < 0 || c > static_cast<int>(Capture::kUnbounded)) return bad("capture is not a capture state");
   int m = static_cast<int>(r.containment);
-  if (m < 0 || m > static_cast<int>(Containment::kCgroupV2)) return bad("containment is not a mode");
+  if (m < 0 || m > static_cast<int>(Containment::kPidNamespace)) return bad("containment is not a mode");
   if (r.capture == Capture::kDisabled &&
       (!r.stdout_data.empty() || !r.stderr_data.empty() || !r.logs.empty())) {
     return bad("capture is disabled but streams or logs are not empty");
@@ -166,6 +166,7 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
   std::optional<Hold> teardown_hold;
   Clock::time_point kill_at{}, next_kill{};
   std::optional<Clock::time_point> drain_until;
+  std::optional<Clock::time_point> eof_alive_since;
   std::optional<Clock::time_point> deadline;
   if (req.timeout) deadline = start + *req.timeout;
   auto next_sample = start + Millis(250);
@@ -217,8 +218,13 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
           break;
         }
       } else if (!pipes_open && phase == Phase::kRunning) {
-        res.left_running = true;  // the leader is done and EOF came, but members remain
-        begin_teardown();
+        // The leader is done and EOF came, but members remain. A member that closed its
+        // output on its way out is given `drain` to be gone before it counts as left running.
+        if (!eof_alive_since) eof_alive_since = now;
+        if (now - *eof_alive_since >= req.drain) {
+          res.left_running = true;
+          begin_teardown();
+        }
       }
     }
 

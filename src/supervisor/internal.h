@@ -52,6 +52,17 @@ char raw_proc_state(pid_t pid);
 // and at EOF SIGKILLs every group and cgroup still listed. Returns its pid or -1.
 pid_t fork_guard(int read_fd, const CgroupLayout& layout);
 
+// True when this process may create pid namespaces (probed with a throwaway child).
+bool pid_namespace_available();
+
+// What a namespace's init reports about the leader, in one atomic pipe write.
+struct LeaderReport {
+  int wait_status = 0;
+  std::uint32_t pad = 0;
+  std::uint64_t cpu_ms = 0;
+  std::uint64_t max_rss_bytes = 0;
+};
+
 // One /proc/<pid>/stat row.
 struct ProcRow {
   pid_t pid = 0, ppid = 0, pgrp = 0;

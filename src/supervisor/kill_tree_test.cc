@@ -1,4 +1,5 @@
 // Kill tree, teardown, spawn hygiene and the seam, with real processes.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
@@ -208,6 +209,30 @@ TEST(Spawn, TheChildRunsInItsOwnSessionAndGroup) {
   EXPECT_GT(pid, 0);
   EXPECT_EQ(pid, pgid);
   EXPECT_EQ(pid, sid);
+}
+
+std::size_t open_fds() {
+  std::size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  return n;
+}
+
+TEST(Spawn, RunsLeaveNoFdOpenInTheSupervisor) {
+  // Every pipe end and the pidfd are closed with the Child (a leaked pidfd per run would
+  // exhaust a long-lived manager's fds).
+  Supervisor sup;
+  ASSERT_TRUE(sup.execute(shell("true")).ok());  // the guard's pipe is opened once, here
+  std::size_t before = open_fds();
+  for (int i = 0; i < 10; ++i) {
+    auto req = shell("echo x; echo y >&2");
+    req.capture = Capture::kBounded;
+    req.log_fd = 3;
+    ASSERT_TRUE(sup.execute(req).ok());
+  }
+  EXPECT_EQ(open_fds(), before);
 }
 
 TEST(Seam, AnInvalidRequestIsOneClearError) {

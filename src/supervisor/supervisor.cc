@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -80,6 +81,45 @@ void close_from(int from, int skip) {
   }
 }
 
+// Default dispositions (no handler of the parent's may run in the child); SIGPIPE ignored
+// until exec, so a guard gone during the listing is EPIPE, not death.
+void reset_signals_in_child() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);
+  }
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, nullptr);
+}
+
+// List our own group with the guard before exec, so no window exists in which we run
+// unlisted. A full queue (EAGAIN: the pipe end is nonblocking) is retried while the guard
+// lives: a stopped guard resumes, a dead or zombie one ends the wait.
+void list_with_guard(int guard_fd, pid_t guard_pid, pid_t pgid, std::uint32_t cg) {
+  char line[48];
+  std::size_t n = 0;
+  line[n++] = '+';
+  n += internal::raw_fmt_u64(line + n, static_cast<std::uint64_t>(pgid));
+  line[n++] = ' ';
+  n += internal::raw_fmt_u64(line + n, cg);
+  line[n++] = '\n';
+  for (;;) {
+    ssize_t w = ::write(guard_fd, line, n);
+    if (w == static_cast<ssize_t>(n)) break;
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EAGAIN) {
+      char st = internal::raw_proc_state(guard_pid);
+      if (st == 0 || st == 'Z' || st == 'X') break;
+      raw_sleep_1ms();
+      continue;
+    }
+    break;
+  }
+  ::close(guard_fd);
+}
+
 [[noreturn]] void child_main(const ChildPlan& p) {
   int err_fd = p.err_fd;
   auto fail = [&err_fd](int stage) {
@@ -88,45 +128,16 @@ void close_from(int from, int skip) {
     (void)ignored;
     ::_exit(127);
   };
+  reset_signals_in_child();
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) {
-    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);
-  }
-  struct sigaction ign {};
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, nullptr);  // a guard gone during the listing is EPIPE, not death
   ::setsid();
   for (int i = 0; i < p.nprocs; ++i) {
     // "0" moves the writer itself, in v1 and v2 alike.
     if (::write(p.procs_fds[i], "0", 1) != 1) fail(kStageCgroup);
     ::close(p.procs_fds[i]);
   }
-  if (p.guard_fd >= 0) {
-    // List our own group before exec, so no window exists in which we run unlisted. A full
-    // queue (EAGAIN: the pipe end is nonblocking) is retried while the guard lives: a stopped
-    // guard resumes, a dead or zombie one ends the wait.
-    char line[48];
-    std::size_t n = 0;
-    line[n++] = '+';
-    n += internal::raw_fmt_u64(line + n, static_cast<std::uint64_t>(::getpid()));
-    line[n++] = ' ';
-    n += internal::raw_fmt_u64(line + n, p.cg);
-    line[n++] = '\n';
-    for (;;) {
-      ssize_t w = ::write(p.guard_fd, line, n);
-      if (w == static_cast<ssize_t>(n)) break;
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && errno == EAGAIN) {
-        char st = internal::raw_proc_state(p.guard_pid);
-        if (st == 0 || st == 'Z' || st == 'X') break;
-        raw_sleep_1ms();
-        continue;
-      }
-      break;
-    }
-    ::close(p.guard_fd);
-  }
+  if (p.guard_fd >= 0) list_with_guard(p.guard_fd, p.guard_pid, ::getpid(), p.cg);
   // Move every source above every target first, so no dup2 clobbers a source not yet moved.
   int hi = p.max_target + 1;
   int moved[kMaxChildFds];
@@ -157,6 +168,88 @@ void close_from(int from, int skip) {
   ::execve(p.path, p.argv, p.envp);
   fail(kStageExec);
   ::_exit(127);
+}
+
+// ---- Pid-namespace mode: the namespace's init --------------------------------------------
+// The init (pid 1 inside, our child outside) lists its own group with the guard, forks the
+// leader, relays polite signals to every process in it, reaps everything, reports the leader's
+// status on a pipe, and exits when nothing is left. Its exit (or its SIGKILL) makes the kernel
+// SIGKILL every process left in the namespace: a setsid escapee included.
+
+// A polite signal reaches everything in the namespace (kill(-1) from its init spares only the
+// init), as it reaches everything in a run's cgroup: a setsid'd member gets its SIGTERM too.
+void relay_to_namespace(int sig) {
+  int saved = errno;
+  ::kill(-1, sig);
+  errno = saved;
+}
+
+[[noreturn]] void ns_init_main(const ChildPlan& plan, int status_fd) {
+  reset_signals_in_child();
+  ::setsid();
+  if (plan.guard_fd >= 0) {
+    // Our pid as the guard (outside) sees it: /proc is the outer namespace's procfs.
+    char buf[32];
+    ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+    pid_t outer = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) outer = outer * 10 + (buf[i] - '0');
+    if (outer > 1) {
+      list_with_guard(plan.guard_fd, plan.guard_pid, outer, 0);
+    } else {
+      ::close(plan.guard_fd);
+    }
+  }
+  ChildPlan leader_plan = plan;
+  leader_plan.guard_fd = -1;  // listed through us: our group's kill ends the namespace
+  leader_plan.nprocs = 0;
+  pid_t leader = ::_Fork();
+  if (leader == 0) child_main(leader_plan);
+  if (leader < 0) {
+    int msg[2] = {kStageFds, errno};
+    ssize_t ignored = ::write(plan.err_fd, msg, sizeof msg);
+    (void)ignored;
+    ::_exit(127);
+  }
+  // Hold nothing but the status pipe: the leader's stdio and error pipe must see EOF when it
+  // and its tree are done, not when we are.
+  if (status_fd > 0) ::syscall(SYS_close_range, 0U, static_cast<unsigned>(status_fd - 1), 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned>(status_fd + 1), ~0U, 0U);
+  struct sigaction relay {};
+  relay.sa_handler = relay_to_namespace;
+  relay.sa_flags = SA_RESTART;
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(s, &relay, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (;;) {
+    int st = 0;
+    struct rusage ru {};
+    pid_t w = ::wait4(-1, &st, 0, &ru);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) ::_exit(0);  // ECHILD: nothing left in the namespace
+    if (w == leader) {
+      internal::LeaderReport rep;
+      rep.wait_status = st;
+      rep.cpu_ms = static_cast<std::uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                   static_cast<std::uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+      rep.max_rss_bytes = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+      ssize_t ignored = ::write(status_fd, &rep, sizeof rep);
+      (void)ignored;
+    }
+  }
+}
+
+WaitStatus decode_wait_status(int status, std::uint64_t cpu_ms, std::uint64_t max_rss) {
+  WaitStatus ws;
+  if (WIFSIGNALED(status)) {
+    ws.signal = WTERMSIG(status);
+    ws.exit_code = 128 + ws.signal;
+  } else {
+    ws.exit_code = WEXITSTATUS(status);
+  }
+  ws.cpu_ms = cpu_ms;
+  ws.max_rss_bytes = max_rss;
+  return ws;
 }
 
 std::string resolve_command(const std::string& name, const std::map<std::string, std::string>& env) {
@@ -203,7 +296,7 @@ ssize_t write_no_sigpipe(int fd, const char* data, std::size_t len) {
   return w;
 }
 
-void close_fd(int& fd) {
+void close_and_reset(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
@@ -215,6 +308,7 @@ std::string_view to_string(Containment c) {
     case Containment::kProcessGroup: return "process-group";
     case Containment::kCgroupV1: return "cgroup-v1";
     case Containment::kCgroupV2: return "cgroup-v2";
+    case Containment::kPidNamespace: return "pid-namespace";
   }
   return "unknown";
 }
@@ -232,6 +326,15 @@ Supervisor::Supervisor(SupervisorOptions options)
   }
   mode_ = layout_->mode;
   internal::sweep_stale_cgroups(*layout_);
+  if (options_.containment && (options_.prefer_pid_namespace || mode_ == Containment::kProcessGroup) &&
+      internal::pid_namespace_available()) {
+    own_pidns_fd_ = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    if (own_pidns_fd_ >= 0) {
+      layout_->mode = Containment::kProcessGroup;  // no run cgroups in this mode
+      mode_ = Containment::kPidNamespace;
+      why += options_.prefer_pid_namespace ? "; pid namespace per run by request" : "; pid namespace per run";
+    }
+  }
   if (options_.log) {
     std::string line = "{\"event\":\"containment\",\"mode\":\"" + std::string(to_string(mode_)) +
                        "\",\"why\":\"" + why + "\"}";
@@ -250,6 +353,7 @@ Supervisor::~Supervisor() {
     }
   }
   retry_cgroup_removals();
+  if (own_pidns_fd_ >= 0) ::close(own_pidns_fd_);
 }
 
 void Supervisor::start_guard() {
@@ -276,7 +380,7 @@ bool Supervisor::guard_alive() {
   if (r == guard_pid_ || (r < 0 && errno == ECHILD)) {
     // It exited (killed, the OOM killer): handed to no later spawn.
     guard_pid_ = -1;
-    close_fd(guard_fd_);
+    close_and_reset(guard_fd_);
     guard_queue_.clear();
     if (options_.log) options_.log("{\"event\":\"guard_gone\"}");
     return false;
@@ -292,7 +396,7 @@ void Supervisor::give_up_guard() {
     ::waitpid(guard_pid_, nullptr, 0);
   }
   guard_pid_ = -1;
-  close_fd(guard_fd_);
+  close_and_reset(guard_fd_);
   guard_queue_.clear();
   if (options_.log) options_.log("{\"event\":\"guard_given_up\"}");
 }
@@ -434,6 +538,11 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
       (req.log_fd >= 0 && !make_pipe(log)) || !make_pipe(errp)) {
     return fail(std::string("pipe: ") + std::strerror(errno));
   }
+  const bool pidns = mode_ == Containment::kPidNamespace;
+  int status[2] = {-1, -1};
+  if (pidns && !make_pipe(status)) {
+    return fail(std::string("pipe: ") + std::strerror(errno));
+  }
 
   ChildPlan plan;
   plan.path = path.c_str();
@@ -458,7 +567,7 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
   std::vector<std::pair<int, rlim_t>> rlimits = req.limits.rlimits;
   std::uint32_t cg = 0;
   std::vector<int> procs_fds;
-  if (mode_ != Containment::kProcessGroup) {
+  if (mode_ == Containment::kCgroupV1 || mode_ == Containment::kCgroupV2) {
     cg = ++next_cgroup_;
     const internal::CgroupLayout& l = *layout_;
     std::vector<std::string> dirs;
@@ -517,9 +626,23 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler of ours runs in the child
-  pid_t pid = ::fork();
-  if (pid == 0) child_main(plan);
-  int fork_errno = errno;
+  pid_t pid = -1;
+  int fork_errno = 0;
+  if (pidns) {
+    // Our children go to a new namespace for this one fork, then back to ours.
+    if (::unshare(CLONE_NEWPID) == 0) {
+      pid = ::fork();
+      if (pid == 0) ns_init_main(plan, status[1]);
+      fork_errno = errno;
+      ::setns(own_pidns_fd_, CLONE_NEWPID);
+    } else {
+      fork_errno = errno;
+    }
+  } else {
+    pid = ::fork();
+    if (pid == 0) child_main(plan);
+    fork_errno = errno;
+  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
     remove_cgroup(cg);
@@ -532,6 +655,10 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
     if (fd >= 0) ::close(fd);
   }
   for (int fd : procs_fds) ::close(fd);
+  if (pidns) {
+    ::close(status[1]);
+    ::fcntl(status[0], F_SETFL, O_NONBLOCK);
+  }
   int report[2] = {0, 0};
   std::size_t got = 0;
   while (got < sizeof report) {
@@ -550,6 +677,8 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
   c.stdout_ = out[0];
   c.stderr_ = err[0];
   c.log_ = log[0];
+  c.status_fd_ = status[0];
+  c.pidns_ = pidns;
   if (got == sizeof report) {
     // The child listed itself (perhaps) and failed before exec: reap it, unlist it, report.
     c.wait();
@@ -590,6 +719,9 @@ Child& Child::operator=(Child&& o) noexcept {
   std::swap(released_, o.released_);
   std::swap(reaped_, o.reaped_);
   std::swap(group_gone_, o.group_gone_);
+  std::swap(status_fd_, o.status_fd_);
+  std::swap(pidns_, o.pidns_);
+  std::swap(init_reaped_, o.init_reaped_);
   return *this;
 }
 
@@ -603,10 +735,11 @@ Child::~Child() {
 }
 
 void Child::close_all() {
-  for (int* fd : {&pidfd_, &stdin_, &stdout_, &stderr_, &log_}) close_fd(*fd);
+  for (int* fd : {&pidfd_, &stdin_, &stdout_, &stderr_, &log_, &status_fd_}) close_and_reset(*fd);
+  if (pidns_ && !init_reaped_ && pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == pid_) init_reaped_ = true;
 }
 
-void Child::close_stdin() { close_fd(stdin_); }
+void Child::close_stdin() { close_and_reset(stdin_); }
 
 void Child::close_fd(int fd) {
   if (fd < 0) return;
@@ -620,6 +753,12 @@ void Child::close_fd(int fd) {
 
 void Child::kill_tree(int sig) {
   if (!sup_ || released_ || pid_ <= 1) return;  // never pid 0 (our group) or init
+  if (pidns_) {
+    // The namespace's init is our child: its number is ours until we reap it. SIGKILL ends
+    // the namespace; a polite signal is relayed to the leader's group.
+    if (!init_reaped_) ::kill(pid_, sig);
+    return;
+  }
   if (cgroup_id_ != 0) {
     if (sig == SIGKILL) {
       internal::raw_cgroup_kill(*sup_->layout_, cgroup_id_);
@@ -632,6 +771,10 @@ void Child::kill_tree(int sig) {
 
 bool Child::tree_alive_given(const std::vector<pid_t>* live) const {
   if (!sup_ || pid_ <= 1) return false;
+  if (pidns_) {  // the namespace lives exactly as long as its init
+    if (!init_reaped_ && ::waitpid(pid_, nullptr, WNOHANG) == pid_) init_reaped_ = true;
+    return !init_reaped_;
+  }
   // Every member of the group is in the run's cgroup (and so is any escapee): the cgroup,
   // which lists no zombie, is the whole answer.
   if (cgroup_id_ != 0) return !internal::raw_cgroup_empty(*sup_->layout_, cgroup_id_);
@@ -654,6 +797,17 @@ bool Child::tree_alive() const { return tree_alive_given(nullptr); }
 std::optional<WaitStatus> Child::try_wait() {
   if (reaped_) return reaped_;
   if (pid_ <= 0) return std::nullopt;
+  if (pidns_) {
+    internal::LeaderReport rep;
+    ssize_t n = ::read(status_fd_, &rep, sizeof rep);
+    if (n < 0) return std::nullopt;  // EAGAIN: the leader runs
+    // EOF without a report: the init was killed before the leader ended (SIGKILL of the
+    // namespace), so the leader died of that SIGKILL too.
+    reaped_ = n == static_cast<ssize_t>(sizeof rep) ? decode_wait_status(rep.wait_status, rep.cpu_ms, rep.max_rss_bytes)
+                                                     : decode_wait_status(SIGKILL, 0, 0);
+    close_and_reset(status_fd_);
+    return reaped_;
+  }
   siginfo_t info{};
   if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) {
     return std::nullopt;
@@ -685,6 +839,11 @@ WaitStatus Child::wait() {
   for (;;) {
     if (auto ws = try_wait()) return *ws;
     if (pid_ <= 0) return WaitStatus{};
+    if (pidns_) {
+      pollfd p{status_fd_, POLLIN, 0};
+      ::poll(&p, 1, -1);
+      continue;
+    }
     siginfo_t info{};
     // Block until it exits, without reaping (try_wait reaps after its group check).
     if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno != EINTR) {

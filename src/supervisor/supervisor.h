@@ -120,6 +120,7 @@ enum class Containment {
   kProcessGroup,  // session + group only: a setsid/double-fork escapee is out of reach
   kCgroupV1,      // v1 pids + memory + freezer: limits and a freeze-kill-thaw of everything
   kCgroupV2,      // a v2 cgroup with pids + memory: limits and cgroup.kill
+  kPidNamespace,  // a pid namespace per run (root, no cgroup): its init's end kills everything
 };
 std::string_view to_string(Containment c);
 
@@ -167,7 +168,9 @@ class Child {
 
   pid_t pid() const { return pid_; }
   pid_t pgid() const { return pid_; }  // the leader of its own session and group
-  int pidfd() const { return pidfd_; }  // pollable: readable once the leader exited
+  // Pollable: readable once the leader exited. (With a pid namespace, the pipe on which the
+  // namespace's init reports the leader's status.)
+  int pidfd() const { return status_fd_ >= 0 ? status_fd_ : pidfd_; }
   int stdin_fd() const { return stdin_; }
   int stdout_fd() const { return stdout_; }
   int stderr_fd() const { return stderr_; }
@@ -200,6 +203,10 @@ class Child {
   mutable bool group_gone_ = false;  // the group emptied: its number may be reused, never signal
   pid_t pid_ = -1;
   int pidfd_ = -1, stdin_ = -1, stdout_ = -1, stderr_ = -1, log_ = -1;
+  // Pid-namespace mode: pid_ is the namespace's init (our child); the leader is its child.
+  int status_fd_ = -1;
+  bool pidns_ = false;
+  mutable bool init_reaped_ = false;
   std::uint32_t cgroup_id_ = 0;
   bool released_ = false;
   std::optional<WaitStatus> reaped_;
@@ -251,6 +258,9 @@ std::string to_json(const ExecuteResult& result);  // one line, no newline
 // ---- Supervisor --------------------------------------------------------------------------
 struct SupervisorOptions {
   bool containment = true;  // use a cgroup per run where the machine allows it
+  // Use a pid namespace per run even where cgroups work (tests, bench); without cgroups it is
+  // the automatic fallback where the machine allows it.
+  bool prefer_pid_namespace = false;
   bool guard = true;
   std::size_t guard_pipe_bytes = 0;  // 0: kernel default (tests shrink it to overrun a guard)
   Millis guard_stall = Millis(1000);  // a guard that takes nothing this long is given up
@@ -307,6 +317,7 @@ class Supervisor {
   SupervisorOptions options_;
   Containment mode_ = Containment::kProcessGroup;
   std::unique_ptr<internal::CgroupLayout> layout_;
+  int own_pidns_fd_ = -1;  // our pid namespace, to return to after each namespaced fork
   pid_t guard_pid_ = -1;
   int guard_fd_ = -1;  // the write end only we (and a child until it listed itself) hold
   bool guard_started_ = false;

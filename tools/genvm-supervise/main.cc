@@ -36,7 +36,8 @@ constexpr const char* kUsage =
     "  --log-fd N           give the command a JSON-lines log pipe on fd N (>= 3)\n"
     "  --memory-max BYTES   memory limit of the whole tree (K/M/G suffixes: KiB/MiB/GiB)\n"
     "  --pids-max N         process limit of the whole tree\n"
-    "  --no-containment     process groups only, no cgroup\n"
+    "  --no-containment     process groups only, no cgroup or pid namespace\n"
+    "  --pid-namespace      a pid namespace per run instead of a cgroup (no memory/pids limits)\n"
     "  --no-guard           no guard process (a kill -9 of this supervisor leaves the tree)\n"
     "  --verbose            log the containment mode in force to stderr (one JSON line)\n"
     "  --help               this text\n";
@@ -149,6 +150,8 @@ int main(int argc, char** argv) {
       req.limits.pids_max = n;
     } else if (a == "--no-containment") {
       options.containment = false;
+    } else if (a == "--pid-namespace") {
+      options.prefer_pid_namespace = true;
     } else if (a == "--no-guard") {
       options.guard = false;
     } else if (a == "--verbose") {
