@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -55,6 +56,66 @@ void log_line(int fd, const std::string& json) {
   [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
 }
 
+// The run proper, after the hosts are connected: every way it can end is a RunOutcome.
+RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& ctx, Storage& storage) {
+  RunOutcome o;
+  o.data_fees_remaining = d.bucket_totals;
+  o.subvm_hashes = SubVmHashAccumulator().finalize();
+  auto vm_error = [&](const VmError& e) {
+    o.kind = ResultCode::kVmError;
+    o.data = calldata::Value(e.to_string());
+    return o;
+  };
+  auto internal = [&](const Error& e) {
+    o.kind = ResultCode::kInternalError;
+    o.data = calldata::Value(e.to_string());
+    return o;
+  };
+  if (!validate_entry(d.calldata, d.message.is_init)) return vm_error(VmError(VmError::malformed_entry()));
+  // Locked slots only constrain writes: a run that may not write does not read them.
+  if (opts.permissions.write_storage) {
+    auto wp = read_write_protection(storage, d.message.contract_address);
+    if (!wp) {
+      // A list over its limit is the contract's VM error; anything else is the host's failure.
+      auto as_vm_error = VmError::parse(wp.error().code);
+      return as_vm_error ? vm_error(as_vm_error->with_detail(wp.error().message)) : internal(wp.error());
+    }
+    ctx.locked_slots = std::move(wp->locked_slots);
+    for (const auto& u : wp->upgraders) {
+      if (u == d.message.sender_address) ctx.sender_is_upgrader = true;
+    }
+  }
+  calldata::Bytes code;
+  if (d.code) {
+    code = *d.code;
+    if (d.message.is_init) {
+      if (auto w = write_deployed_code(storage, code); !w) return internal(w.error());
+    }
+  } else {
+    auto major = storage.abi_major();
+    if (!major) return internal(major.error());
+    if (*major != kCurrentMajor) {
+      return vm_error(VmError(VmError::invalid_contract().major_mismatch(), "contract major " + std::to_string(*major)));
+    }
+    auto stored = read_contract_code(storage, d.message.contract_address, StorageType::kDefault);
+    if (!stored) return internal(stored.error());
+    code = std::move(*stored);
+  }
+  VmFrame frame;
+  frame.self = d.message.contract_address;
+  frame.permissions = opts.permissions;
+  frame.startup_message = startup_message(d, EntryKind::kMain);
+  VmResult r = run_vm(ctx, frame, code);
+  o.kind = r.kind;
+  o.data = std::move(r.data);
+  o.backtrace = std::move(r.backtrace);
+  o.wasm_store_hashes = std::move(r.wasm_store_hashes);
+  o.subvm_hashes = r.subvm_hashes;
+  o.storage_changes = storage.changes();
+  o.emissions = std::move(ctx.emissions);
+  return o;
+}
+
 }  // namespace
 
 int run_execution(const RunOptions& opts, std::string* err) {
@@ -87,40 +148,7 @@ int run_execution(const RunOptions& opts, std::string* err) {
   ctx.debug = opts.debug;
   ctx.log_fd = opts.log_fd;
 
-  RunOutcome o;
-  o.data_fees_remaining = data->bucket_totals;
-  o.subvm_hashes = SubVmHashAccumulator().finalize();
-  if (auto s = validate_entry(data->calldata, data->message.is_init); !s) {
-    o.kind = ResultCode::kVmError;
-    o.data = calldata::Value(VmError(VmError::malformed_entry()).to_string());
-  } else {
-    Result<calldata::Bytes> code = make_error("unset");
-    if (data->code) {
-      code = *data->code;
-      if (data->message.is_init) {
-        if (auto w = write_deployed_code(storage, *data->code); !w) code = w.take_error();
-      }
-    } else {
-      code = read_contract_code(storage, data->message.contract_address, StorageType::kDefault);
-    }
-    if (!code) {
-      o.kind = ResultCode::kInternalError;
-      o.data = calldata::Value(code.error().to_string());
-    } else {
-      VmFrame frame;
-      frame.self = data->message.contract_address;
-      frame.permissions = opts.permissions;
-      frame.startup_message = startup_message(*data, EntryKind::kMain);
-      VmResult r = run_vm(ctx, frame, *code);
-      o.kind = r.kind;
-      o.data = std::move(r.data);
-      o.backtrace = std::move(r.backtrace);
-      o.wasm_store_hashes = std::move(r.wasm_store_hashes);
-      o.subvm_hashes = r.subvm_hashes;
-      o.storage_changes = storage.changes();
-      o.emissions = std::move(ctx.emissions);
-    }
-  }
+  RunOutcome o = execute(*data, opts, ctx, storage);
   // No non-deterministic block is run here yet, so every leader result is surplus.
   if (data->leader_nondet_results && o.kind != ResultCode::kInternalError) {
     apply_leader_surplus(o, data->leader_nondet_results->size(), 0);

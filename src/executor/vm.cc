@@ -1,5 +1,6 @@
 #include "executor/vm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -354,6 +355,10 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (!c.read(slot_ptr, slot.data(), slot.size()) || (len && !c.read(buf, data.data(), len))) {
                          return set_ret(r, kFault), std::nullopt;
                        }
+                       if (!ctx_.sender_is_upgrader &&
+                           std::find(ctx_.locked_slots.begin(), ctx_.locked_slots.end(), slot) != ctx_.locked_slots.end()) {
+                         return set_ret(r, kForbidden), std::nullopt;
+                       }
                        auto s = ctx_.storage->write(slot, index, data);
                        if (!s) return internal(s.error());
                        set_ret(r, kSuccess);
@@ -644,6 +649,35 @@ Status write_deployed_code(Storage& storage, const calldata::Bytes& code) {
   if (auto s = storage.write(indirection_slot(kRootSlot, kRootOffsetCode), 0, blob); !s) return s;
   std::uint8_t major = kCurrentMajor;
   return storage.write(kRootSlot, kRootOffsetMajor, std::span<const std::uint8_t>(&major, 1));
+}
+
+Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address) {
+  WriteProtection out;
+  auto list = [&](std::uint32_t offset, std::size_t item, std::uint32_t limit,
+                  VmErrorCode too_many) -> Result<calldata::Bytes> {
+    SlotId slot = indirection_slot(kRootSlot, offset);
+    auto n_le = storage.read(StorageType::kDefault, address, slot, 0, 4);
+    if (!n_le) return n_le.take_error();
+    std::uint32_t n = std::uint32_t((*n_le)[0]) | std::uint32_t((*n_le)[1]) << 8 |
+                      std::uint32_t((*n_le)[2]) << 16 | std::uint32_t((*n_le)[3]) << 24;
+    if (n > limit) return make_error(std::string(too_many.wire_code()), "the root slot lists " + std::to_string(n));
+    return storage.read(StorageType::kDefault, address, slot, 4, static_cast<std::uint32_t>(n * item));
+  };
+  auto locked = list(kRootOffsetLockedSlots, kSlotIdSize, kMaxLockedSlots, VmError::out_of().locked_slots());
+  if (!locked) return locked.take_error();
+  for (std::size_t i = 0; i + kSlotIdSize <= locked->size(); i += kSlotIdSize) {
+    SlotId s;
+    std::copy(locked->begin() + static_cast<std::ptrdiff_t>(i), locked->begin() + static_cast<std::ptrdiff_t>(i + kSlotIdSize), s.begin());
+    out.locked_slots.push_back(s);
+  }
+  auto ups = list(kRootOffsetUpgraders, kAddressSize, kMaxUpgraders, VmError::out_of().upgraders());
+  if (!ups) return ups.take_error();
+  for (std::size_t i = 0; i + kAddressSize <= ups->size(); i += kAddressSize) {
+    calldata::Address a;
+    std::copy(ups->begin() + static_cast<std::ptrdiff_t>(i), ups->begin() + static_cast<std::ptrdiff_t>(i + kAddressSize), a.bytes.begin());
+    out.upgraders.push_back(a);
+  }
+  return out;
 }
 
 Result<calldata::Bytes> call_key(const Value& call, bool is_deploy) {

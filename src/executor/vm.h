@@ -37,6 +37,9 @@ struct RunContext {
   DebugMode debug = DebugMode::kDisabled;
   std::vector<calldata::Value> emissions;  // top-level emissions, in order
   int log_fd = -1;                         // JSON lines for Trace and events; -1: none
+  // Root-slot write protection: slots only an upgrader may write, and whether the sender is one.
+  std::vector<SlotId> locked_slots;
+  bool sender_is_upgrader = false;
 };
 
 // What distinguishes one sub-VM from another.
@@ -65,6 +68,15 @@ Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Add
                                            StorageType state, bool with_own_writes = true);
 // Storage writes a deployment makes: the code into the `code` slot and the ABI major byte.
 Status write_deployed_code(Storage& storage, const calldata::Bytes& code);
+
+// The root slot's locked_slots (offset 3) and upgraders (offset 4) lists, each stored at its
+// default-derived slot as `u32 LE count ‖ items` (32-byte slot ids, 20-byte addresses). A count
+// above the top limit (256 slots, 32 upgraders) is `out_of locked_slots` / `out_of upgraders`.
+struct WriteProtection {
+  std::vector<SlotId> locked_slots;
+  std::vector<calldata::Address> upgraders;
+};
+Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address);
 
 // gl_call helper: the call key of a method call (spec 04-contract-interface/02-abi.rst) for
 // names shorter than 32 bytes; longer names need keccak256 and give an error.

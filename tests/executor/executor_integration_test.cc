@@ -13,6 +13,7 @@
 
 #include "common/calldata.h"
 #include "executor/execution_data.h"
+#include "executor/storage.h"
 #include "test_host.h"
 
 namespace genvm::calldata {
@@ -241,6 +242,38 @@ TEST_F(ExecutorTest, SurplusLeaderResultsBecomeLeaderFaultExtra) {
   // The run would have returned 1: buffer 00 09, sha3 -> GVM32 prefix (python3 reference).
   EXPECT_EQ(*r.report.find("data"), Value("leader_fault nondet_output extra bn7zt1"));
   EXPECT_TRUE(r.report.find("storage_changes")->as_array().empty());
+}
+
+TEST_F(ExecutorTest, LockedSlotsRefuseWritesExceptFromUpgraders) {
+  deploy("counter.wasm", addr(10));
+  // Lock the counter's slot (the contract slot, sha3(root ‖ 01000000)) and name 0xee upgrader.
+  executor::SlotId counter = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetContract);
+  calldata::Bytes locked{1, 0, 0, 0};
+  locked.insert(locked.end(), counter.begin(), counter.end());
+  calldata::Bytes upgraders{1, 0, 0, 0};
+  upgraders.insert(upgraders.end(), 20, 0xee);
+  host_.with_state([&](test_host::State& s) {
+    s.storage[{addr(10).bytes, executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetLockedSlots)}] = locked;
+    s.storage[{addr(10).bytes, executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetUpgraders)}] = upgraders;
+    return 0;
+  });
+  auto refused = run(data(addr(10), addr(0xaa), call("increment"), false, std::nullopt));
+  ASSERT_EQ(refused.exit_code, 0) << refused.stderr_text;
+  EXPECT_EQ(*refused.report.find("data"), Value("storage write refused"));
+  auto allowed = run(data(addr(10), addr(0xee), call("increment"), false, std::nullopt));
+  EXPECT_EQ(*allowed.report.find("data"), Value(1));
+}
+
+TEST_F(ExecutorTest, AnotherAbiMajorIsRefused) {
+  deploy("counter.wasm", addr(11));
+  host_.with_state([&](test_host::State& s) {
+    s.storage[{addr(11).bytes, executor::kRootSlot}][0] = 7;  // the major byte
+    return 0;
+  });
+  auto r = run(data(addr(11), addr(0xaa), call("get"), false, std::nullopt));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("data"), Value("invalid_contract major_mismatch # contract major 7"));
 }
 
 TEST_F(ExecutorTest, MalformedEntryIsAVmErrorResult) {
