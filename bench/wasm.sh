@@ -80,6 +80,7 @@ measure() {
   local best="" i ms real user sys TIMEFORMAT='%3R %3U %3S'
   for ((i = 0; i < runs; i++)); do
     if ! { time "$@" >"$out" 2>"$tmp/stderr"; } 2>"$tmp/time"; then
+      echo "wasm.sh: FAIL: $* : $(head -c 200 "$tmp/stderr" | head -n1)" >&2
       echo FAIL
       return
     fi
