@@ -1,13 +1,42 @@
 /* events: emits an event and posts a message back to the sender.
  *   {"": "notify", "args": [text]} -> emits topic sha3("Notified") with blob {"text": text},
  *                                     posts {"": "on_notified", "args": [text]} to the sender
- *                                     (on "finalized", value 0), returns null */
+ *                                     (on "finalized", value 0), returns null
+ *   {"": "pay", "args": [amount]}   -> posts {"": "on_paid"} with value `amount` (u64) to the
+ *                                     sender; returns the contract's balance afterwards (u256);
+ *                                     UserError "insufficient contract balance" */
 #include <string.h>
 
 #include "genlayer.h"
 
+static void pay(const gl_message* m) {
+  gl_reader r = m->args;
+  gl_item it;
+  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
+      it.kind != GL_K_UINT || it.big) {
+    gl_user_error("pay expects one unsigned 64-bit integer");
+  }
+  uint8_t value[32];
+  memset(value, 0, sizeof(value));
+  for (int i = 0; i < 8; ++i) value[i] = (uint8_t)(it.u >> (8 * i));
+  gl_buf call = {0};
+  gl_enc_map(&call, 1);
+  gl_enc_key(&call, "");
+  gl_enc_cstr(&call, "on_paid");
+  int e = gl_post_message(m->sender_address, &call, value, "finalized");
+  gl_buf_free(&call);
+  if (e == GL_INBALANCE) gl_user_error("insufficient contract balance");
+  if (e != GL_SUCCESS) gl_user_error("post refused");
+  uint8_t balance[32];
+  if (gl_sdk_get_self_balance(balance) != GL_SUCCESS) gl_user_error("balance refused");
+  gl_buf out = {0};
+  gl_enc_u256(&out, balance);
+  gl_return(&out);
+}
+
 static void run(const gl_message* m) {
   if (m->is_init) gl_return(NULL);
+  if (gl_method_is(m, "pay")) pay(m);
   if (!gl_method_is(m, "notify")) gl_user_error("unknown method");
   gl_reader r = m->args;
   gl_item it;

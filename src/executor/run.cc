@@ -147,6 +147,7 @@ int run_execution(const RunOptions& opts, std::string* err) {
   ctx.storage = &storage;
   ctx.debug = opts.debug;
   ctx.log_fd = opts.log_fd;
+  ctx.message_value = u256_from(data->message.value);
 
   RunOutcome o = execute(*data, opts, ctx, storage);
   // No non-deterministic block is run here yet, so every leader result is surplus.

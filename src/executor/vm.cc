@@ -85,6 +85,21 @@ class VmState {
     return fd;
   }
   void log(std::string_view kind, std::string_view text);
+  Result<U256Le> self_balance() {
+    auto b = ctx_.host->get_balance(frame_.self);
+    if (!b || frame_.depth > 0) return b;
+    return u256_sub(u256_add(*b, ctx_.message_value), ctx_.value_sent);
+  }
+  // Reserves `value` from the contract's balance for a message; false: not enough (INBALANCE).
+  Result<bool> spend(const Value& value) {
+    U256Le v = u256_from(value.as_int());
+    if (v == U256Le{}) return true;
+    auto b = self_balance();
+    if (!b) return b.take_error();
+    if (u256_less(*b, v)) return false;
+    ctx_.value_sent = u256_add(ctx_.value_sent, v);
+    return true;
+  }
 
   RunContext& ctx_;
   const VmFrame& frame_;
@@ -376,7 +391,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
   linker.define_host(store, m, "get_self_balance", i32s(1, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
                        if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
-                       auto b = ctx_.host->get_balance(frame_.self);
+                       auto b = self_balance();
                        if (!b) return internal(b.error());
                        set_ret(r, c.write(arg32(a, 0), b->data(), 32) ? kSuccess : kFault);
                        return std::nullopt;
@@ -474,6 +489,12 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     } else {
       e["address"] = *address;
     }
+    auto funded = spend(*value);
+    if (!funded) return internal(funded.error());
+    if (!*funded) {
+      ret = kInbalance;
+      return std::nullopt;
+    }
     ctx_.emissions.push_back(Value(std::move(e)));
     return std::nullopt;
   }
@@ -483,6 +504,12 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     const Value* data = body.find("calldata");
     const Value* value = body.find("value");
     if (!address || !address->is_address() || !data || !data->is_bytes() || !value || !is_u256(*value)) return inval();
+    auto funded = spend(*value);
+    if (!funded) return internal(funded.error());
+    if (!*funded) {
+      ret = kInbalance;
+      return std::nullopt;
+    }
     ctx_.emissions.push_back(Value::map({{"type", "EthSend"}, {"address", *address}, {"calldata", *data},
                                          {"value", *value}, {"message_fee", 0}, {"receipt_fee", 0}}));
     return std::nullopt;
@@ -649,6 +676,46 @@ Status write_deployed_code(Storage& storage, const calldata::Bytes& code) {
   if (auto s = storage.write(indirection_slot(kRootSlot, kRootOffsetCode), 0, blob); !s) return s;
   std::uint8_t major = kCurrentMajor;
   return storage.write(kRootSlot, kRootOffsetMajor, std::span<const std::uint8_t>(&major, 1));
+}
+
+U256Le u256_add(const U256Le& a, const U256Le& b) {
+  U256Le out{};
+  unsigned carry = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    unsigned x = unsigned(a[i]) + unsigned(b[i]) + carry;
+    out[i] = static_cast<std::uint8_t>(x);
+    carry = x >> 8;
+  }
+  if (carry) out.fill(0xff);
+  return out;
+}
+
+U256Le u256_sub(const U256Le& a, const U256Le& b) {
+  if (u256_less(a, b)) return U256Le{};
+  U256Le out{};
+  int borrow = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    int x = int(a[i]) - int(b[i]) - borrow;
+    borrow = x < 0;
+    out[i] = static_cast<std::uint8_t>(x + (borrow ? 256 : 0));
+  }
+  return out;
+}
+
+bool u256_less(const U256Le& a, const U256Le& b) {
+  for (std::size_t i = a.size(); i-- > 0;) {
+    if (a[i] != b[i]) return a[i] < b[i];
+  }
+  return false;
+}
+
+U256Le u256_from(const BigInt& v) {
+  U256Le out{};
+  const auto& limbs = v.magnitude();
+  for (std::size_t l = 0; l < limbs.size() && l < 8; ++l) {
+    for (int k = 0; k < 4; ++k) out[4 * l + k] = static_cast<std::uint8_t>(limbs[l] >> (8 * k));
+  }
+  return out;
 }
 
 Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address) {

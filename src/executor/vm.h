@@ -40,7 +40,18 @@ struct RunContext {
   // Root-slot write protection: slots only an upgrader may write, and whether the sender is one.
   std::vector<SlotId> locked_slots;
   bool sender_is_upgrader = false;
+  // get_self_balance = host balance + message value - value sent so far (top-level sub-VM).
+  U256Le message_value{};
+  U256Le value_sent{};
 };
+
+// 256-bit little-endian arithmetic for balances: a + b saturating at 2^256 - 1, a - b clamped
+// at 0, and a < b.
+U256Le u256_add(const U256Le& a, const U256Le& b);
+U256Le u256_sub(const U256Le& a, const U256Le& b);
+bool u256_less(const U256Le& a, const U256Le& b);
+// A non-negative BigInt below 2^256 as U256Le (callers check the range).
+U256Le u256_from(const BigInt& v);
 
 // What distinguishes one sub-VM from another.
 struct VmFrame {

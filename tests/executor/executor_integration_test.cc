@@ -201,6 +201,22 @@ TEST_F(ExecutorTest, EventsEmitAnEventAndPostAMessageInOrder) {
   EXPECT_EQ(*em[1].find("on"), Value("finalized"));
 }
 
+TEST_F(ExecutorTest, MessageValuesComeFromTheContractsBalance) {
+  deploy("events.wasm", addr(12));
+  host_.with_state([](test_host::State& s) { s.balances[addr(12).bytes] = test_host::u256_le(100); return 0; });
+  auto d = data(addr(12), addr(0xcc), call("pay", {Value(60)}), false, std::nullopt);
+  d.message.value = BigInt(5);
+  auto r = run(d);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("data"), Value(45));  // 100 + 5 received - 60 sent
+  const auto& em = r.report.find("emissions")->as_array();
+  ASSERT_EQ(em.size(), 1u);
+  EXPECT_EQ(*em[0].find("value"), Value(60));
+  auto poor = run(data(addr(12), addr(0xcc), call("pay", {Value(101)}), false, std::nullopt));
+  EXPECT_EQ(*poor.report.find("kind"), Value(1));
+  EXPECT_EQ(*poor.report.find("data"), Value("insufficient contract balance"));
+}
+
 TEST_F(ExecutorTest, WithoutSendPermissionThePostIsRefused) {
   deploy("events.wasm", addr(3));
   auto r = run(data(addr(3), addr(0xcc), call("notify", {Value("hi")}), false, std::nullopt), "w");
