@@ -55,12 +55,14 @@ int main(int argc, char** argv) {
   }
   sv::SpawnRequest req;
   req.argv = {"/bin/true"};
-  sv::SupervisorOptions bare_o, guard_o, full_o;
+  sv::SupervisorOptions bare_o, guard_o, full_o, ns_o;
+  ns_o.prefer_pid_namespace = true;
   bare_o.guard = false;
   bare_o.containment = false;
   guard_o.containment = false;
-  sv::Supervisor bare(bare_o), guarded(guard_o), full(full_o);
-  std::printf("containment in force for the full arm: %s\n", std::string(sv::to_string(full.containment())).c_str());
+  sv::Supervisor bare(bare_o), guarded(guard_o), full(full_o), ns(ns_o);
+  std::printf("containment in force for the full arm: %s; for the namespace arm: %s\n",
+              std::string(sv::to_string(full.containment())).c_str(), std::string(sv::to_string(ns.containment())).c_str());
 
   struct Arm {
     const char* name;
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
       {"supervisor (no guard, no cgroup)", [&] { supervised(bare, req); }, {}},
       {"supervisor + guard", [&] { supervised(guarded, req); }, {}},
       {"supervisor + guard + cgroup", [&] { supervised(full, req); }, {}},
+      {"supervisor + guard + pid namespace", [&] { supervised(ns, req); }, {}},
   };
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t k = 0; k < arms.size(); ++k) {
@@ -88,12 +91,14 @@ int main(int argc, char** argv) {
     medians.push_back(a.means[a.means.size() / 2]);
     std::printf("%-36s %10.0f %10.0f\n", a.name, a.means.front(), medians.back());
   }
-  std::printf("ratios of medians: supervisor/posix_spawn %.2f, guard cost %.2f, cgroup cost %.2f, all/posix_spawn %.2f\n",
-              medians[1] / medians[0], medians[2] / medians[1], medians[3] / medians[2], medians[3] / medians[0]);
+  std::printf("ratios of medians: supervisor/posix_spawn %.2f, guard cost %.2f, cgroup cost %.2f, pid namespace cost %.2f, "
+              "all (cgroup)/posix_spawn %.2f\n",
+              medians[1] / medians[0], medians[2] / medians[1], medians[3] / medians[2], medians[4] / medians[2],
+              medians[3] / medians[0]);
 
   // Teardown: three members that exit on SIGTERM; the grace is 10 s, so a teardown that waited
   // for zombies or for the grace would show it.
-  for (sv::Supervisor* s : {&guarded, &full}) {
+  for (sv::Supervisor* s : {&guarded, &full, &ns}) {
     std::vector<double> ms;
     for (int r = 0; r < 5; ++r) {
       sv::SpawnRequest t;
