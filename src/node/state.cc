@@ -1,0 +1,453 @@
+#include "node/state.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+
+#include "common/sha3.h"
+
+namespace genvm::node {
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS accounts(address BLOB PRIMARY KEY, balance BLOB NOT NULL, nonce INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS contracts(address BLOB PRIMARY KEY, code_hash BLOB NOT NULL, deployer BLOB NOT NULL,
+                                     deploy_tx INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS storage(address BLOB NOT NULL, slot BLOB NOT NULL, data BLOB NOT NULL,
+                                   PRIMARY KEY(address, slot)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transactions(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, sender BLOB NOT NULL,
+  target BLOB NOT NULL, calldata BLOB NOT NULL, code_hash BLOB, status TEXT NOT NULL, result_kind INTEGER NOT NULL,
+  result_text TEXT NOT NULL, execution_hash BLOB, rounds INTEGER NOT NULL, votes TEXT NOT NULL, parent INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events(tx INTEGER NOT NULL, idx INTEGER NOT NULL, contract BLOB NOT NULL, topics BLOB NOT NULL,
+                                  blob BLOB NOT NULL, PRIMARY KEY(tx, idx));
+CREATE TABLE IF NOT EXISTS messages(tx INTEGER NOT NULL, idx INTEGER NOT NULL, sender BLOB NOT NULL, emission BLOB NOT NULL,
+                                    follow_up INTEGER, PRIMARY KEY(tx, idx));
+)sql";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& blob(int i, const std::uint8_t* p, std::size_t n) {
+    sqlite3_bind_blob(s_, i, n ? p : reinterpret_cast<const std::uint8_t*>(""), static_cast<int>(n), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& blob(int i, const Bytes& b) { return blob(i, b.data(), b.size()); }
+  Stmt& addr(int i, const Address& a) { return blob(i, a.bytes.data(), a.bytes.size()); }
+  Stmt& text(int i, const std::string& t) {
+    sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& i64(int i, std::int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  int step() { return rc_ = sqlite3_step(s_); }
+  Bytes col_blob(int c) {
+    auto p = static_cast<const std::uint8_t*>(sqlite3_column_blob(s_, c));
+    int n = sqlite3_column_bytes(s_, c);
+    return p ? Bytes(p, p + n) : Bytes{};
+  }
+  Address col_addr(int c) {
+    Address a;
+    Bytes b = col_blob(c);
+    if (b.size() == 20) std::memcpy(a.bytes.data(), b.data(), 20);
+    return a;
+  }
+  std::string col_text(int c) {
+    auto p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, c))) : std::string();
+  }
+  std::int64_t col_i64(int c) { return sqlite3_column_int64(s_, c); }
+  bool col_null(int c) { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+Error db_error(sqlite3* db, const std::string& what) {
+  int rc = sqlite3_extended_errcode(db);
+  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
+    return make_error("state_locked", "the state database is locked by another process (" + what + ")");
+  }
+  return make_error("state_sql", what + ": " + sqlite3_errmsg(db));
+}
+
+// Rolls back unless committed: a failure anywhere in commit() leaves the database untouched.
+class TxGuard {
+ public:
+  explicit TxGuard(sqlite3* db) : db_(db) {}
+  ~TxGuard() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void done() { done_ = true; }
+
+ private:
+  sqlite3* db_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::string hex(const std::uint8_t* p, std::size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  s.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.push_back(d[p[i] >> 4]);
+    s.push_back(d[p[i] & 15]);
+  }
+  return s;
+}
+
+std::string address_text(const Address& a) { return "0x" + hex(a.bytes.data(), a.bytes.size()); }
+
+Result<Address> parse_address(std::string_view s) {
+  std::string_view h = s;
+  if (h.substr(0, 2) == "0x") {
+    h.remove_prefix(2);
+  } else if (h.substr(0, 5) == "addr#") {
+    h.remove_prefix(5);
+  }
+  Address a;
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (h.size() != 40) return make_error("bad_address", "an address is 0x followed by 40 hex digits: '" + std::string(s) + "'");
+  for (int i = 0; i < 20; ++i) {
+    int hi = nib(h[2 * i]), lo = nib(h[2 * i + 1]);
+    if (hi < 0 || lo < 0) return make_error("bad_address", "an address is 0x followed by 40 hex digits: '" + std::string(s) + "'");
+    a.bytes[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return a;
+}
+
+Address derive_contract_address(const Address& deployer, std::uint64_t nonce) {
+  // Our choice (the spec leaves addresses to the node): SHA3-256 of a domain tag, the deployer
+  // and its nonce as u64 LE; the first 20 bytes. Deterministic, so replays give the same address.
+  Bytes in;
+  const char* tag = "genvm-node contract";
+  in.insert(in.end(), tag, tag + std::strlen(tag));
+  in.insert(in.end(), deployer.bytes.begin(), deployer.bytes.end());
+  for (int i = 0; i < 8; ++i) in.push_back(static_cast<std::uint8_t>(nonce >> (8 * i)));
+  auto d = sha3_256(in);
+  Address a;
+  std::memcpy(a.bytes.data(), d.data(), 20);
+  return a;
+}
+
+Result<std::unique_ptr<State>> State::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("state_open", "cannot open state database " + path + ": " + m);
+  }
+  // Small on purpose: a second node on the same file should fail fast with one clear line,
+  // not hang; a single node never waits on itself.
+  sqlite3_busy_timeout(db, 100);
+  std::unique_ptr<State> st(new State(db));
+  // journal_mode=WAL needs a write lock the first time; a locked file surfaces here.
+  if (auto s = st->exec("PRAGMA journal_mode=WAL"); !s) return s.take_error();
+  if (auto s = st->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
+  if (auto s = st->exec("PRAGMA foreign_keys=ON"); !s) return s.take_error();
+  if (auto s = st->exec(kSchema); !s) return s.take_error();
+  return st;
+}
+
+State::~State() { sqlite3_close(db_); }
+
+Status State::exec(const char* sql) {
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &msg);
+  sqlite3_free(msg);
+  if (rc != SQLITE_OK) {
+    std::string head(sql, std::min<std::size_t>(std::strlen(sql), 40));
+    while (!head.empty() && (head[0] == '\n' || head[0] == ' ')) head.erase(0, 1);
+    return db_error(db_, head.substr(0, head.find('\n')));
+  }
+  return {};
+}
+
+Result<Bytes> State::read_storage(const Address& a, const SlotId& slot, std::uint32_t index, std::uint32_t len) {
+  Bytes out(len, 0);
+  Stmt q(db_, "SELECT data FROM storage WHERE address=? AND slot=?");
+  if (!q.ok()) return db_error(db_, "read storage");
+  q.addr(1, a).blob(2, slot.data(), slot.size());
+  int rc = q.step();
+  if (rc == SQLITE_ROW) {
+    Bytes d = q.col_blob(0);
+    for (std::uint32_t i = 0; i < len; ++i) {
+      std::uint64_t at = std::uint64_t(index) + i;
+      if (at < d.size()) out[i] = d[at];
+    }
+  } else if (rc != SQLITE_DONE) {
+    return db_error(db_, "read storage");
+  }
+  return out;
+}
+
+Result<std::array<std::uint8_t, 32>> State::balance(const Address& a) {
+  std::array<std::uint8_t, 32> out{};
+  Stmt q(db_, "SELECT balance FROM accounts WHERE address=?");
+  if (!q.ok()) return db_error(db_, "read balance");
+  q.addr(1, a);
+  int rc = q.step();
+  if (rc == SQLITE_ROW) {
+    Bytes b = q.col_blob(0);
+    if (b.size() == 32) std::memcpy(out.data(), b.data(), 32);
+  } else if (rc != SQLITE_DONE) {
+    return db_error(db_, "read balance");
+  }
+  return out;
+}
+
+Status State::set_balance(const Address& a, std::uint64_t v) {
+  Bytes b(32, 0);
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  Stmt q(db_, "INSERT INTO accounts(address, balance) VALUES(?, ?) ON CONFLICT(address) DO UPDATE SET balance=excluded.balance");
+  if (!q.ok()) return db_error(db_, "set balance");
+  q.addr(1, a).blob(2, b);
+  if (q.step() != SQLITE_DONE) return db_error(db_, "set balance");
+  return {};
+}
+
+Result<std::uint64_t> State::nonce(const Address& a) {
+  Stmt q(db_, "SELECT nonce FROM accounts WHERE address=?");
+  if (!q.ok()) return db_error(db_, "read nonce");
+  q.addr(1, a);
+  int rc = q.step();
+  if (rc == SQLITE_ROW) return static_cast<std::uint64_t>(q.col_i64(0));
+  if (rc != SQLITE_DONE) return db_error(db_, "read nonce");
+  return std::uint64_t{0};
+}
+
+Result<std::optional<ContractInfo>> State::contract(const Address& a) {
+  Stmt q(db_,
+         "SELECT code_hash, deployer, deploy_tx, (SELECT count(*) FROM storage WHERE address=c.address),"
+         " (SELECT coalesce(sum(length(data)),0) FROM storage WHERE address=c.address),"
+         " (SELECT count(*) FROM events WHERE contract=c.address) FROM contracts c WHERE address=?");
+  if (!q.ok()) return db_error(db_, "read contract");
+  q.addr(1, a);
+  int rc = q.step();
+  if (rc == SQLITE_DONE) return std::optional<ContractInfo>();
+  if (rc != SQLITE_ROW) return db_error(db_, "read contract");
+  ContractInfo c;
+  c.address = a;
+  c.code_hash = q.col_blob(0);
+  c.deployer = q.col_addr(1);
+  c.deploy_tx = q.col_i64(2);
+  c.slots = q.col_i64(3);
+  c.bytes = q.col_i64(4);
+  c.events = q.col_i64(5);
+  return std::optional<ContractInfo>(c);
+}
+
+Result<std::optional<TxRecord>> State::tx(std::int64_t id) {
+  Stmt q(db_,
+         "SELECT kind, sender, target, calldata, code_hash, status, result_kind, result_text, execution_hash, rounds,"
+         " votes, parent FROM transactions WHERE id=?");
+  if (!q.ok()) return db_error(db_, "read transaction");
+  q.i64(1, id);
+  int rc = q.step();
+  if (rc == SQLITE_DONE) return std::optional<TxRecord>();
+  if (rc != SQLITE_ROW) return db_error(db_, "read transaction");
+  TxRecord r;
+  r.id = id;
+  r.kind = q.col_text(0);
+  r.sender = q.col_addr(1);
+  r.target = q.col_addr(2);
+  r.calldata = q.col_blob(3);
+  r.code_hash = q.col_blob(4);
+  r.status = q.col_text(5);
+  r.result_kind = static_cast<int>(q.col_i64(6));
+  r.result_text = q.col_text(7);
+  r.execution_hash = q.col_blob(8);
+  r.rounds = static_cast<int>(q.col_i64(9));
+  r.votes_json = q.col_text(10);
+  r.parent = q.col_i64(11);
+  return std::optional<TxRecord>(r);
+}
+
+Result<std::vector<EventRecord>> State::events_of_tx(std::int64_t id) {
+  Stmt q(db_, "SELECT idx, contract, topics, blob FROM events WHERE tx=? ORDER BY idx");
+  if (!q.ok()) return db_error(db_, "read events");
+  q.i64(1, id);
+  std::vector<EventRecord> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    EventRecord e;
+    e.tx = id;
+    e.index = static_cast<int>(q.col_i64(0));
+    e.contract = q.col_addr(1);
+    auto t = calldata::decode(q.col_blob(2));
+    auto b = calldata::decode(q.col_blob(3));
+    if (t) e.topics = *t;
+    if (b) e.blob = *b;
+    out.push_back(std::move(e));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "read events");
+  return out;
+}
+
+Result<std::vector<PendingMessage>> State::pending_messages() {
+  Stmt q(db_, "SELECT tx, idx, sender, emission FROM messages WHERE follow_up IS NULL ORDER BY tx, idx");
+  if (!q.ok()) return db_error(db_, "read messages");
+  std::vector<PendingMessage> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    PendingMessage m;
+    m.tx = q.col_i64(0);
+    m.index = static_cast<int>(q.col_i64(1));
+    m.from = q.col_addr(2);
+    auto e = calldata::decode(q.col_blob(3));
+    if (e) m.emission = *e;
+    out.push_back(std::move(m));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "read messages");
+  return out;
+}
+
+Result<std::vector<std::pair<int, std::int64_t>>> State::messages_of_tx(std::int64_t id) {
+  Stmt q(db_, "SELECT idx, coalesce(follow_up, 0) FROM messages WHERE tx=? ORDER BY idx");
+  if (!q.ok()) return db_error(db_, "read messages");
+  q.i64(1, id);
+  std::vector<std::pair<int, std::int64_t>> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) out.emplace_back(static_cast<int>(q.col_i64(0)), q.col_i64(1));
+  if (rc != SQLITE_DONE) return db_error(db_, "read messages");
+  return out;
+}
+
+Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
+  // IMMEDIATE takes the write lock up front, so a concurrent writer is refused here, before
+  // anything is written, rather than halfway through.
+  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
+  TxGuard guard(db_);
+  const bool accepted = rec.status == "accepted";
+  std::int64_t id = 0;
+  {
+    Stmt q(db_,
+           "INSERT INTO transactions(kind, sender, target, calldata, code_hash, status, result_kind, result_text,"
+           " execution_hash, rounds, votes, parent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "insert transaction");
+    q.text(1, rec.kind).addr(2, rec.sender).addr(3, rec.target).blob(4, rec.calldata).blob(5, rec.code_hash);
+    q.text(6, rec.status).i64(7, rec.result_kind).text(8, rec.result_text).blob(9, rec.execution_hash);
+    q.i64(10, rec.rounds).text(11, rec.votes_json).i64(12, rec.parent);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "insert transaction");
+    id = sqlite3_last_insert_rowid(db_);
+  }
+  {
+    Stmt q(db_,
+           "INSERT INTO accounts(address, balance, nonce) VALUES(?, zeroblob(32), 1)"
+           " ON CONFLICT(address) DO UPDATE SET nonce=nonce+1");
+    if (!q.ok()) return db_error(db_, "bump nonce");
+    q.addr(1, rec.sender);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "bump nonce");
+  }
+  if (fx.consumes_message) {
+    Stmt q(db_, "UPDATE messages SET follow_up=? WHERE tx=? AND idx=? AND follow_up IS NULL");
+    if (!q.ok()) return db_error(db_, "mark message");
+    q.i64(1, id).i64(2, fx.consumes_message->first).i64(3, fx.consumes_message->second);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "mark message");
+    if (sqlite3_changes(db_) != 1) return make_error("state_message", "the message was already served");
+  }
+  if (accepted && rec.result_kind == 0) {
+    if (fx.create_contract) {
+      Stmt q(db_, "INSERT INTO contracts(address, code_hash, deployer, deploy_tx) VALUES(?,?,?,?)");
+      if (!q.ok()) return db_error(db_, "insert contract");
+      q.addr(1, rec.target).blob(2, rec.code_hash).addr(3, rec.sender).i64(4, id);
+      if (q.step() != SQLITE_DONE) return db_error(db_, "insert contract (address taken?)");
+    }
+    if (fx.storage_changes.is_array()) {
+      for (const auto& d : fx.storage_changes.as_array()) {
+        const auto* pair = d.if_array();
+        if (!pair || pair->size() != 2 || !(*pair)[0].is_bytes() || !(*pair)[1].is_bytes() ||
+            (*pair)[0].as_bytes().size() != 36) {
+          return make_error("state_changes", "a storage change must be [bytes36, bytes]");
+        }
+        const Bytes& key = (*pair)[0].as_bytes();
+        const Bytes& value = (*pair)[1].as_bytes();
+        std::uint64_t off = std::uint64_t(key[32]) | std::uint64_t(key[33]) << 8 | std::uint64_t(key[34]) << 16 |
+                            std::uint64_t(key[35]) << 24;
+        if (off + value.size() > (std::uint64_t(1) << 32)) return make_error("state_changes", "change past the slot end");
+        Bytes data;
+        {
+          Stmt r(db_, "SELECT data FROM storage WHERE address=? AND slot=?");
+          r.addr(1, rec.target).blob(2, key.data(), 32);
+          int rc = r.step();
+          if (rc == SQLITE_ROW) data = r.col_blob(0);
+          else if (rc != SQLITE_DONE) return db_error(db_, "read storage");
+        }
+        if (data.size() < off + value.size()) data.resize(off + value.size(), 0);
+        std::copy(value.begin(), value.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
+        Stmt w(db_, "INSERT OR REPLACE INTO storage(address, slot, data) VALUES(?,?,?)");
+        w.addr(1, rec.target).blob(2, key.data(), 32).blob(3, data);
+        if (w.step() != SQLITE_DONE) return db_error(db_, "write storage");
+      }
+    }
+    int idx = 0;
+    for (const auto& e : fx.emissions) {
+      const auto* type = e.find("type");
+      if (type && type->is_string() && type->as_string() == "EmitEvent") {
+        Stmt q(db_, "INSERT INTO events(tx, idx, contract, topics, blob) VALUES(?,?,?,?,?)");
+        const auto* topics = e.find("topics");
+        const auto* blob = e.find("blob");
+        q.i64(1, id).i64(2, idx).addr(3, rec.target);
+        q.blob(4, calldata::encode(topics ? *topics : calldata::Value()));
+        q.blob(5, calldata::encode(blob ? *blob : calldata::Value()));
+        if (q.step() != SQLITE_DONE) return db_error(db_, "insert event");
+      } else {
+        Stmt q(db_, "INSERT INTO messages(tx, idx, sender, emission) VALUES(?,?,?,?)");
+        q.i64(1, id).i64(2, idx).addr(3, rec.target).blob(4, calldata::encode(e));
+        if (q.step() != SQLITE_DONE) return db_error(db_, "insert message");
+      }
+      ++idx;
+    }
+  }
+  if (auto s = exec("COMMIT"); !s) return s.take_error();
+  guard.done();
+  return id;
+}
+
+Status State::check_consistency() {
+  struct Check {
+    const char* sql;
+    const char* what;
+  };
+  static const Check kChecks[] = {
+      {"SELECT count(*) FROM storage WHERE address NOT IN (SELECT address FROM contracts)", "storage without a contract"},
+      {"SELECT count(*) FROM contracts WHERE deploy_tx NOT IN (SELECT id FROM transactions WHERE status='accepted')",
+       "contract without its accepted deploy"},
+      {"SELECT count(*) FROM events WHERE tx NOT IN (SELECT id FROM transactions)", "event without a transaction"},
+      {"SELECT count(*) FROM messages WHERE tx NOT IN (SELECT id FROM transactions)", "message without a transaction"},
+      {"SELECT count(*) FROM messages WHERE follow_up IS NOT NULL AND follow_up NOT IN (SELECT id FROM transactions)",
+       "message served by a missing transaction"},
+      {"SELECT count(*) FROM accounts a WHERE nonce != (SELECT count(*) FROM transactions t WHERE t.sender=a.address)",
+       "nonce differs from the sender's transaction count"},
+      {"SELECT count(*) FROM transactions t WHERE t.kind='deploy' AND t.status='accepted' AND t.result_kind=0 AND"
+       " t.target NOT IN (SELECT address FROM contracts)",
+       "accepted deploy without its contract"},
+  };
+  for (const auto& c : kChecks) {
+    Stmt q(db_, c.sql);
+    if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, c.what);
+    if (auto n = q.col_i64(0); n != 0) return make_error("state_inconsistent", std::to_string(n) + " x " + c.what);
+  }
+  Stmt q(db_, "PRAGMA integrity_check");
+  if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "integrity_check");
+  if (q.col_text(0) != "ok") return make_error("state_inconsistent", "sqlite integrity_check: " + q.col_text(0));
+  return {};
+}
+
+}  // namespace genvm::node

@@ -1,0 +1,121 @@
+// node::State: the node's committed world in one SQLite file (WAL).
+//
+//   auto st = State::open("genvm-node.db");          // creates the schema; busy timeout 100 ms
+//   st->read_storage(addr, slot, index, len)          // committed bytes, zero where never written
+//   st->commit(record, effects)                       // ONE SQL transaction: receipt + effects
+//
+// Contract: every accepted transaction's effects (storage pages, events, posted messages, the
+// new contract, the sender's nonce) and its receipt are written in one SQL transaction, so a
+// crash or kill -9 leaves either all of them or none. Storage is kept per (address, slot id) as
+// the slot's bytes from offset 0 (sparse: a slot never written is absent and reads as zeros);
+// contract code lives where the executor's deployment put it, in the root slot layout of the
+// storage spec. A database locked by another process is the error `state_locked`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/calldata.h"
+#include "common/result.h"
+
+struct sqlite3;
+
+namespace genvm::node {
+
+using calldata::Address;
+using calldata::Bytes;
+using SlotId = std::array<std::uint8_t, 32>;
+
+// One transaction's receipt as stored.
+struct TxRecord {
+  std::int64_t id = 0;           // assigned by commit
+  std::string kind;              // "deploy" | "call"
+  Address sender;
+  Address target;                // the contract (for a deploy: the new address)
+  Bytes calldata;                // the entry payload
+  Bytes code_hash;               // deploy: SHA3-256 of the code
+  std::string status;            // "accepted" | "undetermined"
+  int result_kind = -1;          // 0 Return, 1 UserError, 2 VMError, 3 InternalError; -1 none
+  std::string result_text;       // the result's data in calldata text form
+  Bytes execution_hash;          // the leader's, as agreed
+  int rounds = 0;
+  std::string votes_json;        // [{"round":r,"leader":i,"votes":[...]}...]
+  std::int64_t parent = 0;       // the transaction whose posted message this is; 0 for none
+};
+
+struct PendingMessage {
+  std::int64_t tx = 0;  // the transaction that posted it
+  int index = 0;
+  Address from;         // the posting contract
+  calldata::Value emission;  // the executor's emission map
+};
+
+// What an accepted result changes.
+struct Effects {
+  calldata::Value storage_changes;            // array of [bytes36, bytes]; null: none
+  std::vector<calldata::Value> emissions;     // EmitEvent maps -> events; others -> messages
+  bool create_contract = false;               // a deploy that returned
+  std::optional<std::pair<std::int64_t, int>> consumes_message;  // the message this tx served
+};
+
+struct ContractInfo {
+  Address address;
+  Bytes code_hash;
+  Address deployer;
+  std::int64_t deploy_tx = 0;
+  std::int64_t slots = 0;       // storage slots with data
+  std::int64_t bytes = 0;       // their total size
+  std::int64_t events = 0;
+};
+
+struct EventRecord {
+  std::int64_t tx = 0;
+  int index = 0;
+  Address contract;
+  calldata::Value topics;
+  calldata::Value blob;
+};
+
+class State {
+ public:
+  static Result<std::unique_ptr<State>> open(const std::string& path);
+  ~State();
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  Result<Bytes> read_storage(const Address& a, const SlotId& slot, std::uint32_t index, std::uint32_t len);
+  Result<std::array<std::uint8_t, 32>> balance(const Address& a);  // u256 LE; zero if unknown
+  Status set_balance(const Address& a, std::uint64_t v);
+  Result<std::uint64_t> nonce(const Address& a);
+  Result<std::optional<ContractInfo>> contract(const Address& a);
+  Result<std::optional<TxRecord>> tx(std::int64_t id);
+  Result<std::vector<EventRecord>> events_of_tx(std::int64_t id);
+  Result<std::vector<PendingMessage>> pending_messages();
+  Result<std::vector<std::pair<int, std::int64_t>>> messages_of_tx(std::int64_t id);  // idx, follow-up tx
+
+  // Writes the receipt and, when it is accepted, its effects; bumps the sender's nonce. One SQL
+  // transaction. Returns the new transaction id.
+  Result<std::int64_t> commit(const TxRecord& rec, const Effects& fx);
+
+  // Whole-database checks for tests and `genvm-node check`: every storage blob's owner is a
+  // contract, every event and message belongs to a stored transaction, nonces equal the count
+  // of the sender's transactions.
+  Status check_consistency();
+
+ private:
+  explicit State(sqlite3* db) : db_(db) {}
+  Status exec(const char* sql);
+  sqlite3* db_;
+};
+
+Address derive_contract_address(const Address& deployer, std::uint64_t nonce);
+std::string hex(const std::uint8_t* p, std::size_t n);
+inline std::string hex(const Bytes& b) { return hex(b.data(), b.size()); }
+std::string address_text(const Address& a);  // "0x" + 40 hex
+Result<Address> parse_address(std::string_view s);  // "0x…" or "addr#…", 40 hex
+
+}  // namespace genvm::node

@@ -1,0 +1,191 @@
+// State: atomic commits, rollback on failure, locked database, consistency checks.
+#include "node/state.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace genvm::node {
+namespace {
+
+using calldata::Value;
+
+class StateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/genvm-node-state-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/state.db";
+  }
+  void TearDown() override {
+    for (const char* s : {"", "-wal", "-shm"}) ::unlink((path_ + s).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::string dir_, path_;
+};
+
+Address addr(std::uint8_t b) {
+  Address a;
+  a.bytes.fill(b);
+  return a;
+}
+
+Bytes key(std::uint8_t slot_byte, std::uint32_t off) {
+  Bytes k(36, slot_byte);
+  for (int i = 0; i < 4; ++i) k[32 + i] = static_cast<std::uint8_t>(off >> (8 * i));
+  return k;
+}
+
+TxRecord deploy_record(const Address& sender, const Address& target) {
+  TxRecord r;
+  r.kind = "deploy";
+  r.sender = sender;
+  r.target = target;
+  r.status = "accepted";
+  r.result_kind = 0;
+  r.result_text = "null";
+  r.code_hash = Bytes(32, 7);
+  r.votes_json = "[]";
+  return r;
+}
+
+TEST_F(StateTest, AcceptedCommitWritesStorageEventsMessagesAndNonce) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok()) << st.error().to_string();
+  Effects fx;
+  fx.create_contract = true;
+  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1, 2, 3}}), Value::array({key(1, 40), Bytes{9}})});
+  fx.emissions = {Value::map({{"type", "EmitEvent"}, {"topics", Value::Array{}}, {"blob", Value::map({{"x", 1}})}}),
+                  Value::map({{"type", "PostMessage"}, {"address", addr(5)}, {"calldata", Value::map({})}})};
+  auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), fx);
+  ASSERT_TRUE(id.ok()) << id.error().to_string();
+  SlotId slot;
+  slot.fill(1);
+  auto b = (*st)->read_storage(addr(0xc0), slot, 0, 42);
+  ASSERT_TRUE(b.ok());
+  Bytes want(42, 0);
+  want[0] = 1, want[1] = 2, want[2] = 3, want[40] = 9;
+  EXPECT_EQ(*b, want);
+  // Another contract's slot with the same id is untouched.
+  EXPECT_EQ(*(*st)->read_storage(addr(0xc1), slot, 0, 3), Bytes(3, 0));
+  EXPECT_EQ(*(*st)->nonce(addr(0xa1)), 1u);
+  auto ev = (*st)->events_of_tx(*id);
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->size(), 1u);
+  EXPECT_EQ((*ev)[0].blob, Value::map({{"x", 1}}));
+  auto pending = (*st)->pending_messages();
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].index, 1);
+  EXPECT_TRUE((*st)->check_consistency().ok());
+}
+
+// Fails when the rollback guard is removed: the first, valid storage change and the receipt
+// would then stay in the database next to a failed commit.
+TEST_F(StateTest, FailedCommitLeavesNoTrace) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  Effects fx;
+  fx.create_contract = true;
+  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1}}), Value::array({Bytes{1, 2}, Bytes{1}})});
+  auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), fx);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, "state_changes");
+  SlotId slot;
+  slot.fill(1);
+  EXPECT_EQ(*(*st)->read_storage(addr(0xc0), slot, 0, 1), Bytes{0});
+  EXPECT_EQ(*(*st)->nonce(addr(0xa1)), 0u);
+  EXPECT_FALSE((*(*st)->contract(addr(0xc0))).has_value());
+  EXPECT_FALSE((*(*st)->tx(1)).has_value());
+  // The connection is usable afterwards and the next commit gets a clean slate.
+  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1}})});
+  ASSERT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), fx).ok());
+  EXPECT_TRUE((*st)->check_consistency().ok());
+}
+
+TEST_F(StateTest, UndeterminedCommitRecordsReceiptButNoEffects) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  TxRecord r = deploy_record(addr(0xa1), addr(0xc0));
+  r.status = "undetermined";
+  r.result_kind = -1;
+  Effects fx;
+  fx.create_contract = true;
+  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1}})});
+  auto id = (*st)->commit(r, fx);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ((*(*st)->tx(*id))->status, "undetermined");
+  EXPECT_FALSE((*(*st)->contract(addr(0xc0))).has_value());
+  SlotId slot;
+  slot.fill(1);
+  EXPECT_EQ(*(*st)->read_storage(addr(0xc0), slot, 0, 1), Bytes{0});
+  EXPECT_TRUE((*st)->check_consistency().ok());
+}
+
+TEST_F(StateTest, MessageIsServedOnlyOnce) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  Effects fx;
+  fx.create_contract = true;
+  fx.emissions = {Value::map({{"type", "PostMessage"}, {"address", addr(5)}, {"calldata", Value::map({})}})};
+  auto parent = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), fx);
+  ASSERT_TRUE(parent.ok());
+  TxRecord follow;
+  follow.kind = "call";
+  follow.sender = addr(0xc0);
+  follow.target = addr(5);
+  follow.status = "accepted";
+  follow.result_kind = 2;
+  follow.parent = *parent;
+  Effects served;
+  served.consumes_message = std::make_pair(*parent, 0);
+  ASSERT_TRUE((*st)->commit(follow, served).ok());
+  EXPECT_TRUE((*(*st)->pending_messages()).empty());
+  auto again = (*st)->commit(follow, served);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, "state_message");
+  EXPECT_TRUE((*st)->check_consistency().ok());
+}
+
+TEST_F(StateTest, LockedDatabaseIsOneClearError) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, "state_locked") << id.error().to_string();
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+}
+
+TEST_F(StateTest, ConsistencyCheckFindsOrphanStorage) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO storage VALUES(x'01', x'02', x'03')", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto s = (*st)->check_consistency();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "state_inconsistent");
+}
+
+TEST(Addresses, ParseAndPrint) {
+  auto a = parse_address("0x00000000000000000000000000000000000000A1");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(address_text(*a), "0x00000000000000000000000000000000000000a1");
+  EXPECT_TRUE(parse_address("addr#00000000000000000000000000000000000000a1").ok());
+  EXPECT_FALSE(parse_address("0x1234").ok());
+  EXPECT_FALSE(parse_address("0x00000000000000000000000000000000000000g1").ok());
+  EXPECT_NE(derive_contract_address(*a, 0), derive_contract_address(*a, 1));
+}
+
+}  // namespace
+}  // namespace genvm::node
