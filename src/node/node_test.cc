@@ -1,0 +1,227 @@
+// Node: deploy, call and view the example contracts through real `genvm run` processes, and
+// the vote rule that decides what is committed.
+#include "node/node.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace genvm::node {
+namespace {
+
+using calldata::Value;
+
+std::string binary_dir() {
+  const char* e = std::getenv("GENVM_BINARY_DIR");
+  return e && *e ? e : GENVM_BINARY_DIR;
+}
+
+Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+Address account(std::uint8_t b) {
+  Address a;
+  a.bytes[19] = b;
+  return a;
+}
+
+TEST(Majority, MoreThanHalfOfTheValidatorsMustAgree) {
+  auto votes = [](std::initializer_list<const char*> vs) {
+    std::vector<Vote> out;
+    for (const char* v : vs) out.push_back(Vote{0, v, 0, {}});
+    return out;
+  };
+  EXPECT_TRUE(majority_agrees(votes({"agree", "agree", "agree", "disagree"})));
+  EXPECT_FALSE(majority_agrees(votes({"agree", "agree", "disagree", "error"})));  // a tie is not a majority
+  EXPECT_TRUE(majority_agrees(votes({"agree"})));
+  EXPECT_FALSE(majority_agrees(votes({})));
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    genvm_ = binary_dir() + "/tools/genvm/genvm";
+    examples_ = binary_dir() + "/examples/";
+    if (::access(genvm_.c_str(), X_OK) != 0 || ::access((examples_ + "counter.wasm").c_str(), R_OK) != 0) {
+      GTEST_SKIP() << "needs the genvm binary and the example contracts in " << binary_dir()
+                   << " (set GENVM_BINARY_DIR)";
+    }
+    char tmpl[] = "/tmp/genvm-node-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto st = State::open(dir_ + "/state.db");
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    state_ = std::move(*st);
+  }
+  void TearDown() override {
+    state_.reset();
+    if (dir_.empty()) return;
+    for (const char* s : {"/state.db", "/state.db-wal", "/state.db-shm"}) ::unlink((dir_ + s).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  NodeOptions opts(int validators = 4, int rounds = 3) {
+    NodeOptions o;
+    o.genvm = genvm_;
+    o.validators = validators;
+    o.rounds = rounds;
+    return o;
+  }
+  // Every validator agreed, and each one's hash is the leader's, which the receipt carries.
+  static void expect_unanimous(const TxOutcome& o, std::size_t validators) {
+    ASSERT_EQ(o.rounds.size(), 1u);
+    const Round& r = o.rounds[0];
+    ASSERT_EQ(r.votes.size(), validators);
+    EXPECT_EQ(r.leader_run.execution_hash.size(), 32u);
+    for (const Vote& v : r.votes) {
+      EXPECT_EQ(v.vote, "agree");
+      EXPECT_EQ(v.execution_hash, r.leader_run.execution_hash);
+    }
+    EXPECT_EQ(o.record.execution_hash, r.leader_run.execution_hash);
+    EXPECT_EQ(o.record.status, "accepted");
+  }
+
+  std::string genvm_, examples_, dir_;
+  std::unique_ptr<State> state_;
+};
+
+TEST_F(NodeTest, CounterDeployCallViewThroughRealExecutors) {
+  Node node(*state_, opts(3));
+  auto d = node.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  expect_unanimous(*d, 3);
+  EXPECT_EQ(d->record.result_kind, 0) << d->record.result_text;
+  const Address c = d->record.target;
+  ASSERT_TRUE((*state_->contract(c)).has_value());
+
+  auto inc = node.call(account(0xa1), c, make_entry("increment", {}));
+  ASSERT_TRUE(inc.ok()) << inc.error().to_string();
+  expect_unanimous(*inc, 3);
+  EXPECT_EQ(inc->record.result_text, "1");
+  auto add = node.call(account(0xa1), c, make_entry("add", {Value(41)}));
+  ASSERT_TRUE(add.ok());
+  EXPECT_EQ(add->record.result_text, "42");
+
+  auto v = node.view(c, make_entry("get", {}));
+  ASSERT_TRUE(v.ok()) << v.error().to_string();
+  ASSERT_TRUE(v->report.is_map()) << v->stderr_text;
+  EXPECT_EQ(*v->report.find("data"), Value(42));
+  // A view commits nothing: the counter is still 42 and no transaction was added.
+  auto again = node.view(c, make_entry("get", {}));
+  EXPECT_EQ(*again->report.find("data"), Value(42));
+  EXPECT_FALSE((*state_->tx(4)).has_value());
+  EXPECT_EQ(*state_->nonce(account(0xa1)), 3u);
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
+TEST_F(NodeTest, TokenUserErrorIsAcceptedWithoutStorageChanges) {
+  Node node(*state_, opts(2));
+  auto d = node.deploy(account(0xa1), read_file(examples_ + "token.wasm"), make_entry("", {Value(1000)}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  ASSERT_EQ(d->record.result_kind, 0) << d->record.result_text;
+  const Address t = d->record.target;
+  auto ok = node.call(account(0xa1), t, make_entry("transfer", {Value(account(0xb2)), Value(300)}));
+  ASSERT_TRUE(ok.ok());
+  expect_unanimous(*ok, 2);
+  EXPECT_EQ(ok->record.result_kind, 0) << ok->record.result_text;
+  auto too_much = node.call(account(0xb2), t, make_entry("transfer", {Value(account(0xa1)), Value(301)}));
+  ASSERT_TRUE(too_much.ok());
+  expect_unanimous(*too_much, 2);
+  EXPECT_EQ(too_much->record.result_kind, 1);  // UserError, agreed on, nothing written
+  auto bal = [&](std::uint8_t who) {
+    auto v = node.view(t, make_entry("balance_of", {Value(account(who))}));
+    EXPECT_TRUE(v.ok() && v->report.is_map());
+    return v.ok() && v->report.is_map() ? *v->report.find("data") : Value();
+  };
+  EXPECT_EQ(bal(0xa1), Value(700));
+  EXPECT_EQ(bal(0xb2), Value(300));
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
+// Fails when votes are not counted: validators that deliver no result must not let the
+// leader's result through, so the transaction ends undetermined with nothing written.
+TEST_F(NodeTest, NoMajorityRotatesLeadersThenUndetermined) {
+  Node deployer(*state_, opts(1));
+  auto d = deployer.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  const Address c = d->record.target;
+  NodeOptions o = opts(4, 2);
+  // Nodes 0 and 1 run the real executor; nodes 2..4 run /bin/false, which delivers nothing.
+  o.genvm_for_node = [](int node) { return node >= 2 ? std::string("/bin/false") : std::string(); };
+  Node node(*state_, o);
+  auto r = node.call(account(0xa1), c, make_entry("increment", {}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->record.status, "undetermined");
+  ASSERT_EQ(r->rounds.size(), 2u);
+  EXPECT_EQ(r->rounds[0].leader, 0);
+  EXPECT_EQ(r->rounds[1].leader, 1);  // rotated
+  for (const Round& rd : r->rounds) EXPECT_FALSE(rd.accepted);
+  auto v = deployer.view(c, make_entry("get", {}));
+  ASSERT_TRUE(v.ok() && v->report.is_map());
+  EXPECT_EQ(*v->report.find("data"), Value(0));
+  EXPECT_TRUE(state_->check_consistency().ok());
+
+  // Three of four validators delivering the same hash is a majority.
+  o.genvm_for_node = [](int node) { return node == 4 ? std::string("/bin/false") : std::string(); };
+  Node mostly(*state_, o);
+  auto ok = mostly.call(account(0xa1), c, make_entry("increment", {}));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->record.status, "accepted");
+  EXPECT_EQ(ok->record.result_text, "1");
+}
+
+TEST_F(NodeTest, EventsAreStoredAndPostedMessagesBecomeFollowUps) {
+  Node node(*state_, opts(1));
+  auto ev = node.deploy(account(0xa1), read_file(examples_ + "events.wasm"), make_entry("", {}));
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->record.result_kind, 0) << ev->record.result_text;
+  auto counter = node.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(counter.ok());
+  // The events contract posts back to its sender. Sent by a plain account, the follow-up is
+  // recorded against an address with no contract.
+  auto n = node.call(account(0xa1), ev->record.target, make_entry("notify", {Value("hi")}));
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  ASSERT_EQ(n->record.result_kind, 0) << n->record.result_text;
+  auto events = state_->events_of_tx(n->record.id);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].blob, Value::map({{"text", "hi"}}));
+  ASSERT_EQ(n->follow_ups.size(), 1u);
+  auto fu = state_->tx(n->follow_ups[0]);
+  ASSERT_TRUE(fu.ok() && fu->has_value());
+  EXPECT_EQ((*fu)->parent, n->record.id);
+  EXPECT_EQ((*fu)->sender, ev->record.target);
+  EXPECT_EQ((*fu)->target, account(0xa1));
+  EXPECT_EQ((*fu)->result_kind, 2);
+  // Sent "by" the counter contract, the follow-up really runs the counter, which has no
+  // on_notified method: a UserError, agreed on by the validators.
+  auto m = node.call(counter->record.target, ev->record.target, make_entry("notify", {Value("yo")}));
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->follow_ups.size(), 1u);
+  auto fu2 = state_->tx(m->follow_ups[0]);
+  ASSERT_TRUE(fu2.ok() && fu2->has_value());
+  EXPECT_EQ((*fu2)->target, counter->record.target);
+  EXPECT_EQ((*fu2)->status, "accepted");
+  EXPECT_EQ((*fu2)->result_kind, 1) << (*fu2)->result_text;
+  EXPECT_EQ((*fu2)->rounds, 1);
+  EXPECT_TRUE((*state_->pending_messages()).empty());
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
+TEST_F(NodeTest, UnknownAddressIsAnError) {
+  Node node(*state_, opts(1));
+  auto r = node.call(account(0xa1), account(0x77), make_entry("get", {}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "unknown_address");
+  auto v = node.view(account(0x77), make_entry("get", {}));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().code, "unknown_address");
+}
+
+}  // namespace
+}  // namespace genvm::node
