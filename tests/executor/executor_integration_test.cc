@@ -264,10 +264,13 @@ TEST_F(ExecutorTest, LockedSlotsRefuseWritesExceptFromUpgraders) {
   deploy("counter.wasm", addr(10));
   // Lock the counter's slot (the contract slot, sha3(root ‖ 01000000)) and name 0xee upgrader.
   executor::SlotId counter = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetContract);
-  calldata::Bytes locked{1, 0, 0, 0};
-  locked.insert(locked.end(), counter.begin(), counter.end());
-  calldata::Bytes upgraders{1, 0, 0, 0};
-  upgraders.insert(upgraders.end(), 20, 0xee);
+  // Sized up front: GCC 12 misreads an insert after a 4-byte vector as out of bounds.
+  calldata::Bytes locked(4 + 32, 0);
+  locked[0] = 1;
+  std::copy(counter.begin(), counter.end(), locked.begin() + 4);
+  calldata::Bytes upgraders(4 + 20, 0xee);
+  upgraders[0] = 1;
+  upgraders[1] = upgraders[2] = upgraders[3] = 0;
   host_.with_state([&](test_host::State& s) {
     s.storage[{addr(10).bytes, executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetLockedSlots)}] = locked;
     s.storage[{addr(10).bytes, executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetUpgraders)}] = upgraders;
