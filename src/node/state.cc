@@ -329,6 +329,11 @@ Result<std::vector<std::pair<int, std::int64_t>>> State::messages_of_tx(std::int
   return out;
 }
 
+Status State::probe_writable() {
+  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+  return exec("ROLLBACK");
+}
+
 Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
   // IMMEDIATE takes the write lock up front, so a concurrent writer is refused here, before
   // anything is written, rather than halfway through.

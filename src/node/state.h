@@ -97,6 +97,10 @@ class State {
   Result<std::vector<PendingMessage>> pending_messages();
   Result<std::vector<std::pair<int, std::int64_t>>> messages_of_tx(std::int64_t id);  // idx, follow-up tx
 
+  // Takes and releases the write lock: a write command calls it before running anything, so a
+  // database another process holds is refused at once (`state_locked`), not after consensus.
+  Status probe_writable();
+
   // Writes the receipt and, when it is accepted, its effects; bumps the sender's nonce. One SQL
   // transaction. Returns the new transaction id.
   Result<std::int64_t> commit(const TxRecord& rec, const Effects& fx);

@@ -240,7 +240,26 @@ int main(int argc, char** argv) {
   opts.validators = validators;
   opts.rounds = rounds;
   const bool tty = ::isatty(2);
-  opts.progress = [tty](int round, int done, int total) {
+  const bool writes = cmd == "deploy" || cmd == "call";
+  if (cmd == "deploy" || cmd == "call" || cmd == "view") {
+    if (::access(opts.genvm.c_str(), X_OK) != 0) {
+      return fail("the executor '" + opts.genvm + "' is not an executable file (use --genvm PATH)");
+    }
+  }
+  if (cmd == "call" || cmd == "view") {
+    auto c = state.contract(target);
+    if (!c) return fail(c.error().message);
+    if (!*c) return fail("no contract at " + address_text(target));
+  }
+  if (writes) {
+    if (auto s = state.probe_writable(); !s) return fail(s.error().message);
+  }
+  bool announced = false;
+  opts.progress = [tty, json, &announced, &cmd, validators](int round, int done, int total) {
+    if (!announced && !json) {
+      std::fprintf(stderr, "%s: a leader and %d validators running\n", cmd.c_str(), validators);
+      announced = true;
+    }
     if (tty) {
       std::fprintf(stderr, "\r  round %d: validators %d/%d done", round, done, total);
       if (done == total) std::fputc('\n', stderr);
@@ -252,7 +271,6 @@ int main(int argc, char** argv) {
   Node node(state, opts);
 
   if (cmd == "deploy" || cmd == "call") {
-    if (!json) std::fprintf(stderr, "%s: leader and %d validators running\n", cmd.c_str(), validators);
     auto o = cmd == "deploy" ? node.deploy(sender, code, make_entry("", args))
                              : node.call(sender, target, make_entry(pos[2], args));
     if (!o) return fail(o.error().message.empty() ? o.error().code : o.error().message);
