@@ -1,0 +1,54 @@
+# demo: genvm-node — deploy the example contracts and send them transactions (leader + 4 validators)
+set -euo pipefail
+b="$1"
+node="$b/tools/genvm-node/genvm-node"
+ex="$b/examples"
+if [ ! -x "$node" ] || [ ! -x "$b/tools/genvm/genvm" ] || [ ! -e "$ex/counter.wasm" ]; then
+  echo "skipped: needs $node, $b/tools/genvm/genvm and the example contracts in $ex"
+  exit 0
+fi
+dir=$(mktemp -d /tmp/genvm-node-demo-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+n() { "$node" --state "$dir/demo.db" "$@"; }
+addr_of() { sed -n 's/.*"address":"\(0x[0-9a-f]*\)".*/\1/p'; }
+say() { printf '\n$ genvm-node %s\n' "$*"; }
+
+echo "state: a fresh SQLite database in $dir; every write transaction runs a leader and 4 validators"
+say deploy counter.wasm
+n deploy "$ex/counter.wasm" 2>/dev/null
+counter=$(n --json tx 1 | addr_of)
+say call "$counter" increment
+n call "$counter" increment 2>/dev/null | sed -n '1,2p'
+say call "$counter" add 41
+n call "$counter" add 41 2>/dev/null | sed -n '1,2p'
+say view "$counter" get
+n view "$counter" get
+
+say deploy token.wasm 1000
+token=$(n --json deploy "$ex/token.wasm" 1000 2>/dev/null | addr_of)
+echo "token at $token"
+bob=addr#00000000000000000000000000000000000000b0
+say call "$token" transfer "$bob" 300
+n call "$token" transfer "$bob" 300 2>/dev/null | sed -n '1,2p'
+say call "$token" transfer "$bob" 5000 "  (more than the sender holds: a UserError the validators agree on; nothing is written)"
+n call "$token" transfer "$bob" 5000 2>/dev/null | sed -n '1,2p'
+say view "$token" balance_of "$bob"
+n view "$token" balance_of "$bob"
+
+if [ -e "$ex/events.wasm" ]; then
+  say deploy events.wasm
+  events=$(n --json deploy "$ex/events.wasm" 2>/dev/null | addr_of)
+  echo "events at $events"
+  say --from "$counter" call "$events" notify '"hello"' "  (emits an event and posts a message back to the sender: a follow-up transaction)"
+  out=$(n --from "$counter" --json call "$events" notify '"hello"' 2>/dev/null)
+  tx=$(echo "$out" | sed -n 's/^{"tx":\([0-9]*\),.*/\1/p')
+  n tx "$tx" | grep -v '^  rounds:'
+  fu=$(echo "$out" | sed -n 's/.*"follow_ups":\[\([0-9]*\).*/\1/p')
+  [ -n "$fu" ] && n tx "$fu" | grep -v '^  rounds:'
+fi
+
+say state "$counter"
+n state "$counter"
+say check
+n check
+echo "(non-deterministic blocks: the executor does not run them yet, so no nondet transaction is shown)"
