@@ -7,7 +7,8 @@
 // Contract:
 //  - spawn() forks a child that calls setsid, joins its run's cgroup, lists its group with the
 //    guard, keeps only fds 0-2 plus those passed, and execs; any failure is a value
-//    (`spawn_failed`), never an exception or a crash.
+//    (`spawn_failed`), never an exception or a crash. In pid-namespace mode the child is the
+//    namespace's init, which does the same for the leader it forks.
 //  - The guard is one small process per Supervisor, started just before the first spawn. When
 //    the Supervisor's process ends in any way (clean exit, kill -9, OOM), the guard SIGKILLs
 //    every group (and cgroup) still listed; release() takes a run off that list.
@@ -188,7 +189,7 @@ class Child {
   std::optional<WaitStatus> try_wait();  // reaps the leader if it exited
   WaitStatus wait();                      // blocks for the leader
   bool leader_reaped() const { return reaped_.has_value(); }
-  bool oom_killed() const;               // the memory limit killed something in the run
+  bool oom_killed() const;  // the memory limit killed something in the run (ask before release())
   // Done with the group: the guard stops listing it (deferred while held). Idempotent.
   void release();
   bool released() const { return released_; }
