@@ -200,6 +200,15 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
 }
 
 Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code, const Value& entry, Effects fx) {
+  // Held from the leader's first read to the commit (see State::begin); released on every
+  // early return.
+  if (!state_.in_transaction()) {
+    if (auto s = state_.begin(); !s) return s.take_error();
+  }
+  struct Abort {
+    State& st;
+    ~Abort() { st.abort(); }  // no-op once commit() has closed the transaction
+  } abort_guard{state_};
   TxOutcome out;
   const int n = std::max(opts_.validators, 1);
   const int total_nodes = n + 1;
@@ -311,8 +320,13 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
       } else if (t == "DeployContract") {
         const Value* code = m.emission.find("code");
         if (!code || !code->is_bytes()) continue;
+        // The address depends on the nonce: read it under the write lock write_tx keeps.
+        if (auto s = state_.begin(); !s) return s.take_error();
         auto nonce = state_.nonce(m.from);
-        if (!nonce) return nonce.take_error();
+        if (!nonce) {
+          state_.abort();
+          return nonce.take_error();
+        }
         rec.kind = "deploy";
         rec.target = derive_contract_address(m.from, *nonce);
         auto h = sha3_256(code->as_bytes());
@@ -337,8 +351,13 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
 }
 
 Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const Value& entry) {
+  // The address depends on the nonce: read it under the write lock write_tx keeps.
+  if (auto s = state_.begin(); !s) return s.take_error();
   auto nonce = state_.nonce(sender);
-  if (!nonce) return nonce.take_error();
+  if (!nonce) {
+    state_.abort();
+    return nonce.take_error();
+  }
   TxRecord rec;
   rec.kind = "deploy";
   rec.sender = sender;

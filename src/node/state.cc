@@ -334,10 +334,25 @@ Status State::probe_writable() {
   return exec("ROLLBACK");
 }
 
-Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
+Status State::begin() {
+  if (in_tx_) return make_error("state_nested", "a write transaction is already open");
   // IMMEDIATE takes the write lock up front, so a concurrent writer is refused here, before
-  // anything is written, rather than halfway through.
-  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
+  // anything is read or written, rather than halfway through.
+  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+  in_tx_ = true;
+  return {};
+}
+
+void State::abort() {
+  if (in_tx_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  in_tx_ = false;
+}
+
+Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
+  if (!in_tx_) {
+    if (auto s = begin(); !s) return s.take_error();
+  }
+  in_tx_ = false;  // this call ends the transaction either way
   TxGuard guard(db_);
   const bool accepted = rec.status == "accepted";
   std::int64_t id = 0;

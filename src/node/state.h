@@ -101,8 +101,16 @@ class State {
   // database another process holds is refused at once (`state_locked`), not after consensus.
   Status probe_writable();
 
+  // Opens the write transaction that commit() will close (BEGIN IMMEDIATE): a node holds the
+  // write lock from before its leader reads the state until its result is committed, so two
+  // node processes on one file can never both build on the same old state (a lost update).
+  // Every storage_read of the runs in between happens inside it. abort() rolls it back.
+  Status begin();
+  void abort();
+  bool in_transaction() const { return in_tx_; }
+
   // Writes the receipt and, when it is accepted, its effects; bumps the sender's nonce. One SQL
-  // transaction. Returns the new transaction id.
+  // transaction (the one begin() opened, or its own). Returns the new transaction id.
   Result<std::int64_t> commit(const TxRecord& rec, const Effects& fx);
 
   // Whole-database checks for tests and `genvm-node check`: every storage blob's owner is a
@@ -114,6 +122,7 @@ class State {
   explicit State(sqlite3* db) : db_(db) {}
   Status exec(const char* sql);
   sqlite3* db_;
+  bool in_tx_ = false;
 };
 
 Address derive_contract_address(const Address& deployer, std::uint64_t nonce);

@@ -189,3 +189,27 @@ TEST(Addresses, ParseAndPrint) {
 
 }  // namespace
 }  // namespace genvm::node
+
+namespace genvm::node {
+namespace {
+
+// Fails when begin() does not take the write lock: a second node could then read the same old
+// state and commit a result built on it (a lost update).
+TEST_F(StateTest, OpenWriteTransactionLocksOutASecondNode) {
+  auto a = State::open(path_);
+  auto b = State::open(path_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->begin().ok());
+  auto s = (*b)->begin();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "state_locked");
+  EXPECT_FALSE((*b)->probe_writable().ok());
+  ASSERT_TRUE((*a)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  EXPECT_FALSE((*a)->in_transaction());
+  EXPECT_TRUE((*b)->begin().ok());
+  (*b)->abort();
+  EXPECT_TRUE((*b)->probe_writable().ok());
+}
+
+}  // namespace
+}  // namespace genvm::node

@@ -18,7 +18,8 @@ pass=0
 fail=0
 RANDOM=42  # a fixed schedule, so a failure can be replayed
 for i in $(seq 24); do
-  n call "$addr" increment >/dev/null 2>&1 &
+  # The node itself must be the background job ($! is its pid), not a shell around it.
+  "$node" --state "$db" --validators 2 call "$addr" increment >/dev/null 2>&1 &
   pid=$!
   sleep "0.$((RANDOM % 2))$((RANDOM % 10))$((RANDOM % 10))"
   kill -9 "$pid" 2>/dev/null
