@@ -44,6 +44,13 @@ echo "$out" | grep -q '"status":"accepted","result_kind":"Return","result":"7"' 
 [ "$(grep -c '  agree ' "$dir/table")" -eq 3 ] && ok || bad "vote table: $(cat "$dir/table")"
 grep -q 'validators 3/3 done' "$dir/progress" && ok || bad "progress line"
 
+[ "$("$node" --state "$db" tx 2 | grep -c '  agree ')" -eq 2 ] && ok || bad "tx 2 vote table"
+# An executor that delivers nothing: every round fails, the transaction is undetermined and
+# changes nothing (the counter stays at 8).
+out=$("$node" --state "$db" --genvm /bin/false --rounds 2 --json call "$addr" increment 2>/dev/null)
+echo "$out" | grep -q '"status":"undetermined"' && ok || bad "undetermined: $out"
+[ "$("$node" --state "$db" view "$addr" get)" = "Return 8" ] && ok || bad "undetermined changed state"
+
 # Bad inputs.
 printf 'not wasm' >"$dir/junk.wasm"
 expect_error "malformed wasm" "$node" --state "$db" deploy "$dir/junk.wasm"

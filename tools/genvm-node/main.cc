@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -129,6 +130,30 @@ void print_outcome(const TxOutcome& o, bool json) {
     std::printf("    %zu/%zu agree -> %s\n", agree, rd.votes.size(), rd.accepted ? "accepted" : "rejected");
   }
   for (auto id : o.follow_ups) std::printf("  follow-up transaction: tx %lld\n", static_cast<long long>(id));
+}
+
+// The receipt keeps the votes as the JSON that votes_json() wrote; this reads that fixed shape
+// back into the same table the write commands print.
+void print_stored_votes(const std::string& votes) {
+  static const std::regex kRound(R"re(\{"round":(\d+),"leader":(\d+),"leader_kind":"(\w+)","leader_hash":"([0-9a-f]*)","accepted":(true|false),"votes":\[([^\]]*)\])re");
+  static const std::regex kVote(R"re(\{"node":(\d+),"vote":"(\w+)","kind":"(\w+)","execution_hash":"([0-9a-f]*)"\})re");
+  auto short_hex = [](const std::string& h) { return h.empty() ? std::string("-") : h.substr(0, 16) + "…"; };
+  for (std::sregex_iterator r(votes.begin(), votes.end(), kRound), end; r != end; ++r) {
+    const auto& m = *r;
+    std::printf("  round %s: leader node %s -> %s, execution hash %s\n", m[1].str().c_str(), m[2].str().c_str(),
+                m[3].str().c_str(), short_hex(m[4].str()).c_str());
+    std::printf("    %-6s %-9s %-13s %s\n", "node", "vote", "result", "execution hash");
+    std::string list = m[6].str();
+    int agree = 0, n = 0;
+    for (std::sregex_iterator v(list.begin(), list.end(), kVote); v != end; ++v) {
+      const auto& vm = *v;
+      std::printf("    %-6s %-9s %-13s %s\n", vm[1].str().c_str(), vm[2].str().c_str(), vm[3].str().c_str(),
+                  short_hex(vm[4].str()).c_str());
+      agree += vm[2].str() == "agree";
+      ++n;
+    }
+    std::printf("    %d/%d agree -> %s\n", agree, n, m[5].str() == "true" ? "accepted" : "rejected");
+  }
 }
 
 }  // namespace
@@ -335,7 +360,8 @@ int main(int argc, char** argv) {
       if (t.parent) std::printf("  message of tx:  %lld\n", static_cast<long long>(t.parent));
       std::printf("  result:         %s %s\n", kind_name(t.result_kind).c_str(), t.result_text.c_str());
       std::printf("  execution hash: %s\n", t.execution_hash.empty() ? "-" : hex(t.execution_hash).c_str());
-      std::printf("  rounds:         %d %s\n", t.rounds, t.votes_json.c_str());
+      std::printf("  rounds:         %d\n", t.rounds);
+      print_stored_votes(t.votes_json);
       for (const auto& e : *events) {
         std::printf("  event %d: topics %s blob %s\n", e.index, genvm::calldata::to_text(e.topics).c_str(),
                     genvm::calldata::to_text(e.blob).c_str());
