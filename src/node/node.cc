@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,7 +93,7 @@ std::string votes_json(const std::vector<Round>& rounds) {
 }
 
 Result<RunReport> run_executor(const std::string& genvm, const Value& data, const std::string& permissions,
-                               State& state) {
+                               State& state, int timeout_ms) {
   // The executor may die before reading all of its stdin; that must be an error value here, not
   // a SIGPIPE that kills the node.
   static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
@@ -150,6 +152,23 @@ Result<RunReport> run_executor(const std::string& genvm, const Value& data, cons
   });
   write_all_fd(in[1], input.data(), input.size());  // a short write shows up as the run's failure
   ::close(in[1]);
+  bool timed_out = false;
+  if (timeout_ms > 0) {
+    // A pidfd becomes readable when the child exits: wait on it with the deadline, no polling.
+    int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pfd >= 0) {
+      pollfd p{pfd, POLLIN, 0};
+      int rc;
+      do {
+        rc = ::poll(&p, 1, timeout_ms);
+      } while (rc < 0 && errno == EINTR);
+      if (rc == 0) {
+        ::kill(pid, SIGKILL);
+        timed_out = true;
+      }
+      ::close(pfd);
+    }
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -157,6 +176,7 @@ Result<RunReport> run_executor(const std::string& genvm, const Value& data, cons
   server.join();
   ::close(sv[0]);
   RunReport out;
+  out.timed_out = timed_out;
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (errfd >= 0) out.stderr_text = read_all_fd(errfd);
   if (errf) std::fclose(errf);
@@ -223,7 +243,8 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
   for (int r = 0; r < std::max(opts_.rounds, 1) && !accepted; ++r) {
     Round round;
     round.leader = r % total_nodes;
-    auto lead = run_executor(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_);
+    auto lead = run_executor(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
+                             opts_.run_timeout_ms);
     if (!lead) return lead.take_error();
     round.leader_run = std::move(*lead);
     if (round.leader_run.report.is_map()) {
@@ -232,11 +253,13 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
       for (int i = 0; i < n; ++i) {
         Vote v;
         v.node = (round.leader + 1 + i) % total_nodes;
-        auto run = run_executor(genvm_for(v.node), vdata, "wscn", state_);
+        auto run = run_executor(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
         if (!run) return run.take_error();
         v.kind = run->kind;
         v.execution_hash = run->execution_hash;
-        if (!run->report.is_map()) {
+        if (run->timed_out) {
+          v.vote = "timeout";
+        } else if (!run->report.is_map()) {
           v.vote = "error";
         } else {
           v.vote = run->execution_hash == round.leader_run.execution_hash ? "agree" : "disagree";
@@ -400,7 +423,8 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   rec.sender = Address{};
   rec.target = contract;
   // No `w` and no `s`: a view can read and call other contracts, never change anything.
-  return run_executor(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "c", state_);
+  return run_executor(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "c", state_,
+                      opts_.run_timeout_ms);
 }
 
 }  // namespace genvm::node

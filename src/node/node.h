@@ -35,11 +35,12 @@ struct RunReport {
   calldata::Value report;      // the decoded consume_result map; null when nothing delivered
   Bytes execution_hash;        // from the report; empty when nothing delivered
   int kind = -1;               // the report's kind; -1 when nothing delivered
+  bool timed_out = false;      // killed by the node after NodeOptions::run_timeout_ms
 };
 
 struct Vote {
   int node = 0;                // which node ran it (0..N)
-  std::string vote;            // "agree" | "disagree" | "timeout/error"
+  std::string vote;            // "agree" | "disagree" | "timeout" | "error" (delivered nothing)
   int kind = -1;
   Bytes execution_hash;
 };
@@ -62,6 +63,7 @@ struct NodeOptions {
   int validators = 4;
   int rounds = 3;
   int max_follow_ups = 32;     // per top-level transaction; the rest stay pending in the state
+  int run_timeout_ms = 120000; // per executor run; 0: none
   // Progress, e.g. for a status line: (round, validators done, validators total).
   std::function<void(int, int, int)> progress;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
@@ -69,9 +71,11 @@ struct NodeOptions {
 };
 
 // Runs `genvm run` once on `data` (an ExecutionData calldata map) with `permissions`, serving
-// its host connection from `state`. Fails only when the process could not be started.
+// its host connection from `state`. Fails only when the process could not be started. A run
+// still going after `timeout_ms` (0: none) is SIGKILLed and reports `timed_out` (the executor
+// has no timeout of its own: by design its host ends it).
 Result<RunReport> run_executor(const std::string& genvm, const calldata::Value& data, const std::string& permissions,
-                               State& state);
+                               State& state, int timeout_ms = 0);
 
 // Majority rule: accepted iff more than half of the validators agree.
 bool majority_agrees(const std::vector<Vote>& votes);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -211,6 +212,32 @@ TEST_F(NodeTest, EventsAreStoredAndPostedMessagesBecomeFollowUps) {
   EXPECT_EQ((*fu2)->rounds, 1);
   EXPECT_TRUE((*state_->pending_messages()).empty());
   EXPECT_TRUE(state_->check_consistency().ok());
+}
+
+// Fails without the run deadline: the hanging validator would block the transaction forever.
+TEST_F(NodeTest, HangingValidatorIsKilledAndVotesTimeout) {
+  Node deployer(*state_, opts(1));
+  auto d = deployer.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  const std::string hang = dir_ + "/hang.sh";
+  {
+    std::ofstream f(hang);
+    f << "#!/bin/sh\nexec sleep 600\n";
+  }
+  ASSERT_EQ(::chmod(hang.c_str(), 0755), 0);
+  NodeOptions o = opts(2, 1);
+  o.run_timeout_ms = 2000;
+  o.genvm_for_node = [hang](int node) { return node == 2 ? hang : std::string(); };
+  Node node(*state_, o);
+  auto r = node.call(account(0xa1), d->record.target, make_entry("increment", {}));
+  ::unlink(hang.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->rounds.size(), 1u);
+  ASSERT_EQ(r->rounds[0].votes.size(), 2u);
+  for (const Vote& v : r->rounds[0].votes) {
+    if (v.node == 2) EXPECT_EQ(v.vote, "timeout");
+  }
+  EXPECT_EQ(r->record.status, "undetermined");  // one agree of two is not a majority
 }
 
 TEST_F(NodeTest, UnknownAddressIsAnError) {

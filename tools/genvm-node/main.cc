@@ -42,6 +42,7 @@ constexpr const char* kUsage =
     "  --genvm PATH       the executor (default: tools/genvm/genvm next to this binary's build dir)\n"
     "  --validators N     validators per round (default 4)\n"
     "  --rounds R         leader rotations before undetermined (default 3)\n"
+    "  --timeout SECONDS  an executor run still going after this is killed (default 120)\n"
     "  --from ADDRESS     the sender (default 0x00000000000000000000000000000000000000a1)\n"
     "  --json             machine-readable output on stdout\n"
     "  --help             this text\n"
@@ -161,7 +162,7 @@ void print_stored_votes(const std::string& votes) {
 int main(int argc, char** argv) {
   std::string state_path = "genvm-node.db";
   std::string genvm_path;
-  int validators = 4, rounds = 3;
+  int validators = 4, rounds = 3, timeout_s = 120;
   bool json = false;
   Address sender;
   sender.bytes[19] = 0xa1;
@@ -197,6 +198,8 @@ int main(int argc, char** argv) {
       if (!int_opt(value(), 1, 100, &validators)) return fail("--validators needs a number from 1 to 100");
     } else if (a == "--rounds") {
       if (!int_opt(value(), 1, 100, &rounds)) return fail("--rounds needs a number from 1 to 100");
+    } else if (a == "--timeout") {
+      if (!int_opt(value(), 1, 86400, &timeout_s)) return fail("--timeout needs seconds from 1 to 86400");
     } else if (a == "--from") {
       const char* v = value();
       auto ad = parse_address(v ? v : "");
@@ -264,6 +267,7 @@ int main(int argc, char** argv) {
   opts.genvm = genvm_path.empty() ? default_genvm() : genvm_path;
   opts.validators = validators;
   opts.rounds = rounds;
+  opts.run_timeout_ms = timeout_s * 1000;
   const bool tty = ::isatty(2);
   const bool writes = cmd == "deploy" || cmd == "call";
   if (cmd == "deploy" || cmd == "call" || cmd == "view") {
@@ -305,6 +309,7 @@ int main(int argc, char** argv) {
   if (cmd == "view") {
     auto r = node.view(target, make_entry(pos[2], args));
     if (!r) return fail(r.error().message.empty() ? r.error().code : r.error().message);
+    if (r->timed_out) return fail("the view was still running after " + std::to_string(timeout_s) + " s and was killed");
     if (!r->report.is_map()) {
       return fail("the executor delivered no result (exit " + std::to_string(r->exit_code) + "): " +
                   r->stderr_text.substr(0, r->stderr_text.find('\n')));
