@@ -154,6 +154,9 @@ typedef struct {
   size_t method_len;
   int has_args;
   gl_reader args; /* at the "args" array header when has_args */
+  /* consensus_stage (entry_kind 2): the leader's [code][data] in a validator's block, else NULL */
+  const uint8_t* stage_data;
+  size_t stage_len;
 } gl_message;
 
 /* 1 if the entry names `name`. */
@@ -182,6 +185,27 @@ int gl_eth_call(const uint8_t address[20], const void* calldata, size_t len, gl_
 /* *out receives the sub-VM result buffer: [result_code][data]. state: 0 default, 1 latest
  * final, 2 latest non-final. */
 int gl_call_contract(const uint8_t address[20], const gl_buf* calldata, uint32_t state, gl_buf* out);
+/* ---- non-deterministic blocks (RunNondet) ----
+ * A block is a pair of functions of this contract. In a leader run the leader function runs in a
+ * non-deterministic sub-VM and ends with gl_return / gl_user_error (or fails); its result is
+ * recorded. In a validator run the validator function gets the leader's result buffer
+ * ([result_code][data]) and returns 1 to agree, 0 to disagree. Either way gl_run_nondet gives
+ * the caller the leader's buffer, so every node continues from the same value.
+ *
+ *   static const gl_nondet_block blocks[] = {{my_leader, my_validator}};
+ *   GL_CONTRACT_WITH_NONDET(run, blocks)
+ *   ... gl_run_nondet(0, data, len, &out);   // in run(): block 0 with `data`
+ */
+typedef struct {
+  void (*leader)(const uint8_t* data, size_t len);
+  int (*validator)(const uint8_t* data, size_t len, const uint8_t* leader_result, size_t leader_len);
+} gl_nondet_block;
+int gl_run_entry_nondet(gl_entry_fn fn, const gl_nondet_block* blocks, size_t n);
+#define GL_CONTRACT_WITH_NONDET(fn, blocks) \
+  int main(void) { return gl_run_entry_nondet(fn, blocks, sizeof(blocks) / sizeof(blocks[0])); }
+/* Runs block `index` with `data`; *out receives the leader's [result_code][data]. */
+int gl_run_nondet(uint32_t index, const void* data, size_t len, gl_buf* out);
+
 /* Raw: sends an encoded request map; if result_fd is non-NULL it receives the descriptor. */
 int gl_call_raw(const gl_buf* request, uint32_t* result_fd);
 int gl_read_fd(uint32_t fd, gl_buf* out);

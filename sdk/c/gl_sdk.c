@@ -116,14 +116,25 @@ static int parse_message(const gl_buf* in, gl_message* m) {
       if (!e && v.kind != GL_K_BYTES) e = GL_EDECODE;
       m->entry_data = v.data;
       m->entry_len = (size_t)v.n;
+    } else if (KEY_IS("entry_stage_data")) {
+      gl_item v;
+      e = gl_next(&r, &v);
+      if (!e && v.kind == GL_K_BYTES) {
+        m->stage_data = v.data;
+        m->stage_len = (size_t)v.n;
+      } else if (!e && v.kind != GL_K_NULL) {
+        e = gl_skip(&r); /* nested values: not ours to read here */
+      }
     } else {
       e = gl_skip(&r);
     }
 #undef KEY_IS
     if (e) return e;
   }
-  /* The entry: {"": method, "args": [...], "kwargs": {...}}. */
   if (!m->entry_data) return GL_EDECODE;
+  /* A consensus stage's entry_data is the block's own data, not a call. */
+  if (m->entry_kind == 2) return 0;
+  /* The entry: {"": method, "args": [...], "kwargs": {...}}. */
   gl_reader_init(&r, m->entry_data, m->entry_len);
   if ((e = gl_next(&r, &it)) || it.kind != GL_K_MAP) return GL_EDECODE;
   for (uint64_t i = 0; i < it.n; ++i) {
@@ -154,6 +165,66 @@ int gl_run_entry(gl_entry_fn fn) {
   if (parse_message(&in, &m) != 0) gl_user_error("malformed startup message");
   fn(&m);
   gl_return(NULL);
+}
+
+static int call_wrapped(const char* name, const gl_buf* body, uint32_t* fd);
+
+/* A block's entry_data: {"block": index, "data": bytes}. */
+static int parse_block(const gl_message* m, uint64_t* index, const uint8_t** data, size_t* len) {
+  gl_reader r;
+  gl_item it;
+  gl_reader_init(&r, m->entry_data, m->entry_len);
+  if (gl_map_find(&r, "block") || gl_next(&r, &it) || it.kind != GL_K_UINT || it.big) return GL_EDECODE;
+  *index = it.u;
+  gl_reader_init(&r, m->entry_data, m->entry_len);
+  if (gl_map_find(&r, "data") || gl_next(&r, &it) || it.kind != GL_K_BYTES) return GL_EDECODE;
+  *data = it.data;
+  *len = (size_t)it.n;
+  return 0;
+}
+
+int gl_run_entry_nondet(gl_entry_fn fn, const gl_nondet_block* blocks, size_t n) {
+  gl_buf in = {0};
+  gl_message m;
+  memset(&m, 0, sizeof(m));
+  if (read_stdin(&in) != 0) gl_user_error("cannot read the startup message");
+  if (parse_message(&in, &m) != 0) gl_user_error("malformed startup message");
+  if (m.entry_kind != 2) {
+    fn(&m);
+    gl_return(NULL);
+  }
+  uint64_t index = 0;
+  const uint8_t* data = NULL;
+  size_t len = 0;
+  if (parse_block(&m, &index, &data, &len) || index >= n) gl_user_error("malformed nondet block");
+  if (!m.stage_data) {
+    blocks[index].leader(data, len);
+    gl_return(NULL);
+  }
+  gl_buf vote = {0};
+  gl_enc_bool(&vote, blocks[index].validator(data, len, m.stage_data, m.stage_len) != 0);
+  gl_return(&vote);
+}
+
+int gl_run_nondet(uint32_t index, const void* data, size_t len, gl_buf* out) {
+  gl_buf block = {0};
+  gl_enc_map(&block, 2);
+  gl_enc_key(&block, "block");
+  gl_enc_u64(&block, index);
+  gl_enc_key(&block, "data");
+  gl_enc_bytes(&block, data, len);
+  gl_buf body = {0};
+  gl_enc_map(&body, 2);
+  gl_enc_key(&body, "data_leader");
+  gl_enc_bytes(&body, block.data, block.len);
+  gl_enc_key(&body, "data_validator");
+  gl_enc_bytes(&body, block.data, block.len);
+  gl_buf_free(&block);
+  uint32_t fd = 0;
+  int e = call_wrapped("RunNondet", &body, &fd);
+  gl_buf_free(&body);
+  if (e) return e;
+  return gl_read_fd(fd, out);
 }
 
 int gl_call_raw(const gl_buf* request, uint32_t* result_fd) {

@@ -158,4 +158,61 @@ void apply_leader_surplus(RunOutcome& o, std::size_t provided, std::size_t consu
   o.data = Value(e->to_string());
 }
 
+std::string strip_vm_error_detail(const std::string& s) {
+  auto pos = s.find(" # ");
+  return pos == std::string::npos ? s : s.substr(0, pos);
+}
+
+namespace {
+
+bool valid_utf8(std::span<const std::uint8_t> b) {
+  std::size_t i = 0;
+  while (i < b.size()) {
+    std::uint8_t c = b[i];
+    std::size_t n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 4;
+    if (n == 4 || b.size() - i <= n) return false;
+    std::uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1fu) : n == 2 ? (c & 0x0fu) : (c & 0x07u);
+    for (std::size_t k = 1; k <= n; ++k) {
+      if ((b[i + k] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b[i + k] & 0x3fu);
+    }
+    static constexpr std::uint32_t kMin[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> check_leader_entry(std::span<const std::uint8_t> entry) {
+  auto derived = [](VmErrorCode code) { return VmError(code).to_string(); };
+  if (entry.empty()) return derived(VmError::leader_fault().nondet_output().absent());
+  auto code = parse_result_code(entry[0]);
+  std::span<const std::uint8_t> data = entry.subspan(1);
+  if (!code || *code == ResultCode::kInternalError || *code == ResultCode::kFatalVmError) {
+    return derived(VmError::leader_fault().nondet_output().malformed());
+  }
+  if (*code != ResultCode::kVmError) {
+    // calldata::decode rejects trailing bytes.
+    if (!calldata::decode(data)) return derived(VmError::leader_fault().nondet_output().malformed());
+    return std::nullopt;
+  }
+  if (!valid_utf8(data)) return derived(VmError::leader_fault().nondet_output().malformed());
+  std::string text(data.begin(), data.end());
+  // The derived namespace is checked before trie validity, so a proposal can never be echoed.
+  static constexpr std::string_view kDerived = "leader_fault nondet_output";
+  if (text == kDerived || (text.size() > kDerived.size() && text.starts_with(kDerived) && text[kDerived.size()] == ' ')) {
+    std::string param = gvm32(sha3_256(data)).substr(0, 6);
+    auto e = VmError{VmError::leader_fault().nondet_output().uses_this_error()}.with_param(param);
+    std::string out = e->to_string();
+    if (out == text) out = VmError{VmError::leader_fault().nondet_output().uses_this_error()}.with_param("fix_point")->to_string();
+    return out;
+  }
+  if (text.find(" # ") != std::string::npos) return derived(VmError::leader_fault().nondet_output().malformed());
+  auto parsed = VmError::parse(text);
+  if (!parsed || parsed->to_string() != text) return derived(VmError::leader_fault().nondet_output().malformed());
+  return std::nullopt;
+}
+
 }  // namespace genvm::executor

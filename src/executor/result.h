@@ -111,4 +111,13 @@ void apply_leader_surplus(RunOutcome& o, std::size_t provided, std::size_t consu
 // UserError, UTF-8 for a VM error.
 calldata::Bytes subvm_result_buffer(ResultCode kind, const calldata::Value& data);
 
+// Validity of a leader-proposed non-deterministic entry (03-schemas.rst, "Validity Of A
+// Proposed Result" and "Derived-Outcome Namespace"): nullopt when `entry` is accepted, else the
+// wire string of the derived VM error (`leader_fault nondet_output absent|malformed|
+// uses_this_error P`).
+std::optional<std::string> check_leader_entry(std::span<const std::uint8_t> entry);
+
+// A VM error string without its " # detail" (what the leader publishes for a nondet block).
+std::string strip_vm_error_detail(const std::string& s);
+
 }  // namespace genvm::executor

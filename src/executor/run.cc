@@ -149,10 +149,18 @@ int run_execution(const RunOptions& opts, std::string* err) {
   ctx.log_fd = opts.log_fd;
   ctx.message_value = u256_from(data->message.value);
 
+  // The role is fixed here, once: leader results handed in make this a validator run.
+  ctx.is_leader = !data->leader_nondet_results.has_value();
+  if (!ctx.is_leader) ctx.leader_results = &*data->leader_nondet_results;
+  ctx.nondet_fuel = opts.nondet_fuel;
+
   RunOutcome o = execute(*data, opts, ctx, storage);
-  // No non-deterministic block is run here yet, so every leader result is surplus.
-  if (data->leader_nondet_results && o.kind != ResultCode::kInternalError) {
-    apply_leader_surplus(o, data->leader_nondet_results->size(), 0);
+  o.nondet_disagreement = ctx.nondet_disagreement;
+  if (ctx.is_leader) o.nondet_results = std::move(ctx.nondet_results);
+  // Entries the validator never consumed are the leader's fault (a fatal error already says
+  // more, and the leader's fault of that kind must not be overwritten).
+  if (data->leader_nondet_results && o.kind != ResultCode::kInternalError && o.kind != ResultCode::kFatalVmError) {
+    apply_leader_surplus(o, data->leader_nondet_results->size(), ctx.nondet_calls);
   }
   o = publish(std::move(o));
   log_line(opts.log_fd, "{\"event\":\"result\",\"kind\":" + std::to_string(static_cast<int>(o.kind)) + "}");

@@ -10,6 +10,7 @@
 // the result from being delivered returns 1.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct RunOptions {
   std::string genvm_id;
   int log_fd = -1;
   bool sync = false;
+  std::uint64_t nondet_fuel = std::uint64_t(1) << 32;  // fuel of each non-deterministic block
 };
 
 int run_execution(const RunOptions& opts, std::string* err);

@@ -61,6 +61,7 @@ class VmState {
   VmResult run(const calldata::Bytes& code);
 
  private:
+  const calldata::Bytes* code_ = nullptr;  // this sub-VM's module (nondet blocks run it too)
   Trap end(ResultCode kind, Value data) {
     ending_ = Ending{kind, std::move(data)};
     Trap t;
@@ -79,6 +80,8 @@ class VmState {
   void define_sdk(wasm::Linker& linker, wasm::Store& store);
   std::optional<Trap> gl_call(Caller& c, std::uint32_t req, std::uint32_t len, std::uint32_t fd_ptr,
                               std::int32_t& ret);
+  template <typename GiveFd>
+  std::optional<Trap> run_nondet(Caller& c, const Value& body, std::int32_t& ret, GiveFd& give_fd);
   std::uint32_t new_fd(calldata::Bytes data) {
     std::uint32_t fd = next_fd_++;
     fds_[fd] = {std::move(data), 0};
@@ -576,8 +579,92 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
     return give_fd(subvm_result_buffer(res.kind, res.data));
   }
-  // RunNondet, Sandbox, RegisterRunner, MapFile, web and LLM messages: not in this executor yet.
+  if (method == "RunNondet") return run_nondet(c, body, ret, give_fd);
+  // Sandbox, RegisterRunner, MapFile, web and LLM messages: not in this executor yet.
   return inval();
+}
+
+// RunNondet (docs/PROTOCOLS.md, ## Consensus). The block is this contract's own module run again
+// as a non-deterministic sub-VM (entry_kind consensus_stage): `data_leader` as entry_data in a
+// leader run; in a validator run `data_validator` as entry_data and the leader's entry as
+// entry_stage_data, and what it returns is the vote. Either way the contract gets the leader's
+// [code][data] on a descriptor, so leader and validators continue from the same value.
+template <typename GiveFd>
+std::optional<Trap> VmState::run_nondet(Caller&, const Value& body, std::int32_t& ret, GiveFd& give_fd) {
+  if (!frame_.deterministic || !frame_.permissions.spawn_nondet) {
+    ret = kForbidden;
+    return std::nullopt;
+  }
+  const Value* data_leader = body.find("data_leader");
+  const Value* data_validator = body.find("data_validator");
+  const Value* runner = body.find("runner");
+  if (!body.is_map() || !data_leader || !data_leader->is_bytes() || !data_validator || !data_validator->is_bytes() ||
+      (runner && !(runner->is_string() && runner->as_string() == "contract"))) {
+    ret = kInval;
+    return std::nullopt;
+  }
+  // Faults from here on are fatal: the consensus data is unusable, no parent may catch it.
+  auto fatal = [&](VmErrorCode code, std::string detail) {
+    return end(ResultCode::kFatalVmError, Value(VmError(code, std::move(detail)).to_string()));
+  };
+  if (ctx_.nondet_calls >= kMaxNondetBlocks) {
+    return fatal(VmError::oom().ram().limit(), "more than " + std::to_string(kMaxNondetBlocks) + " nondet blocks");
+  }
+  std::uint32_t call_no = ctx_.nondet_calls++;
+  VmFrame child;
+  child.self = frame_.self;
+  child.state = frame_.state;
+  child.permissions = Permissions{};
+  child.deterministic = false;
+  child.depth = frame_.depth + 1;
+  child.ram_budget = frame_.ram_budget;  // seeded from the caller's
+  child.fuel = ctx_.nondet_fuel;
+  Value::Map msg = frame_.startup_message.as_map();
+  msg["entry_kind"] = static_cast<int>(EntryKind::kConsensusStage);
+  if (ctx_.is_leader) {
+    msg["entry_data"] = data_leader->as_bytes();
+    msg["entry_stage_data"] = Value();
+    child.startup_message = Value(std::move(msg));
+    std::vector<Value> saved;
+    saved.swap(ctx_.emissions);
+    VmResult res = run_vm(ctx_, child, *code_);
+    saved.swap(ctx_.emissions);
+    if (res.kind == ResultCode::kInternalError) {
+      return internal(make_error("nondet", res.data.is_string() ? res.data.as_string() : ""));
+    }
+    if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
+    // The nondet channel carries bare codes: the detail is not consensus data.
+    Value published = res.kind == ResultCode::kVmError ? Value(strip_vm_error_detail(res.data.as_string())) : res.data;
+    calldata::Bytes entry = subvm_result_buffer(res.kind, published);
+    ctx_.nondet_results.push_back(entry);
+    return give_fd(std::move(entry));
+  }
+  if (!ctx_.leader_results || call_no >= ctx_.leader_results->size()) {
+    return fatal(VmError::leader_fault().nondet_output().absent(), "no leader entry for call " + std::to_string(call_no));
+  }
+  const calldata::Bytes& entry = (*ctx_.leader_results)[call_no];
+  if (auto derived = check_leader_entry(entry)) {
+    auto e = VmError::parse(*derived);
+    return end(ResultCode::kFatalVmError, Value(e ? e->with_detail("call " + std::to_string(call_no)).to_string() : *derived));
+  }
+  msg["entry_data"] = data_validator->as_bytes();
+  msg["entry_stage_data"] = entry;
+  child.startup_message = Value(std::move(msg));
+  std::vector<Value> saved;
+  saved.swap(ctx_.emissions);
+  VmResult res = run_vm(ctx_, child, *code_);
+  saved.swap(ctx_.emissions);
+  if (res.kind == ResultCode::kInternalError) {
+    return internal(make_error("nondet", res.data.is_string() ? res.data.as_string() : ""));
+  }
+  if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
+  // The vote: Return true agrees; every other result counts as false.
+  bool agrees = res.kind == ResultCode::kReturn && res.data.is_bool() && res.data.as_bool();
+  if (!agrees && !ctx_.nondet_disagreement) {
+    ctx_.nondet_disagreement = call_no;
+    if (auto s = ctx_.host->notify_nondet_disagreement(call_no); !s) return internal(s.error());
+  }
+  return give_fd(calldata::Bytes(entry));
 }
 
 WasmStoreHashes fingerprint(const wasm::Store& store) {
@@ -592,6 +679,7 @@ WasmStoreHashes fingerprint(const wasm::Store& store) {
 }
 
 VmResult VmState::run(const calldata::Bytes& code) {
+  code_ = &code;
   VmResult out;
   auto fail = [&](VmErrorCode error_code, std::string detail) {
     out.kind = ResultCode::kVmError;
@@ -605,9 +693,17 @@ VmResult VmState::run(const calldata::Bytes& code) {
   }
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;
+  lo.metering = frame_.fuel.has_value();
   auto module = wasm::Module::load(code, lo);
   if (!module) return fail(VmError::invalid_contract().wasm().validating(), "");
-  wasm::Store store(wasm::StoreConfig{});
+  wasm::StoreConfig sc;
+  sc.ram_budget = frame_.ram_budget;
+  if (frame_.fuel) {
+    sc.fuel_enabled = true;
+    sc.fuel = *frame_.fuel;
+  }
+  wasm::Store store(sc);
+  if (frame_.fuel) store.set_fuel(*frame_.fuel);
   wasm::Linker linker;
   define_wasi(linker, store, **module);
   define_sdk(linker, store);

@@ -29,6 +29,11 @@
 namespace genvm::executor {
 
 inline constexpr int kMaxVmDepth = 512;  // top_limits.vm_recursion
+inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_blocks
+// Fuel a non-deterministic block gets when the run does not say (--nondet-fuel): enough for any
+// honest block, and it stops one that loops.
+inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 32;
+inline constexpr std::uint64_t kDefaultRamBudget = std::uint64_t(4) << 30;
 
 // Shared by every sub-VM of one execution.
 struct RunContext {
@@ -43,6 +48,14 @@ struct RunContext {
   // get_self_balance = host balance + message value - value sent so far (top-level sub-VM).
   U256Le message_value{};
   U256Le value_sent{};
+  // Consensus (docs/PROTOCOLS.md, ## Consensus). Fixed at start: a leader run when no leader
+  // results were handed in, a validator run when they were.
+  bool is_leader = true;
+  const std::vector<calldata::Bytes>* leader_results = nullptr;  // validator: the leader's entries
+  std::vector<calldata::Bytes> nondet_results;  // leader: [code][data] per call_no
+  std::uint32_t nondet_calls = 0;               // RunNondet calls so far (the next call_no)
+  std::optional<std::uint32_t> nondet_disagreement;  // first call_no the validator rejected
+  std::uint64_t nondet_fuel = kDefaultNondetFuel;
 };
 
 // 256-bit little-endian arithmetic for balances: a + b saturating at 2^256 - 1, a - b clamped
@@ -61,6 +74,8 @@ struct VmFrame {
   bool deterministic = true;
   int depth = 0;
   calldata::Value startup_message;  // the map written to the module's stdin
+  std::uint64_t ram_budget = kDefaultRamBudget;  // memories and tables of this sub-VM
+  std::optional<std::uint64_t> fuel;             // set: the module is metered with this budget
 };
 
 struct VmResult {

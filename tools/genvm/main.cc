@@ -13,6 +13,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: genvm run --execution-data (-|PATH|fd://N) --host URI [--host URI]...\n"
     "                 [--debug-mode LEVEL] [--permissions [wscn]] [--genvm-id ID] [--log-fd N] [--sync]\n"
+    "                 [--nondet-fuel N]\n"
     "       genvm check FILE\n"
     "       genvm --help\n"
     "\n"
@@ -22,6 +23,8 @@ constexpr const char* kUsage =
     "       --debug-mode disabled|safe|safe-unbounded|unsafe|unsafe-tracing (default disabled)\n"
     "       --permissions letters: w write storage, s send messages, c call others, n spawn nondet\n"
     "       --log-fd N: JSON lines about the run. No timeout: stop it with SIGKILL.\n"
+    "       --nondet-fuel N: fuel of each non-deterministic block (default 2^32).\n"
+    "       Leader run without leader_nondet_results in the execution data, validator run with.\n"
     "       Exit: 0 result delivered, 1 not delivered (host failure), 2 bad input.\n"
     "check  validates FILE as a contract module (loads, imports only genlayer_sdk and\n"
     "       wasi_snapshot_preview1, exports _start); prints ok or one error line.\n";
@@ -72,6 +75,13 @@ int run_cmd(int argc, char** argv) {
       auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), fd);
       if (!v || ec != std::errc() || p != s.data() + s.size() || fd < 0) return bad("--log-fd needs a descriptor number");
       opts.log_fd = fd;
+    } else if (a == "--nondet-fuel") {
+      const char* v = value();
+      std::uint64_t fuel = 0;
+      std::string_view s = v ? v : "";
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), fuel);
+      if (!v || ec != std::errc() || p != s.data() + s.size() || fuel == 0) return bad("--nondet-fuel needs a positive number");
+      opts.nondet_fuel = fuel;
     } else if (a == "--sync") {
       opts.sync = true;
     } else {
