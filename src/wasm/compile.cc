@@ -226,7 +226,7 @@ class FuncCompiler {
     fc.results = ft_.results;
     fc.height = 0;
     ctrls_.push_back(std::move(fc));
-    new_block();
+    new_block(true);
     while (!ctrls_.empty()) {
       if (pos_ >= end_) throw Fail{pos_, "unexpected end of section or function", true};
       step();
@@ -452,10 +452,13 @@ class FuncCompiler {
     for (size_t i = 0; i < vals_.size(); ++i)
       if (vals_[i].local == int32_t(x)) materialize(i);
   }
-  void new_block() {
+  // Starts a basic block: with metering, a fuel charge whose count the following instructions
+  // increment. `check` also polls the interrupt flag (function entries and loop heads, so any
+  // unbounded execution passes one).
+  void new_block(bool check = false) {
     fuel_pos_ = SIZE_MAX;
     if (m_.options.metering && live()) {
-      emit({kFuel, 0});
+      emit({check ? uint32_t(kFuelCheck) : uint32_t(kFuel), 0});
       fuel_pos_ = code_.size() - 1;
     }
   }
@@ -652,7 +655,7 @@ void FuncCompiler::step() {
       c.start_pc = pc();
       ctrls_.push_back(std::move(c));
       last_dst_ = SIZE_MAX;
-      new_block();
+      new_block(op == 0x03);
       if (op == 0x03) ctrls_.back().start_pc = fuel_pos_ != SIZE_MAX ? uint32_t(fuel_pos_ - 1) : pc();
       break;
     }
@@ -700,10 +703,13 @@ void FuncCompiler::step() {
       bool outer_live = live();
       if (done.kind == kIf && done.else_patch != UINT32_MAX) done.patches.push_back(done.else_patch);
       (void)was_live;
+      // A label nobody branches to does not start a new basic block: the fallthrough keeps
+      // charging the current fuel instruction (fewer fuel instructions, same determinism).
+      bool is_target = !done.patches.empty();
       if (outer_live) bind(done);
       push_vals(done.results);
       last_dst_ = SIZE_MAX;
-      new_block();
+      if (is_target || fuel_pos_ == SIZE_MAX) new_block();
       break;
     }
     case 0x0c: {  // br
@@ -750,7 +756,6 @@ void FuncCompiler::step() {
         }
       }
       last_dst_ = SIZE_MAX;
-      new_block();
       break;
     }
     case 0x0e: {  // br_table

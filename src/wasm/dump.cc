@@ -42,7 +42,7 @@ static int operand_words(uint32_t op) {
     case kTableGrow: case kTableFill: return 4;
     case kTableCopy: case kTableInit: return 5;
     case kRefIsNull: case kRefFunc: return 2;
-    case kFuel: return 1;
+    case kFuel: case kFuelCheck: return 1;
   }
   return 0;
 }

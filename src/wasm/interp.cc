@@ -88,6 +88,7 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kRefIsNull] = &&op_ref_is_null;
   L[kRefFunc] = &&op_ref_func;
   L[kFuel] = &&op_fuel;
+  L[kFuelCheck] = &&op_fuel_check;
   L[kLoadBase + 0x28] = &&op_i32_load;
   L[kLoadBase + 0x29] = &&op_i64_load;
   L[kLoadBase + 0x2a] = &&op_i32_load;
@@ -117,8 +118,14 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   frames.reserve(64);
   uint32_t calls_left = store.calls_left_;
   uint32_t values_left = store.values_left_;
+  // Without fuel enabled, metered code runs with an allowance it cannot exhaust, so the fuel
+  // instructions need no "is fuel on" branch.
+  // Fuel lives in the store (one memory read-modify-write per fuel instruction): keeping it in
+  // a local made clang shuffle registers around every fuel handler.
   const bool fuel_on = store.cfg_.fuel_enabled;
-  int64_t fuel = store.fuel_;
+  const int64_t saved_fuel = store.fuel_;
+  if (!fuel_on) store.fuel_ = INT64_MAX;
+  int64_t& fuel = store.fuel_;
   std::optional<Trap> result;
   TrapKind trap_kind = TrapKind::kUnreachable;
 
@@ -353,19 +360,23 @@ op_ref_func:
   S(2) = reinterpret_cast<uint64_t>(inst->funcs[pc[1]]);
   pc += 3;
   NEXT();
-op_fuel: {
-  if (fuel_on) {
-    int64_t n = pc[1];
-    if (fuel < n) {
-      fuel = 0;
-      TRAP(kOutOfFuel);
-    }
-    fuel -= n;
+op_fuel:
+  fuel -= int64_t(pc[1]);
+  if (fuel < 0) {
+    fuel = 0;
+    TRAP(kOutOfFuel);
+  }
+  pc += 2;
+  NEXT();
+op_fuel_check:
+  fuel -= int64_t(pc[1]);
+  if (fuel < 0) {
+    fuel = 0;
+    TRAP(kOutOfFuel);
   }
   if (store.interrupt_.load(std::memory_order_relaxed)) TRAP(kInterrupt);
   pc += 2;
   NEXT();
-}
 
   // ---- calls ----
 op_call:
@@ -397,7 +408,6 @@ do_call: {
           if (ft.results.size() > 8) { res_v.resize(ft.results.size()); res = res_v; }
           for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
           for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
-          store.fuel_ = fuel;
           Caller caller(store, inst->self);
           std::optional<Trap> t = callee->host(caller, args, res);
           if (t) return t;
@@ -467,7 +477,6 @@ do_tail_call: {
     std::vector<Value> args(ft.params.size()), res(ft.results.size());
     for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
     for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
-    store.fuel_ = fuel;
     Caller caller(store, inst->self);
     std::optional<Trap> t = callee->host(caller, args, res);
     if (t) return t;
@@ -518,7 +527,7 @@ done:
     store.calls_left_ = calls_left;
     store.values_left_ = values_left;
   }
-  store.fuel_ = fuel;
+  if (!fuel_on) store.fuel_ = saved_fuel;
   return result;
 #undef NEXT
 #undef S

@@ -49,7 +49,9 @@ enum Op : uint32_t {
   kElemDrop,                     // [seg]
   kRefIsNull,                    // [src, dst]
   kRefFunc,                      // [func, dst]
-  kFuel,                         // [n] charge n; also the interrupt check
+  kFuel,                         // [n] charge n fuel (basic block start)
+  kFuelCheck,                    // [n] charge n and check the interrupt flag (function entry,
+                                 //     loop head)
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
