@@ -694,8 +694,17 @@ VmResult VmState::run(const calldata::Bytes& code) {
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;
   lo.metering = frame_.fuel.has_value();
-  auto module = wasm::Module::load(code, lo);
-  if (!module) return fail(VmError::invalid_contract().wasm().validating(), "");
+  auto key = std::make_tuple(code, lo.deterministic, lo.metering);
+  auto cached = ctx_.modules.find(key);
+  std::shared_ptr<const wasm::Module> module;
+  if (cached != ctx_.modules.end()) {
+    module = cached->second;
+  } else {
+    auto loaded = wasm::Module::load(code, lo);
+    if (!loaded) return fail(VmError::invalid_contract().wasm().validating(), "");
+    module = *loaded;
+    ctx_.modules.emplace(std::move(key), module);
+  }
   wasm::StoreConfig sc;
   sc.ram_budget = frame_.ram_budget;
   if (frame_.fuel) {
@@ -705,9 +714,9 @@ VmResult VmState::run(const calldata::Bytes& code) {
   wasm::Store store(sc);
   if (frame_.fuel) store.set_fuel(*frame_.fuel);
   wasm::Linker linker;
-  define_wasi(linker, store, **module);
+  define_wasi(linker, store, *module);
   define_sdk(linker, store);
-  auto inst = linker.instantiate(store, *module, "contract");
+  auto inst = linker.instantiate(store, module, "contract");
   if (!inst) {
     if (inst.error().code == "unlinkable") return fail(VmError::invalid_contract().wasm().linking(), "");
     return fail(VmError::wasm_trap(), "");

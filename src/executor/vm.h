@@ -14,6 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +28,10 @@
 #include "executor/host_client.h"
 #include "executor/result.h"
 #include "executor/storage.h"
+
+namespace genvm::wasm {
+class Module;
+}
 
 namespace genvm::executor {
 
@@ -56,6 +63,9 @@ struct RunContext {
   std::uint32_t nondet_calls = 0;               // RunNondet calls so far (the next call_no)
   std::optional<std::uint32_t> nondet_disagreement;  // first call_no the validator rejected
   std::uint64_t nondet_fuel = kDefaultNondetFuel;
+  // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
+  // again, up to 4096 times, and compiling is the dearest part of a small block.
+  std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;
 };
 
 // 256-bit little-endian arithmetic for balances: a + b saturating at 2^256 - 1, a - b clamped

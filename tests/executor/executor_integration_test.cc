@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -332,6 +333,221 @@ TEST_F(ExecutorTest, BadExecutionDataExitsTwoWithOneLine) {
   std::string text(err.begin(), err.end());
   EXPECT_NE(text.find("execution_data_malformed"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+}
+
+// ---- Consensus: RunNondet through examples/nondet.c ----
+
+class ConsensusTest : public ExecutorTest {
+ protected:
+  void SetUp() override {
+    ExecutorTest::SetUp();
+    if (IsSkipped()) return;
+    if (::access((examples_ + "nondet.wasm").c_str(), R_OK) != 0) GTEST_SKIP() << "needs examples/nondet.wasm";
+    deploy("nondet.wasm", kContract);
+  }
+  executor::ExecutionData nd(Value entry, std::optional<std::vector<calldata::Bytes>> leader = std::nullopt) {
+    auto d = data(kContract, addr(0xaa), std::move(entry), false, std::nullopt);
+    d.leader_nondet_results = std::move(leader);
+    return d;
+  }
+  static std::vector<calldata::Bytes> entries(const RunResult& r) {
+    std::vector<calldata::Bytes> out;
+    for (const Value& v : r.report.find("nondet_results")->as_array()) out.push_back(v.as_bytes());
+    return out;
+  }
+  // The public code of a VM error result (the text before " # ").
+  static std::string public_code(const RunResult& r) {
+    const Value* d = r.report.find("data");
+    if (!d || !d->is_string()) return "<not a VM error>";
+    std::string s = d->as_string();
+    return s.substr(0, s.find(" # "));
+  }
+  static calldata::Bytes entry_of(std::uint8_t code, const calldata::Bytes& data) {
+    calldata::Bytes e{code};
+    e.insert(e.end(), data.begin(), data.end());
+    return e;
+  }
+  static calldata::Bytes text_bytes(std::string_view s) { return calldata::Bytes(s.begin(), s.end()); }
+  const calldata::Address kContract = addr(9);
+};
+
+TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash) {
+  auto leader = run(nd(call("run", {Value(5)})));
+  ASSERT_EQ(leader.exit_code, 0) << leader.stderr_text;
+  ASSERT_EQ(*leader.report.find("kind"), Value(0)) << calldata::to_text(*leader.report.find("data"));
+  auto results = entries(leader);
+  ASSERT_EQ(results.size(), 5u);
+  // Block 1 and 3 double their call index: [Return][calldata 2*i].
+  EXPECT_EQ(results[3], entry_of(0, calldata::encode(Value(6))));
+  EXPECT_TRUE(leader.report.find("nondet_disagreement")->is_null());
+
+  auto validator = run(nd(call("run", {Value(5)}), results));
+  ASSERT_EQ(validator.exit_code, 0) << validator.stderr_text;
+  ASSERT_EQ(*validator.report.find("kind"), Value(0)) << calldata::to_text(*validator.report.find("data"));
+  EXPECT_TRUE(validator.report.find("nondet_disagreement")->is_null());
+  EXPECT_EQ(*validator.report.find("data"), *leader.report.find("data"));
+  EXPECT_EQ(*validator.report.find("execution_hash"), *leader.report.find("execution_hash"));
+  // A validator publishes no nondet results of its own.
+  EXPECT_TRUE(validator.report.find("nondet_results")->as_array().empty());
+  EXPECT_TRUE(host_.with_state([](test_host::State& s) { return s.disagreements; }).empty());
+
+  // A second leader reads another clock: its hash differs, so agreement above came from
+  // reusing the leader's values, not from both sides computing the same thing.
+  auto leader2 = run(nd(call("run", {Value(5)})));
+  ASSERT_EQ(*leader2.report.find("kind"), Value(0));
+  EXPECT_NE(*leader2.report.find("execution_hash"), *leader.report.find("execution_hash"));
+}
+
+TEST_F(ConsensusTest, AValidatorWhoseCheckFailsReportsThatCallNo) {
+  auto leader = run(nd(call("run", {Value(5)})));
+  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  auto results = entries(leader);
+  ASSERT_EQ(results.size(), 5u);
+  results[3] = entry_of(0, calldata::encode(Value(7)));  // well formed, but not 2*3
+  auto v = run(nd(call("run", {Value(5)}), results));
+  ASSERT_EQ(v.exit_code, 0) << v.stderr_text;
+  ASSERT_EQ(*v.report.find("kind"), Value(0));
+  EXPECT_EQ(*v.report.find("nondet_disagreement"), Value(3));
+  EXPECT_EQ(host_.with_state([](test_host::State& s) { return s.disagreements; }), std::vector<std::uint32_t>{3});
+  // The contract continued from the leader's value, as the leader did.
+  EXPECT_EQ(v.report.find("data")->as_array()[3], Value(7));
+}
+
+TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
+  auto leader = run(nd(call("run", {Value(3)})));
+  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  const auto good = entries(leader);
+  ASSERT_EQ(good.size(), 3u);
+  struct Case {
+    const char* name;
+    std::vector<calldata::Bytes> results;
+    std::string code;  // exact public code, or a prefix ending in ' ' for parametric codes
+  };
+  auto with = [&](std::size_t i, calldata::Bytes e) {
+    auto r = good;
+    r[i] = std::move(e);
+    return r;
+  };
+  calldata::Bytes truncated = good[0];
+  truncated.pop_back();
+  auto extra = good;
+  extra.push_back(good[1]);
+  std::vector<Case> cases = {
+      {"absent", {good[0], good[1]}, "leader_fault nondet_output absent"},
+      {"empty entry", with(1, {}), "leader_fault nondet_output absent"},
+      {"truncated calldata", with(0, truncated), "leader_fault nondet_output malformed"},
+      {"trailing bytes", with(1, [] {
+         auto e = entry_of(0, calldata::encode(Value(2)));
+         e.push_back(0);
+         return e;
+       }()), "leader_fault nondet_output malformed"},
+      {"code byte 9", with(1, entry_of(9, calldata::encode(Value(2)))), "leader_fault nondet_output malformed"},
+      {"FatalVmError code", with(1, entry_of(4, text_bytes("exit_code 1"))), "leader_fault nondet_output malformed"},
+      {"VM error with detail", with(1, entry_of(2, text_bytes("exit_code 1 # x"))), "leader_fault nondet_output malformed"},
+      {"unknown VM error", with(1, entry_of(2, text_bytes("no_such_code"))), "leader_fault nondet_output malformed"},
+      {"not UTF-8", with(1, entry_of(2, {0xff, 0xfe})), "leader_fault nondet_output malformed"},
+      {"leader_fault code", with(1, entry_of(2, text_bytes("leader_fault nondet_output absent"))),
+       "leader_fault nondet_output uses_this_error "},
+      {"extra entries", extra, "leader_fault nondet_output extra "},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto v = run(nd(call("run", {Value(3)}), c.results));
+    ASSERT_EQ(v.exit_code, 0) << v.stderr_text;
+    // Fatal at the top is published as VMError (kind 2).
+    EXPECT_EQ(*v.report.find("kind"), Value(2));
+    if (c.code.back() == ' ') {
+      EXPECT_EQ(public_code(v).rfind(c.code, 0), 0u) << public_code(v);
+      EXPECT_EQ(public_code(v).size(), c.code.size() + 6) << public_code(v);
+    } else {
+      EXPECT_EQ(public_code(v), c.code);
+    }
+    EXPECT_TRUE(v.report.find("storage_changes")->as_array().empty());
+  }
+}
+
+TEST_F(ConsensusTest, MoreThan4096NondetBlocksIsTheLimitCode) {
+  auto at_limit = run(nd(call("many", {Value(4096)})));
+  ASSERT_EQ(at_limit.exit_code, 0) << at_limit.stderr_text;
+  ASSERT_EQ(*at_limit.report.find("kind"), Value(0)) << calldata::to_text(*at_limit.report.find("data"));
+  EXPECT_EQ(entries(at_limit).size(), 4096u);
+  auto over = run(nd(call("many", {Value(4097)})));
+  ASSERT_EQ(over.exit_code, 0) << over.stderr_text;
+  EXPECT_EQ(*over.report.find("kind"), Value(2));
+  EXPECT_EQ(public_code(over), "out_of nondet_blocks");
+}
+
+TEST_F(ConsensusTest, ALoopingBlockIsStoppedByItsFuel) {
+  auto r = run(nd(call("loop")), "wscn", {"--nondet-fuel", "2000000"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  // The contract returns the leader's buffer: [VMError][bare code].
+  EXPECT_EQ(*r.report.find("data"), Value(entry_of(2, text_bytes("wasm_trap out_of_fuel"))));
+  EXPECT_EQ(entries(r), std::vector<calldata::Bytes>{entry_of(2, text_bytes("wasm_trap out_of_fuel"))});
+}
+
+TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
+  auto first = run(nd(call("boom", {Value(5)})));
+  ASSERT_EQ(*first.report.find("kind"), Value(1));
+  const Value hashes = *first.report.find("wasm_store_hashes");
+  ASSERT_EQ(hashes.find("contract")->find("memories")->as_array().size(), 1u);
+  for (int i = 0; i < 99; ++i) {
+    auto again = run(nd(call("boom", {Value(5)})));
+    ASSERT_EQ(*again.report.find("wasm_store_hashes"), hashes) << "repeat " << i;
+    ASSERT_EQ(*again.report.find("execution_hash"), *first.report.find("execution_hash"));
+  }
+  // Same error value, one byte of memory different: the fingerprint and the hash differ.
+  auto other = run(nd(call("boom", {Value(6)})));
+  ASSERT_EQ(*other.report.find("kind"), Value(1));
+  EXPECT_EQ(*other.report.find("data"), *first.report.find("data"));
+  EXPECT_NE(*other.report.find("wasm_store_hashes"), hashes);
+  EXPECT_NE(*other.report.find("execution_hash"), *first.report.find("execution_hash"));
+}
+
+TEST_F(ConsensusTest, SigkillInsideANondetBlockLeavesTheHostStateUnchanged) {
+  auto before = host_.with_state([](test_host::State& s) { return std::make_pair(s.storage, s.results.size()); });
+  auto bytes = calldata::encode(executor::execution_data_to_value(nd(call("loop"))));
+  {
+    std::ofstream f(dir_ + "/data.bin", std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  int log[2];
+  ASSERT_EQ(::pipe(log), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(log[0]);
+    std::string fd = std::to_string(log[1]);
+    std::string data_path = dir_ + "/data.bin";
+    ::execl(genvm_.c_str(), genvm_.c_str(), "run", "--execution-data", data_path.c_str(), "--host", uri_.c_str(),
+            "--permissions", "wscn", "--debug-mode", "safe-unbounded", "--log-fd", fd.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(log[1]);
+  // Wait (without a clock) until the block's own trace line says it is running.
+  std::string seen;
+  char buf[256];
+  while (seen.find("loop block started") == std::string::npos) {
+    ssize_t n = ::read(log[0], buf, sizeof(buf));
+    if (n <= 0) break;
+    seen.append(buf, static_cast<std::size_t>(n));
+  }
+  ASSERT_NE(seen.find("loop block started"), std::string::npos) << seen;
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(log[0]);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  host_.drain();
+  auto after = host_.with_state([](test_host::State& s) { return std::make_pair(s.storage, s.results.size()); });
+  EXPECT_EQ(after.first, before.first);
+  EXPECT_EQ(after.second, before.second);  // nothing delivered
+}
+
+TEST_F(ConsensusTest, RunNondetNeedsTheSpawnNondetPermission) {
+  auto r = run(nd(call("run", {Value(1)})), "wsc");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("data"), Value("RunNondet refused"));
 }
 
 }  // namespace
