@@ -310,7 +310,7 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
     auto pending = state_.pending_messages();
     if (!pending) return pending.take_error();
     for (const auto& m : *pending) {
-      if (m.tx != parent || static_cast<int>(done.size()) >= opts_.max_follow_ups) continue;
+      if ((parent != 0 && m.tx != parent) || static_cast<int>(done.size()) >= opts_.max_follow_ups) continue;
       const Value* type = m.emission.find("type");
       const Value* cd = m.emission.find("calldata");
       std::string t = type && type->is_string() ? type->as_string() : "";
@@ -372,6 +372,8 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
   }
   return done;
 }
+
+Result<std::vector<std::int64_t>> Node::serve_pending() { return run_follow_ups(0); }
 
 Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const Value& entry) {
   // The address depends on the nonce: read it under the write lock write_tx keeps.

@@ -87,11 +87,14 @@ class Node {
   Result<TxOutcome> deploy(const Address& sender, const Bytes& code, const calldata::Value& entry);
   Result<TxOutcome> call(const Address& sender, const Address& contract, const calldata::Value& entry);
   Result<RunReport> view(const Address& contract, const calldata::Value& entry);
+  // Runs the messages still pending in the state (left by a node killed between a commit and
+  // its follow-ups), oldest first, and theirs in turn; returns the new transactions.
+  Result<std::vector<std::int64_t>> serve_pending();
 
  private:
   Result<TxOutcome> write_tx(TxRecord rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                              Effects fx);
-  Result<std::vector<std::int64_t>> run_follow_ups(std::int64_t tx);
+  Result<std::vector<std::int64_t>> run_follow_ups(std::int64_t tx);  // tx 0: every pending message
   calldata::Value execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                                  const std::optional<calldata::Value>& leader_nondet) const;
 

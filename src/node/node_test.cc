@@ -240,6 +240,29 @@ TEST_F(NodeTest, HangingValidatorIsKilledAndVotesTimeout) {
   EXPECT_EQ(r->record.status, "undetermined");  // one agree of two is not a majority
 }
 
+// A message committed by a node that died before running it is served by the next command.
+TEST_F(NodeTest, PendingMessagesAreServedLater) {
+  Node node(*state_, opts(1));
+  auto counter = node.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(counter.ok());
+  // A "dead node": max_follow_ups 0 commits the posting transaction and runs no follow-up.
+  NodeOptions dead = opts(1);
+  dead.max_follow_ups = 0;
+  Node first(*state_, dead);
+  auto ev = first.deploy(account(0xa1), read_file(examples_ + "events.wasm"), make_entry("", {}));
+  ASSERT_TRUE(ev.ok());
+  auto n = first.call(counter->record.target, ev->record.target, make_entry("notify", {Value("later")}));
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->follow_ups.empty());
+  ASSERT_EQ((*state_->pending_messages()).size(), 1u);
+  auto served = node.serve_pending();
+  ASSERT_TRUE(served.ok()) << served.error().to_string();
+  ASSERT_EQ(served->size(), 1u);
+  EXPECT_EQ((*state_->tx((*served)[0]))->parent, n->record.id);
+  EXPECT_TRUE((*state_->pending_messages()).empty());
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
 TEST_F(NodeTest, UnknownAddressIsAnError) {
   Node node(*state_, opts(1));
   auto r = node.call(account(0xa1), account(0x77), make_entry("get", {}));

@@ -300,6 +300,12 @@ int main(int argc, char** argv) {
   Node node(state, opts);
 
   if (cmd == "deploy" || cmd == "call") {
+    // Messages a killed node committed but never ran go first, in the order they were posted.
+    auto pending = node.serve_pending();
+    if (!pending) return fail(pending.error().message.empty() ? pending.error().code : pending.error().message);
+    if (!pending->empty() && !json) {
+      std::fprintf(stderr, "served %zu pending message(s) left by an interrupted node\n", pending->size());
+    }
     auto o = cmd == "deploy" ? node.deploy(sender, code, make_entry("", args))
                              : node.call(sender, target, make_entry(pos[2], args));
     if (!o) return fail(o.error().message.empty() ? o.error().code : o.error().message);
