@@ -6,6 +6,8 @@
  *   {"": "loop"}               one block whose leader never ends (its fuel stops it); returns
  *                              the leader's [code][data] as bytes
  *   {"": "boom", "args": [b]}  puts byte b into memory, then UserError "boom"
+ *   {"": "nest", "args": [k]}  k sandboxes, each inside the last; returns k, or the VM error
+ *                              string the innermost one got (e.g. out_of vm_recursion)
  */
 #include <stdint.h>
 #include <string.h>
@@ -134,6 +136,34 @@ static void run(const gl_message* m) {
     if (gl_run_nondet(3, NULL, 0, &res) != 0) gl_user_error("RunNondet refused");
     gl_buf out = {0};
     gl_enc_bytes(&out, res.data, res.len);
+    gl_return(&out);
+  }
+  if (gl_method_is(m, "nest")) {
+    uint64_t k = one_uint_arg(m);
+    gl_buf out = {0};
+    if (k == 0) {
+      gl_enc_u64(&out, 0);
+      gl_return(&out);
+    }
+    gl_buf call = {0};
+    gl_enc_map(&call, 2);
+    gl_enc_key(&call, "");
+    gl_enc_cstr(&call, "nest");
+    gl_enc_key(&call, "args");
+    gl_enc_array(&call, 1);
+    gl_enc_u64(&call, k - 1);
+    gl_buf res = {0};
+    if (gl_sandbox(&call, 0, 0, &res) != 0 || res.len < 1) gl_user_error("Sandbox refused");
+    gl_reader r;
+    gl_item it;
+    gl_reader_init(&r, res.data + 1, res.len - 1);
+    if (res.data[0] == 0 && gl_next(&r, &it) == 0 && it.kind == GL_K_UINT) {
+      gl_enc_u64(&out, it.u + 1);
+    } else if (res.data[0] == 2) {
+      gl_enc_str(&out, (const char*)res.data + 1, res.len - 1); /* pass the VM error up */
+    } else {
+      gl_buf_append(&out, res.data + 1, res.len - 1);
+    }
     gl_return(&out);
   }
   if (gl_method_is(m, "boom")) {

@@ -185,6 +185,10 @@ int gl_eth_call(const uint8_t address[20], const void* calldata, size_t len, gl_
 /* *out receives the sub-VM result buffer: [result_code][data]. state: 0 default, 1 latest
  * final, 2 latest non-final. */
 int gl_call_contract(const uint8_t address[20], const gl_buf* calldata, uint32_t state, gl_buf* out);
+/* Runs this contract's code again as a sandboxed sub-VM (entry_kind 1) with `calldata` (an
+ * encoded call-convention map) as its entry; *out receives [result_code][data]. */
+int gl_sandbox(const gl_buf* calldata, int allow_write_storage, int allow_send_messages, gl_buf* out);
+
 /* ---- non-deterministic blocks (RunNondet) ----
  * A block is a pair of functions of this contract. In a leader run the leader function runs in a
  * non-deterministic sub-VM and ends with gl_return / gl_user_error (or fails); its result is

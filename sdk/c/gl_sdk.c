@@ -371,3 +371,23 @@ int gl_call_contract(const uint8_t address[20], const gl_buf* calldata, uint32_t
   if (e) return e;
   return gl_read_fd(fd, out);
 }
+
+int gl_sandbox(const gl_buf* calldata, int allow_write_storage, int allow_send_messages, gl_buf* out) {
+  gl_buf body = {0};
+  gl_enc_map(&body, 5);
+  gl_enc_key(&body, "allow_register_runners");
+  gl_enc_bool(&body, 0);
+  gl_enc_key(&body, "allow_send_messages");
+  gl_enc_bool(&body, allow_send_messages);
+  gl_enc_key(&body, "allow_write_storage");
+  gl_enc_bool(&body, allow_write_storage);
+  gl_enc_key(&body, "data");
+  gl_enc_bytes(&body, calldata->data, calldata->len);
+  gl_enc_key(&body, "runner");
+  gl_enc_cstr(&body, "contract");
+  uint32_t fd = 0;
+  int e = call_wrapped("Sandbox", &body, &fd);
+  gl_buf_free(&body);
+  if (e) return e;
+  return gl_read_fd(fd, out);
+}

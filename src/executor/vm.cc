@@ -90,7 +90,7 @@ class VmState {
   void log(std::string_view kind, std::string_view text);
   Result<U256Le> self_balance() {
     auto b = ctx_.host->get_balance(frame_.self);
-    if (!b || frame_.depth > 0) return b;
+    if (!b || !frame_.own_contract) return b;
     return u256_sub(u256_add(*b, ctx_.message_value), ctx_.value_sent);
   }
   // Reserves `value` from the contract's balance for a message; false: not enough (INBALANCE).
@@ -355,7 +355,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
                        SlotId slot;
                        if (!c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
-                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.depth == 0);
+                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.own_contract);
                        if (!data) return internal(data.error());
                        if (len && !c.write(buf, data->data(), len)) return set_ret(r, kFault), std::nullopt;
                        set_ret(r, kSuccess);
@@ -561,6 +561,8 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     child.permissions = Permissions{};
     child.deterministic = true;
     child.depth = frame_.depth + 1;
+    child.own_contract = false;
+    child.ram_budget = frame_.ram_budget;
     Value::Map msg = frame_.startup_message.as_map();
     msg["contract_address"] = address->as_address();
     Value::Array stack = msg["stack"].is_array() ? msg["stack"].as_array() : Value::Array{};
@@ -580,7 +582,47 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     return give_fd(subvm_result_buffer(res.kind, res.data));
   }
   if (method == "RunNondet") return run_nondet(c, body, ret, give_fd);
-  // Sandbox, RegisterRunner, MapFile, web and LLM messages: not in this executor yet.
+  if (method == "Sandbox") {
+    const Value* data = body.find("data");
+    const Value* runner = body.find("runner");
+    const Value* allow_write = body.find("allow_write_storage");
+    const Value* allow_send = body.find("allow_send_messages");
+    const Value* allow_register = body.find("allow_register_runners");
+    if (!body.is_map() || !data || !data->is_bytes() || !runner || !runner->is_string() || !allow_write ||
+        !allow_write->is_bool() || !allow_send || !allow_send->is_bool() || !allow_register || !allow_register->is_bool()) {
+      return inval();
+    }
+    // Only the calling contract's own code is a runner here (no runner archives yet).
+    if (runner->as_string() != "contract") return inval();
+    if (frame_.depth + 1 >= kMaxVmDepth) {
+      VmError e{VmError::out_of().vm_recursion()};
+      return end(ResultCode::kVmError, Value(e.to_string()));
+    }
+    VmFrame child;
+    child.self = frame_.self;
+    child.state = frame_.state;
+    child.deterministic = frame_.deterministic;  // the caller's determinism level
+    child.permissions.write_storage = p.write_storage && allow_write->as_bool();
+    child.permissions.send_messages = p.send_messages && allow_send->as_bool();
+    child.permissions.call_others = p.call_others;
+    child.permissions.spawn_nondet = false;  // nondet blocks only from the entry VM (docs: ## Consensus)
+    child.depth = frame_.depth + 1;
+    child.ram_budget = frame_.ram_budget;
+    child.fuel = frame_.fuel;
+    child.own_contract = frame_.own_contract;
+    Value::Map msg = frame_.startup_message.as_map();
+    msg["entry_kind"] = static_cast<int>(EntryKind::kSandbox);
+    msg["entry_data"] = data->as_bytes();
+    msg["entry_stage_data"] = Value();
+    child.startup_message = Value(std::move(msg));
+    // Its writes and emissions are the caller's own and are not reverted on error (gl_call spec).
+    VmResult res = run_vm(ctx_, child, *code_);
+    if (res.kind == ResultCode::kInternalError) return internal(make_error("sandbox", res.data.is_string() ? res.data.as_string() : ""));
+    if (child.deterministic) subvm_.fold(small_hash(res.kind, res.data, res.subvm_hashes, res.wasm_store_hashes));
+    if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
+    return give_fd(subvm_result_buffer(res.kind, res.data));
+  }
+  // RegisterRunner, MapFile, web and LLM messages: not in this executor yet.
   return inval();
 }
 

@@ -9,7 +9,7 @@
 // or a trap (-> VMError "wasm_trap <kind>"). A host failure while serving an import ends the run
 // with InternalError. Error results carry the memory fingerprint of every instance.
 // Supported gl_call messages: Return, UserError, Trace, EmitEvent, PostMessage, DeployContract,
-// EthSend, EthCall, CallContract (in-process child); others answer error_inval (see
+// EthSend, EthCall, CallContract (in-process child), RunNondet, Sandbox; others answer error_inval (see
 // docs/PROTOCOLS.md, ## Executor choices).
 #pragma once
 
@@ -86,6 +86,9 @@ struct VmFrame {
   calldata::Value startup_message;  // the map written to the module's stdin
   std::uint64_t ram_budget = kDefaultRamBudget;  // memories and tables of this sub-VM
   std::optional<std::uint64_t> fuel;             // set: the module is metered with this budget
+  // The run's own contract (top entry, Sandbox, nondet blocks): sees the run's buffered writes
+  // and the message-adjusted balance. False for CallContract children.
+  bool own_contract = true;
 };
 
 struct VmResult {

@@ -550,5 +550,27 @@ TEST_F(ConsensusTest, RunNondetNeedsTheSpawnNondetPermission) {
   EXPECT_EQ(*r.report.find("data"), Value("RunNondet refused"));
 }
 
+TEST_F(ConsensusTest, SandboxesNestAndFoldTheirSmallHashes) {
+  auto flat = run(nd(call("nest", {Value(0)})));
+  ASSERT_EQ(*flat.report.find("kind"), Value(0)) << calldata::to_text(*flat.report.find("data"));
+  auto r = run(nd(call("nest", {Value(10)})));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  EXPECT_EQ(*r.report.find("data"), Value(10));
+  // Sandboxes are deterministic: a rerun folds the same small hashes into the same hash.
+  auto again = run(nd(call("nest", {Value(10)})));
+  EXPECT_EQ(*again.report.find("execution_hash"), *r.report.find("execution_hash"));
+}
+
+TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
+  auto r = run(nd(call("nest", {Value(600)})));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  EXPECT_EQ(*r.report.find("data"), Value("out_of vm_recursion"));
+  auto ok = run(nd(call("nest", {Value(500)})));
+  ASSERT_EQ(*ok.report.find("kind"), Value(0)) << calldata::to_text(*ok.report.find("data"));
+  EXPECT_EQ(*ok.report.find("data"), Value(500));
+}
+
 }  // namespace
 }  // namespace genvm
