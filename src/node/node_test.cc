@@ -235,7 +235,9 @@ TEST_F(NodeTest, HangingValidatorIsKilledAndVotesTimeout) {
   ASSERT_EQ(r->rounds.size(), 1u);
   ASSERT_EQ(r->rounds[0].votes.size(), 2u);
   for (const Vote& v : r->rounds[0].votes) {
-    if (v.node == 2) EXPECT_EQ(v.vote, "timeout");
+    if (v.node == 2) {
+      EXPECT_EQ(v.vote, "timeout");
+    }
   }
   EXPECT_EQ(r->record.status, "undetermined");  // one agree of two is not a majority
 }
