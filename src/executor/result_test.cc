@@ -164,5 +164,48 @@ TEST(LeaderSurplus, ReplacesTheResultWithExtraNamingItsBufferHash) {
   EXPECT_EQ(same.kind, ResultCode::kReturn);
 }
 
+calldata::Bytes leader_entry(std::uint8_t code, std::string_view text) {
+  calldata::Bytes e{code};
+  e.insert(e.end(), text.begin(), text.end());
+  return e;
+}
+
+TEST(LeaderEntry, AcceptsWellFormedEntriesByteForByte) {
+  auto ret = calldata::encode(Value::map({{"a", 1}}));
+  calldata::Bytes e{0};
+  e.insert(e.end(), ret.begin(), ret.end());
+  EXPECT_EQ(check_leader_entry(e), std::nullopt);
+  e[0] = 1;
+  EXPECT_EQ(check_leader_entry(e), std::nullopt);
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "exit_code 3")), std::nullopt);
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "wasm_trap out_of_fuel")), std::nullopt);
+}
+
+TEST(LeaderEntry, RejectsWithTheDerivedCodes) {
+  EXPECT_EQ(check_leader_entry({}), "leader_fault nondet_output absent");
+  EXPECT_EQ(check_leader_entry(leader_entry(3, "x")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(4, "exit_code 1")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(0, "")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "exit_code 1 # why")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "exit_code")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "no_such")), "leader_fault nondet_output malformed");
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "\xc0\xaf")), "leader_fault nondet_output malformed");
+  // The derived namespace comes first, and its parameter is GVM32(sha3(code))[0..6].
+  std::string code = "leader_fault nondet_output absent";
+  auto expect = "leader_fault nondet_output uses_this_error " +
+                gvm32(sha3_256(calldata::Bytes(code.begin(), code.end()))).substr(0, 6);
+  EXPECT_EQ(check_leader_entry(leader_entry(2, code)), expect);
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "leader_fault nondet_output")).value().rfind(
+                "leader_fault nondet_output uses_this_error ", 0),
+            0u);
+  // "leader_fault nondet_outputs" does not extend the code at a space boundary: just unknown.
+  EXPECT_EQ(check_leader_entry(leader_entry(2, "leader_fault nondet_outputs")), "leader_fault nondet_output malformed");
+}
+
+TEST(LeaderEntry, StripsTheDetailForTheNondetChannel) {
+  EXPECT_EQ(strip_vm_error_detail("exit_code 1 # because"), "exit_code 1");
+  EXPECT_EQ(strip_vm_error_detail("exit_code 1"), "exit_code 1");
+}
+
 }  // namespace
 }  // namespace genvm::executor
