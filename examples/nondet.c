@@ -6,6 +6,8 @@
  *   {"": "loop"}               one block whose leader never ends (its fuel stops it); returns
  *                              the leader's [code][data] as bytes
  *   {"": "boom", "args": [b]}  puts byte b into memory, then UserError "boom"
+ *   {"": "prompt"}             one block whose leader sends ExecPrompt "hi" to the LLM module;
+ *                              returns the leader's [code][data] as bytes
  *   {"": "nest", "args": [k]}  k sandboxes, each inside the last; returns k, or the VM error
  *                              string the innermost one got (e.g. out_of vm_recursion)
  */
@@ -81,11 +83,38 @@ static void loop_leader(const uint8_t* data, size_t len) {
   for (;;) ++i;
 }
 
+static void prompt_leader(const uint8_t* data, size_t len) {
+  (void)data;
+  (void)len;
+  gl_buf req = {0};
+  gl_enc_map(&req, 1);
+  gl_enc_key(&req, "ExecPrompt");
+  gl_enc_map(&req, 3);
+  gl_enc_key(&req, "images");
+  gl_enc_array(&req, 0);
+  gl_enc_key(&req, "prompt");
+  gl_enc_cstr(&req, "hi");
+  gl_enc_key(&req, "response_format");
+  gl_enc_cstr(&req, "text");
+  uint32_t fd = 0;
+  int e = gl_call_raw(&req, &fd);
+  gl_buf_free(&req);
+  char msg[32] = "module refused 0";
+  if (e != 0) {
+    msg[15] = (char)('0' + e % 10);
+    gl_user_error(msg);
+  }
+  gl_buf answer = {0};
+  if (gl_read_fd(fd, &answer) != 0) gl_user_error("module answer unreadable");
+  gl_return(&answer);
+}
+
 static const gl_nondet_block blocks[] = {
     {clock_leader, clock_validator},
     {double_leader, double_validator},
     {trivial_leader, trivial_validator},
     {loop_leader, trivial_validator},
+    {prompt_leader, trivial_validator},
 };
 
 static uint64_t one_uint_arg(const gl_message* m) {
@@ -131,9 +160,9 @@ static void run(const gl_message* m) {
     gl_enc_u64(&out, n);
     gl_return(&out);
   }
-  if (gl_method_is(m, "loop")) {
+  if (gl_method_is(m, "loop") || gl_method_is(m, "prompt")) {
     gl_buf res = {0};
-    if (gl_run_nondet(3, NULL, 0, &res) != 0) gl_user_error("RunNondet refused");
+    if (gl_run_nondet(gl_method_is(m, "loop") ? 3 : 4, NULL, 0, &res) != 0) gl_user_error("RunNondet refused");
     gl_buf out = {0};
     gl_enc_bytes(&out, res.data, res.len);
     gl_return(&out);

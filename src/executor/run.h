@@ -30,6 +30,8 @@ struct RunOptions {
   int log_fd = -1;
   bool sync = false;
   std::uint64_t nondet_fuel = std::uint64_t(1) << 32;  // fuel of each non-deterministic block
+  std::string module_llm;  // URI of the LLM module (empty: none)
+  std::string module_web;  // URI of the web module (empty: none)
 };
 
 int run_execution(const RunOptions& opts, std::string* err);

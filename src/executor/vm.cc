@@ -51,6 +51,9 @@ struct Ending {
   Value data;
 };
 
+Result<calldata::Bytes> module_call(const std::string& uri, std::unique_ptr<HostConnection>& conn,
+                                    const calldata::Bytes& request);
+
 // One sub-VM's mutable state while its module runs.
 class VmState {
  public:
@@ -622,7 +625,22 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
     return give_fd(subvm_result_buffer(res.kind, res.data));
   }
-  // RegisterRunner, MapFile, web and LLM messages: not in this executor yet.
+  if (method == "WebRender" || method == "WebRequest" || method == "ExecPrompt" || method == "ExecPromptTemplate") {
+    if (frame_.deterministic) return forbidden();
+    bool web = method.starts_with("Web");
+    const std::string& uri = web ? ctx_.module_web_uri : ctx_.module_llm_uri;
+    std::unique_ptr<HostConnection>& conn = web ? ctx_.module_web : ctx_.module_llm;
+    if (uri.empty()) return forbidden();  // requirement "module availability" not met
+    auto answer = module_call(uri, conn, req);
+    if (!answer) {
+      // A module that fails is the block's I/O failure: only non-deterministic code sees it.
+      log("module_error", answer.error().to_string());
+      ret = kIo;
+      return std::nullopt;
+    }
+    return give_fd(std::move(*answer));
+  }
+  // RegisterRunner, MapFile: not in this executor yet.
   return inval();
 }
 
@@ -707,6 +725,35 @@ std::optional<Trap> VmState::run_nondet(Caller&, const Value& body, std::int32_t
     if (auto s = ctx_.host->notify_nondet_disagreement(call_no); !s) return internal(s.error());
   }
   return give_fd(calldata::Bytes(entry));
+}
+
+// One module request: `u32 BE length ‖ calldata` each way. The answer must be calldata.
+Result<calldata::Bytes> module_call(const std::string& uri, std::unique_ptr<HostConnection>& conn,
+                                    const calldata::Bytes& request) {
+  static constexpr std::uint32_t kMaxModuleFrame = 64u << 20;
+  if (!conn) {
+    auto c = HostConnection::connect(uri, {});
+    if (!c) return c.take_error();
+    conn = std::move(*c);
+  }
+  if (conn->poisoned()) return *conn->poisoned();
+  auto fail = [&](Error e) {
+    conn->poison(e);
+    return e;
+  };
+  std::uint32_t n = static_cast<std::uint32_t>(request.size());
+  std::uint8_t len[4] = {std::uint8_t(n >> 24), std::uint8_t(n >> 16), std::uint8_t(n >> 8), std::uint8_t(n)};
+  if (auto s = conn->write_all(len); !s) return fail(s.error());
+  if (auto s = conn->write_all(request); !s) return fail(s.error());
+  if (auto s = conn->read_exact(len, 4); !s) return fail(s.error());
+  std::uint32_t m = std::uint32_t(len[0]) << 24 | std::uint32_t(len[1]) << 16 | std::uint32_t(len[2]) << 8 | len[3];
+  if (m > kMaxModuleFrame) return fail(make_error("module_oversized", "answer of " + std::to_string(m) + " bytes"));
+  calldata::Bytes answer(m);
+  if (m) {
+    if (auto s = conn->read_exact(answer.data(), m); !s) return fail(s.error());
+  }
+  if (!calldata::decode(answer)) return fail(make_error("module_protocol", "answer is not calldata"));
+  return answer;
 }
 
 WasmStoreHashes fingerprint(const wasm::Store& store) {

@@ -66,6 +66,12 @@ struct RunContext {
   // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
   // again, up to 4096 times, and compiling is the dearest part of a small block.
   std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;
+  // Non-deterministic modules (--module-llm / --module-web): URIs as for hosts, connected on
+  // first use; frames are `u32 big-endian length ‖ calldata`, one answer frame per request.
+  std::string module_llm_uri;
+  std::string module_web_uri;
+  std::unique_ptr<HostConnection> module_llm;
+  std::unique_ptr<HostConnection> module_web;
 };
 
 // 256-bit little-endian arithmetic for balances: a + b saturating at 2^256 - 1, a - b clamped

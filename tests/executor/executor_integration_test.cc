@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <csignal>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -570,6 +573,85 @@ TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
   auto ok = run(nd(call("nest", {Value(500)})));
   ASSERT_EQ(*ok.report.find("kind"), Value(0)) << calldata::to_text(*ok.report.find("data"));
   EXPECT_EQ(*ok.report.find("data"), Value(500));
+}
+
+// A one-connection LLM module: reads one `u32 BE ‖ calldata` frame and answers {"ok": {"text": ..}}.
+class FakeModule {
+ public:
+  explicit FakeModule(const std::string& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 && ::listen(fd_, 1) == 0;
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeModule() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+    ::unlink(path_.c_str());
+  }
+  bool ok() const { return ok_; }
+  calldata::Bytes request;  // the calldata of the frame received (read after the run)
+
+ private:
+  static bool read_all(int fd, std::uint8_t* p, std::size_t n) {
+    while (n) {
+      ssize_t r = ::read(fd, p, n);
+      if (r <= 0) return false;
+      p += r;
+      n -= static_cast<std::size_t>(r);
+    }
+    return true;
+  }
+  void serve() {
+    int c = ::accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    std::uint8_t len[4];
+    if (read_all(c, len, 4)) {
+      std::uint32_t n = std::uint32_t(len[0]) << 24 | std::uint32_t(len[1]) << 16 | std::uint32_t(len[2]) << 8 | len[3];
+      calldata::Bytes body(n);
+      if (read_all(c, body.data(), n)) {
+        request = body;
+        auto answer = calldata::encode(Value::map({{"ok", Value::map({{"text", "hello"}})}}));
+        std::uint32_t m = static_cast<std::uint32_t>(answer.size());
+        std::uint8_t out[4] = {std::uint8_t(m >> 24), std::uint8_t(m >> 16), std::uint8_t(m >> 8), std::uint8_t(m)};
+        [[maybe_unused]] ssize_t w1 = ::write(c, out, 4);
+        [[maybe_unused]] ssize_t w2 = ::write(c, answer.data(), answer.size());
+      }
+    }
+    // Wait for the executor to close its end.
+    std::uint8_t b;
+    while (::read(c, &b, 1) > 0) {
+    }
+    ::close(c);
+  }
+  std::string path_;
+  int fd_ = -1;
+  bool ok_ = false;
+  std::thread thread_;
+};
+
+TEST_F(ConsensusTest, PromptsGoToTheLlmModuleInLengthPrefixedFrames) {
+  FakeModule module(dir_ + "/llm.sock");
+  ASSERT_TRUE(module.ok());
+  auto r = run(nd(call("prompt")), "wscn", {"--module-llm", "unix://" + dir_ + "/llm.sock"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  auto answer = calldata::encode(Value::map({{"ok", Value::map({{"text", "hello"}})}}));
+  EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, answer)));
+  auto req = calldata::decode(module.request);
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*req->find("ExecPrompt")->find("prompt"), Value("hi"));
+}
+
+TEST_F(ConsensusTest, WithoutAModulePromptsAreRefused) {
+  auto r = run(nd(call("prompt")));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  // The block's leader got error_forbidden (6) and ended with a UserError saying so.
+  EXPECT_EQ(*r.report.find("data"), Value(entry_of(1, calldata::encode(Value("module refused 6")))));
 }
 
 }  // namespace

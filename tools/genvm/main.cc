@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: genvm run --execution-data (-|PATH|fd://N) --host URI [--host URI]...\n"
     "                 [--debug-mode LEVEL] [--permissions [wscn]] [--genvm-id ID] [--log-fd N] [--sync]\n"
-    "                 [--nondet-fuel N]\n"
+    "                 [--nondet-fuel N] [--module-llm URI] [--module-web URI]\n"
     "       genvm check FILE\n"
     "       genvm --help\n"
     "\n"
@@ -24,6 +24,8 @@ constexpr const char* kUsage =
     "       --permissions letters: w write storage, s send messages, c call others, n spawn nondet\n"
     "       --log-fd N: JSON lines about the run. No timeout: stop it with SIGKILL.\n"
     "       --nondet-fuel N: fuel of each non-deterministic block (default 2^32).\n"
+    "       --module-llm/--module-web: module sockets for prompts / web calls in nondet blocks\n"
+    "       (frames: u32 big-endian length + calldata); without one those calls are refused.\n"
     "       Leader run without leader_nondet_results in the execution data, validator run with.\n"
     "       Exit: 0 result delivered, 1 not delivered (host failure), 2 bad input.\n"
     "check  validates FILE as a contract module (loads, imports only genlayer_sdk and\n"
@@ -82,6 +84,10 @@ int run_cmd(int argc, char** argv) {
       auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), fuel);
       if (!v || ec != std::errc() || p != s.data() + s.size() || fuel == 0) return bad("--nondet-fuel needs a positive number");
       opts.nondet_fuel = fuel;
+    } else if (a == "--module-llm" || a == "--module-web") {
+      const char* v = value();
+      if (!v || !*v) return bad(std::string(a) + " needs a URI");
+      (a == "--module-llm" ? opts.module_llm : opts.module_web) = v;
     } else if (a == "--sync") {
       opts.sync = true;
     } else {
