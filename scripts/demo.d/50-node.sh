@@ -47,8 +47,15 @@ if [ -e "$ex/events.wasm" ]; then
   [ -n "$fu" ] && n tx "$fu" | grep -v '^  rounds:'
 fi
 
+if [ -e "$ex/nondet.wasm" ]; then
+  say deploy nondet.wasm
+  nondet=$(n --json deploy "$ex/nondet.wasm" 2>/dev/null | addr_of)
+  echo "nondet at $nondet"
+  say call "$nondet" run 3 "  (3 non-deterministic blocks: the leader reads its clock; validators are handed its results)"
+  n call "$nondet" run 3 2>/dev/null
+fi
+
 say state "$counter"
 n state "$counter"
 say check
 n check
-echo "(non-deterministic blocks: the executor does not run them yet, so no nondet transaction is shown)"

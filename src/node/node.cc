@@ -424,8 +424,9 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   TxRecord rec;
   rec.sender = Address{};
   rec.target = contract;
-  // No `w` and no `s`: a view can read and call other contracts, never change anything.
-  return run_executor(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "c", state_,
+  // No `w` and no `s`: a view can read, call other contracts and run non-deterministic blocks
+  // (as their leader), never change anything.
+  return run_executor(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "cn", state_,
                       opts_.run_timeout_ms);
 }
 

@@ -265,6 +265,25 @@ TEST_F(NodeTest, PendingMessagesAreServedLater) {
   EXPECT_TRUE(state_->check_consistency().ok());
 }
 
+// Non-deterministic blocks: the leader's block results (a wall clock) differ from anything a
+// validator could compute, yet every validator, handed the leader's nondet_results, reaches the
+// leader's execution hash.
+TEST_F(NodeTest, NondetBlocksAgreeThroughLeaderResults) {
+  if (::access((examples_ + "nondet.wasm").c_str(), R_OK) != 0) GTEST_SKIP() << "no nondet.wasm example";
+  Node node(*state_, opts(3));
+  auto d = node.deploy(account(0xa1), read_file(examples_ + "nondet.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->record.result_kind, 0) << d->record.result_text;
+  auto r = node.call(account(0xa1), d->record.target, make_entry("run", {Value(3)}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  expect_unanimous(*r, 3);
+  EXPECT_EQ(r->record.result_kind, 0) << r->record.result_text;
+  const Value* nd = r->rounds[0].leader_run.report.find("nondet_results");
+  ASSERT_NE(nd, nullptr);
+  ASSERT_TRUE(nd->is_array());
+  EXPECT_EQ(nd->as_array().size(), 3u);  // one per block, handed to every validator
+}
+
 TEST_F(NodeTest, UnknownAddressIsAnError) {
   Node node(*state_, opts(1));
   auto r = node.call(account(0xa1), account(0x77), make_entry("get", {}));
