@@ -153,6 +153,7 @@ int run_execution(const RunOptions& opts, std::string* err) {
   ctx.is_leader = !data->leader_nondet_results.has_value();
   if (!ctx.is_leader) ctx.leader_results = &*data->leader_nondet_results;
   ctx.nondet_fuel = opts.nondet_fuel;
+  ctx.sync = opts.sync;
   ctx.module_llm_uri = opts.module_llm;
   ctx.module_web_uri = opts.module_web;
 

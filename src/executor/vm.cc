@@ -707,6 +707,8 @@ std::optional<Trap> VmState::run_nondet(Caller&, const Value& body, std::int32_t
     auto e = VmError::parse(*derived);
     return end(ResultCode::kFatalVmError, Value(e ? e->with_detail("call " + std::to_string(call_no)).to_string() : *derived));
   }
+  // Sync mode: the accepted entry is simply the call's result; there is no vote to cast.
+  if (ctx_.sync) return give_fd(calldata::Bytes(entry));
   msg["entry_data"] = data_validator->as_bytes();
   msg["entry_stage_data"] = entry;
   child.startup_message = Value(std::move(msg));

@@ -9,7 +9,8 @@
 // or a trap (-> VMError "wasm_trap <kind>"). A host failure while serving an import ends the run
 // with InternalError. Error results carry the memory fingerprint of every instance.
 // Supported gl_call messages: Return, UserError, Trace, EmitEvent, PostMessage, DeployContract,
-// EthSend, EthCall, CallContract (in-process child), RunNondet, Sandbox; others answer error_inval (see
+// EthSend, EthCall, CallContract (in-process child), RunNondet, Sandbox, and in nondet blocks the
+// web/LLM messages (module sockets); others answer error_inval (see
 // docs/PROTOCOLS.md, ## Executor choices).
 #pragma once
 
@@ -58,6 +59,7 @@ struct RunContext {
   // Consensus (docs/PROTOCOLS.md, ## Consensus). Fixed at start: a leader run when no leader
   // results were handed in, a validator run when they were.
   bool is_leader = true;
+  bool sync = false;  // sync mode (--sync with leader results): entries are checked, no vote runs
   const std::vector<calldata::Bytes>* leader_results = nullptr;  // validator: the leader's entries
   std::vector<calldata::Bytes> nondet_results;  // leader: [code][data] per call_no
   std::uint32_t nondet_calls = 0;               // RunNondet calls so far (the next call_no)

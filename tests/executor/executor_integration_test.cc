@@ -417,6 +417,23 @@ TEST_F(ConsensusTest, AValidatorWhoseCheckFailsReportsThatCallNo) {
   EXPECT_EQ(v.report.find("data")->as_array()[3], Value(7));
 }
 
+TEST_F(ConsensusTest, SyncModeUsesTheEntriesWithoutAVote) {
+  auto leader = run(nd(call("run", {Value(2)})));
+  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  auto results = entries(leader);
+  ASSERT_EQ(results.size(), 2u);
+  results[1] = entry_of(0, calldata::encode(Value(7)));  // a validator would reject this
+  auto s = run(nd(call("run", {Value(2)}), results), "wscn", {"--sync"});
+  ASSERT_EQ(s.exit_code, 0) << s.stderr_text;
+  ASSERT_EQ(*s.report.find("kind"), Value(0));
+  EXPECT_TRUE(s.report.find("nondet_disagreement")->is_null());
+  EXPECT_EQ(s.report.find("data")->as_array()[1], Value(7));
+  // Entries are still checked in sync mode.
+  results[1] = {};
+  auto bad = run(nd(call("run", {Value(2)}), results), "wscn", {"--sync"});
+  EXPECT_EQ(public_code(bad), "leader_fault nondet_output absent");
+}
+
 TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
   auto leader = run(nd(call("run", {Value(3)})));
   ASSERT_EQ(*leader.report.find("kind"), Value(0));
