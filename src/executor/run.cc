@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "executor/host_client.h"
@@ -118,7 +119,7 @@ RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& c
 
 }  // namespace
 
-int run_execution(const RunOptions& opts, std::string* err) {
+static int run_execution_on_this_thread(const RunOptions& opts, std::string* err) {
   auto bytes = read_source(opts.execution_data);
   if (!bytes) {
     *err = bytes.error().to_string();
@@ -173,6 +174,42 @@ int run_execution(const RunOptions& opts, std::string* err) {
     return 1;
   }
   return 0;
+}
+
+namespace {
+
+// Nested sub-VMs (CallContract, Sandbox, nondet blocks) recurse on the native stack, up to 512
+// deep: the 8 MiB main-thread stack is not enough for that under ASan (found by the 512-deep
+// sandbox test). The run gets a thread with a large stack; the pages are only reserved.
+constexpr std::size_t kRunStackBytes = std::size_t(512) << 20;
+
+struct RunJob {
+  const RunOptions* opts;
+  std::string* err;
+  int code;
+};
+
+void* run_job(void* p) {
+  auto* job = static_cast<RunJob*>(p);
+  job->code = run_execution_on_this_thread(*job->opts, job->err);
+  return nullptr;
+}
+
+}  // namespace
+
+int run_execution(const RunOptions& opts, std::string* err) {
+  RunJob job{&opts, err, 1};
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = false;
+  if (pthread_attr_init(&attr) == 0) {
+    started = pthread_attr_setstacksize(&attr, kRunStackBytes) == 0 && pthread_create(&thread, &attr, run_job, &job) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  // Without the big thread (an address-space limit) the run still happens, on this stack.
+  if (!started) return run_execution_on_this_thread(opts, err);
+  pthread_join(thread, nullptr);
+  return job.code;
 }
 
 }  // namespace genvm::executor
