@@ -375,6 +375,8 @@ class ConsensusTest : public ExecutorTest {
   const calldata::Address kContract = addr(9);
 };
 
+// Fails if a validator computed its blocks itself instead of taking the leader's entries: the
+// clock block gives every run another value (leader2 below shows it).
 TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash) {
   auto leader = run(nd(call("run", {Value(5)})));
   ASSERT_EQ(leader.exit_code, 0) << leader.stderr_text;
@@ -402,6 +404,7 @@ TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash)
   EXPECT_NE(*leader2.report.find("execution_hash"), *leader.report.find("execution_hash"));
 }
 
+// Fails if the validator block's vote is ignored or the call_no counter is off by one.
 TEST_F(ConsensusTest, AValidatorWhoseCheckFailsReportsThatCallNo) {
   auto leader = run(nd(call("run", {Value(5)})));
   ASSERT_EQ(*leader.report.find("kind"), Value(0));
@@ -487,6 +490,7 @@ TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
   }
 }
 
+// Fails if the cap is removed or off by one (4096 must still pass).
 TEST_F(ConsensusTest, MoreThan4096NondetBlocksIsTheLimitCode) {
   auto at_limit = run(nd(call("many", {Value(4096)})));
   ASSERT_EQ(at_limit.exit_code, 0) << at_limit.stderr_text;
@@ -507,6 +511,8 @@ TEST_F(ConsensusTest, ALoopingBlockIsStoppedByItsFuel) {
   EXPECT_EQ(entries(r), std::vector<calldata::Bytes>{entry_of(2, text_bytes("wasm_trap out_of_fuel"))});
 }
 
+// Fails if wasm_store_hashes stopped hashing the failing VM's memory (the two error values are
+// equal; only one byte of memory tells the runs apart).
 TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
   auto first = run(nd(call("boom", {Value(5)})));
   ASSERT_EQ(*first.report.find("kind"), Value(1));
@@ -525,6 +531,7 @@ TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
   EXPECT_NE(*other.report.find("execution_hash"), *first.report.find("execution_hash"));
 }
 
+// Fails if anything reached the host's state before consume_result.
 TEST_F(ConsensusTest, SigkillInsideANondetBlockLeavesTheHostStateUnchanged) {
   auto before = host_.with_state([](test_host::State& s) { return std::make_pair(s.storage, s.results.size()); });
   auto bytes = calldata::encode(executor::execution_data_to_value(nd(call("loop"))));
@@ -583,6 +590,7 @@ TEST_F(ConsensusTest, SandboxesNestAndFoldTheirSmallHashes) {
   EXPECT_EQ(*again.report.find("execution_hash"), *r.report.find("execution_hash"));
 }
 
+// Fails if the depth check is removed (512 would return 512) or moved by one.
 TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
   // nest k runs VMs at depths 0..k: 511 is the deepest allowed, so 512 fails at the bottom and
   // the error string travels back up.
