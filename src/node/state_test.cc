@@ -152,26 +152,41 @@ TEST_F(StateTest, MessageIsServedOnlyOnce) {
 }
 
 TEST_F(StateTest, LockedDatabaseIsOneClearError) {
-  auto st = State::open(path_);
-  ASSERT_TRUE(st.ok());
+  { ASSERT_TRUE(State::open(path_).ok()); }  // creates the schema, then lets the file go
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
-  auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{});
-  ASSERT_FALSE(id.ok());
-  EXPECT_EQ(id.error().code, "state_locked") << id.error().to_string();
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto st = State::open(path_);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, "state_locked") << st.error().to_string();
   sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(other);
-  EXPECT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  auto again = State::open(path_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+}
+
+// A node holds the file exclusively while open, so a second writer cannot slip in at all.
+TEST_F(StateTest, AnOpenStateKeepsOtherConnectionsOut) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  ASSERT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
+  sqlite3_busy_timeout(other, 50);
+  EXPECT_NE(sqlite3_exec(other, "INSERT INTO storage VALUES(x'01', x'02', x'03')", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
 }
 
 TEST_F(StateTest, ConsistencyCheckFindsOrphanStorage) {
-  auto st = State::open(path_);
-  ASSERT_TRUE(st.ok());
+  { ASSERT_TRUE(State::open(path_).ok()); }  // creates the schema, then lets the file go
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO storage VALUES(x'01', x'02', x'03')", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(raw);
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
   auto s = (*st)->check_consistency();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, "state_inconsistent");
@@ -193,19 +208,21 @@ TEST(Addresses, ParseAndPrint) {
 namespace genvm::node {
 namespace {
 
-// Fails when begin() does not take the write lock: a second node could then read the same old
-// state and commit a result built on it (a lost update).
-TEST_F(StateTest, OpenWriteTransactionLocksOutASecondNode) {
-  auto a = State::open(path_);
-  auto b = State::open(path_);
-  ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_TRUE((*a)->begin().ok());
-  auto s = (*b)->begin();
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, "state_locked");
-  EXPECT_FALSE((*b)->probe_writable().ok());
-  ASSERT_TRUE((*a)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
-  EXPECT_FALSE((*a)->in_transaction());
+// Fails when the state does not hold the file exclusively: a second node could then read the
+// same old state and commit a result built on it (a lost update).
+TEST_F(StateTest, AnOpenStateLocksOutASecondNode) {
+  {
+    auto a = State::open(path_);
+    ASSERT_TRUE(a.ok());
+    ASSERT_TRUE((*a)->begin().ok());
+    auto b = State::open(path_);
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.error().code, "state_locked");
+    ASSERT_TRUE((*a)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+    EXPECT_FALSE((*a)->in_transaction());
+  }
+  auto b = State::open(path_);  // the first node is gone: the file is free again
+  ASSERT_TRUE(b.ok());
   EXPECT_TRUE((*b)->begin().ok());
   (*b)->abort();
   EXPECT_TRUE((*b)->probe_writable().ok());
