@@ -114,10 +114,17 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kLoadBase + 0x3e] = &&op_store32;
 
   Store::Impl& S_ = store.impl();
-  std::vector<Frame> frames;
+  // The frame vector lives on the heap so its three pointers stay in memory (read only by
+  // calls and returns) instead of competing for registers with pc/fp/memory in every handler.
+  auto frames_owner = std::make_unique<std::vector<Frame>>();
+  std::vector<Frame>& frames = *frames_owner;
   frames.reserve(64);
-  uint32_t calls_left = store.calls_left_;
-  uint32_t values_left = store.values_left_;
+  // The stack counters are updated in the store itself (restored if the call traps): as locals
+  // they were two more long-lived values competing for registers in this one big function.
+  const uint32_t saved_calls_left = store.calls_left_;
+  const uint32_t saved_values_left = store.values_left_;
+  uint32_t& calls_left = store.calls_left_;
+  uint32_t& values_left = store.values_left_;
   // Without fuel enabled, metered code runs with an allowance it cannot exhaust, so the fuel
   // instructions need no "is fuel on" branch.
   // Fuel lives in the store (one memory read-modify-write per fuel instruction): keeping it in
@@ -522,10 +529,10 @@ trap:
       if (frames[k].ret_pc) result->message += " <- " + where(frames[k].inst, frames[k].ret_pc - 1);
   }
 done:
-  if (!result) {
-    // Normal completion refunded every frame.
-    store.calls_left_ = calls_left;
-    store.values_left_ = values_left;
+  if (result) {
+    // A trap refunds nothing to the store: the counters are as before this call.
+    store.calls_left_ = saved_calls_left;
+    store.values_left_ = saved_values_left;
   }
   if (!fuel_on) store.fuel_ = saved_fuel;
   return result;
