@@ -1,4 +1,5 @@
 #include "executor/host_client.h"
+#include "executor/host_wire.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,12 +24,6 @@ Error io_error(std::string_view what) {
   return make_error("host_io", std::string(what) + ": " + std::strerror(errno));
 }
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
 void put(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> b) {
   out.insert(out.end(), b.begin(), b.end());
 }
@@ -285,8 +280,8 @@ Result<calldata::Bytes> HostClient::storage_read(StorageType type, const calldat
   req.push_back(static_cast<std::uint8_t>(type));
   put(req, address.bytes);
   put(req, slot);
-  put_u32(req, index);
-  put_u32(req, len);
+  put_u32_le(req, index);
+  put_u32_le(req, len);
   if (auto s = (*c)->write_all(req); !s) return s.take_error();
   if (auto s = read_status(**c, HostMethod::kStorageRead); !s) return s.take_error();
   // The length is ours, not the host's; still read in chunks like a slice.
@@ -305,7 +300,7 @@ Status HostClient::consume_fuel(std::uint64_t gas) {
   auto c = begin(HostMethod::kConsumeFuel);
   if (!c) return c.take_error();
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kConsumeFuel)};
-  put_u64(req, gas);
+  put_u64_le(req, gas);
   return (*c)->write_all(req);
 }
 
@@ -316,7 +311,7 @@ Result<calldata::Bytes> HostClient::eth_call(const calldata::Address& address,
   if (data.size() > 0xffffffffu) return make_error("host_request", "eth_call calldata above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kEthCall)};
   put(req, address.bytes);
-  put_u32(req, static_cast<std::uint32_t>(data.size()));
+  put_u32_le(req, static_cast<std::uint32_t>(data.size()));
   put(req, data);
   if (auto s = (*c)->write_all(req); !s) return s.take_error();
   if (auto s = read_status(**c, HostMethod::kEthCall); !s) return s.take_error();
@@ -350,7 +345,7 @@ Status HostClient::notify_nondet_disagreement(std::uint32_t call_no) {
   auto c = begin(HostMethod::kNotifyNondetDisagreement);
   if (!c) return c.take_error();
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kNotifyNondetDisagreement)};
-  put_u32(req, call_no);
+  put_u32_le(req, call_no);
   return (*c)->write_all(req);
 }
 
@@ -359,7 +354,7 @@ Status HostClient::consume_result(std::span<const std::uint8_t> result) {
   if (!c) return c.take_error();
   if (result.size() > 0xffffffffu) return make_error("host_request", "result above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kConsumeResult)};
-  put_u32(req, static_cast<std::uint32_t>(result.size()));
+  put_u32_le(req, static_cast<std::uint32_t>(result.size()));
   put(req, result);
   if (auto s = (*c)->write_all(req); !s) return s.take_error();
   auto ack = (*c)->read_byte();
@@ -408,7 +403,7 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   std::vector<std::uint8_t> body = calldata::encode(envelope);
   if (body.size() > 0xffffffffu) return make_error("host_request", "run_nested envelope above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kRunNested)};
-  put_u32(req, static_cast<std::uint32_t>(body.size()));
+  put_u32_le(req, static_cast<std::uint32_t>(body.size()));
   put(req, body);
   if (auto s = (*c)->write_all(req); !s) return s.take_error();
   // run_nested has no status byte: the reply slice is the whole answer.

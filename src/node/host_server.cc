@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "executor/host_protocol.h"
+#include "executor/host_wire.h"
 
 namespace genvm::node {
 
@@ -14,49 +15,14 @@ namespace {
 
 using executor::HostErrorCode;
 using executor::HostMethod;
+using executor::get_u32_le;
+using executor::put_u32_le;
+using executor::read_exact;
+using executor::write_all;
 
-bool read_exact(int fd, std::uint8_t* out, std::size_t n) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::read(fd, out + done, n - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::send(fd, p + done, n - done, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
-}
-
-void put_u32(Bytes& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
-// The executor's own result is at most a few MiB; a bound keeps a broken client from making
-// the node allocate gigabytes.
-constexpr std::uint32_t kMaxClientSlice = 256u << 20;
-
-bool read_slice(int fd, Bytes& out) {
-  std::uint8_t len[4];
-  if (!read_exact(fd, len, 4)) return false;
-  std::uint32_t n = get_u32(len);
-  if (n > kMaxClientSlice) return false;
-  out.resize(n);
-  return read_exact(fd, out.data(), n);
-}
+// The executor's own result is at most a few MiB; the shared bound keeps a broken client from
+// making the node allocate gigabytes.
+bool read_slice(int fd, Bytes& out) { return executor::read_slice(fd, executor::kMaxHostSlice, out); }
 
 Error closed() { return make_error("host_client_closed", "the executor closed mid-request"); }
 
@@ -89,7 +55,7 @@ Status serve_host_connection(int fd, State& state, HostSession& session) {
         SlotId slot;
         std::memcpy(a.bytes.data(), req + 1, 20);
         std::memcpy(slot.data(), req + 21, 32);
-        std::uint32_t index = get_u32(req + 53), len = get_u32(req + 57);
+        std::uint32_t index = get_u32_le(req + 53), len = get_u32_le(req + 57);
         if (std::uint64_t(index) + len > (std::uint64_t(1) << 32)) {
           return make_error("host_client_protocol", "storage_read past the end of the slot");
         }
@@ -135,7 +101,7 @@ Status serve_host_connection(int fd, State& state, HostSession& session) {
       case HostMethod::kNotifyNondetDisagreement: {
         std::uint8_t req[4];
         if (!read_exact(fd, req, 4)) return closed();
-        session.disagreements.push_back(get_u32(req));
+        session.disagreements.push_back(get_u32_le(req));
         break;
       }
       case HostMethod::kConsumeResult: {
@@ -151,7 +117,7 @@ Status serve_host_connection(int fd, State& state, HostSession& session) {
         if (!read_exact(fd, req, sizeof(req))) return closed();
         Bytes null_v = calldata::encode(calldata::Value());
         out.push_back(static_cast<std::uint8_t>(HostErrorCode::kOk));
-        put_u32(out, static_cast<std::uint32_t>(null_v.size()));
+        put_u32_le(out, static_cast<std::uint32_t>(null_v.size()));
         out.insert(out.end(), null_v.begin(), null_v.end());
         if (auto s = send(fd, out); !s) return s;
         break;

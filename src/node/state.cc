@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/sha3.h"
+#include "executor/host_wire.h"
 
 namespace genvm::node {
 
@@ -404,9 +405,6 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
         }
         const Bytes& key = (*pair)[0].as_bytes();
         const Bytes& value = (*pair)[1].as_bytes();
-        std::uint64_t off = std::uint64_t(key[32]) | std::uint64_t(key[33]) << 8 | std::uint64_t(key[34]) << 16 |
-                            std::uint64_t(key[35]) << 24;
-        if (off + value.size() > (std::uint64_t(1) << 32)) return make_error("state_changes", "change past the slot end");
         Bytes data;
         {
           Stmt r(db_, "SELECT data FROM storage WHERE address=? AND slot=?");
@@ -415,8 +413,9 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
           if (rc == SQLITE_ROW) data = r.col_blob(0);
           else if (rc != SQLITE_DONE) return db_error(db_, "read storage");
         }
-        if (data.size() < off + value.size()) data.resize(off + value.size(), 0);
-        std::copy(value.begin(), value.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
+        if (auto st = executor::apply_storage_change(key, value, data); !st) {
+          return make_error("state_changes", st.error().message);
+        }
         Stmt w(db_, "INSERT OR REPLACE INTO storage(address, slot, data) VALUES(?,?,?)");
         w.addr(1, rec.target).blob(2, key.data(), 32).blob(3, data);
         if (w.step() != SQLITE_DONE) return db_error(db_, "write storage");

@@ -1,5 +1,7 @@
 #include "test_host.h"
 
+#include "executor/host_wire.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -33,65 +35,27 @@ Status apply_storage_changes(State& state, const Address& address, const calldat
     const Bytes& value = d.as_array()[1].as_bytes();
     Slot slot;
     std::copy(key.begin(), key.begin() + 32, slot.begin());
-    std::uint64_t off = std::uint64_t(key[32]) | std::uint64_t(key[33]) << 8 | std::uint64_t(key[34]) << 16 |
-                        std::uint64_t(key[35]) << 24;
-    Bytes& s = state.storage[{address.bytes, slot}];
-    if (s.size() < off + value.size()) s.resize(off + value.size(), 0);
-    std::copy(value.begin(), value.end(), s.begin() + static_cast<std::ptrdiff_t>(off));
+    if (auto st = executor::apply_storage_change(key, value, state.storage[{address.bytes, slot}]); !st) {
+      return make_error("bad_changes", st.error().message);
+    }
   }
   return {};
 }
 
 namespace {
 
-// Reads exactly n bytes; false on EOF or error.
-bool read_exact(int fd, std::uint8_t* out, std::size_t n) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::read(fd, out + done, n - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += static_cast<std::size_t>(r);
-  }
-  return true;
-}
+using executor::get_u32_le;
+using executor::put_u32_le;
+using executor::read_exact;
+using executor::write_all;
 
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::send(fd, p + done, n - done, MSG_NOSIGNAL);
-    if (r < 0 && errno == ENOTSOCK) r = ::write(fd, p + done, n - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += static_cast<std::size_t>(r);
-  }
-  return true;
-}
+bool write_bytes(int fd, const std::vector<std::uint8_t>& b) { return write_all(fd, b); }
 
-bool write_bytes(int fd, const std::vector<std::uint8_t>& b) { return write_all(fd, b.data(), b.size()); }
-
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
-}
+// The host reads client slices of any length the client claims; the shared bound keeps a
+// broken client from making the test host allocate gigabytes.
+bool read_slice(int fd, Bytes& out) { return executor::read_slice(fd, executor::kMaxHostSlice, out); }
 
 Error closed() { return make_error("client_closed", "the client closed mid-request"); }
-
-// The host reads client slices of any length the client claims; bound it so a broken client
-// cannot make the test host allocate gigabytes.
-constexpr std::uint32_t kMaxClientSlice = 256u << 20;
-
-bool read_slice(int fd, Bytes& out) {
-  std::uint8_t len[4];
-  if (!read_exact(fd, len, 4)) return false;
-  std::uint32_t n = get_u32(len);
-  if (n > kMaxClientSlice) return false;
-  out.resize(n);
-  return read_exact(fd, out.data(), n);
-}
 
 }  // namespace
 
@@ -231,13 +195,13 @@ Status TestHost::handle(int fd, std::uint8_t method) {
         return {};
       case Fault::kOversizedSlice:
         out.push_back(0);
-        put_u32(out, 0xffffffffu);
+        put_u32_le(out, 0xffffffffu);
         write_bytes(fd, out);
         return {};
       case Fault::kTruncated: {
         out.push_back(0);
         Bytes body;
-        if (slice) put_u32(body, static_cast<std::uint32_t>(payload.size()));
+        if (slice) put_u32_le(body, static_cast<std::uint32_t>(payload.size()));
         body.insert(body.end(), payload.begin(), payload.end());
         out.insert(out.end(), body.begin(), body.begin() + static_cast<std::ptrdiff_t>(body.size() / 2));
         write_bytes(fd, out);
@@ -246,7 +210,7 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       }
       case Fault::kGarbageCalldata:
         out.push_back(0);
-        put_u32(out, 2);
+        put_u32_le(out, 2);
         out.push_back(0xff);
         out.push_back(0xff);
         write_bytes(fd, out);
@@ -256,7 +220,7 @@ Status TestHost::handle(int fd, std::uint8_t method) {
     }
     out.push_back(static_cast<std::uint8_t>(status));
     if (status == HostErrorCode::kOk) {
-      if (slice) put_u32(out, static_cast<std::uint32_t>(payload.size()));
+      if (slice) put_u32_le(out, static_cast<std::uint32_t>(payload.size()));
       out.insert(out.end(), payload.begin(), payload.end());
     }
     if (!write_bytes(fd, out)) return make_error("client_closed", "cannot write the answer");
@@ -272,8 +236,8 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       rec.type = static_cast<executor::StorageType>(req[0]);
       std::copy(req + 1, req + 21, rec.address.bytes.begin());
       std::copy(req + 21, req + 53, rec.slot.begin());
-      rec.index = get_u32(req + 53);
-      rec.len = get_u32(req + 57);
+      rec.index = get_u32_le(req + 53);
+      rec.len = get_u32_le(req + 57);
       if (std::uint64_t(rec.index) + rec.len > (std::uint64_t(1) << 32)) {
         return make_error("client_protocol", "storage_read past the end of the slot");
       }
@@ -343,7 +307,7 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       std::uint8_t req[4];
       if (!read_exact(fd, req, 4)) return closed();
       std::lock_guard<std::mutex> g(mu_);
-      state_.disagreements.push_back(get_u32(req));
+      state_.disagreements.push_back(get_u32_le(req));
       return {};
     }
     case HostMethod::kConsumeResult: {
@@ -395,17 +359,17 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       Bytes body = calldata::encode(reply);
       switch (f) {
         case Fault::kNone: {
-          put_u32(out, static_cast<std::uint32_t>(body.size()));
+          put_u32_le(out, static_cast<std::uint32_t>(body.size()));
           out.insert(out.end(), body.begin(), body.end());
           write_bytes(fd, out);
           return {};
         }
         case Fault::kOversizedSlice:
-          put_u32(out, 0xffffffffu);
+          put_u32_le(out, 0xffffffffu);
           write_bytes(fd, out);
           return {};
         case Fault::kGarbageCalldata:
-          put_u32(out, 1);
+          put_u32_le(out, 1);
           out.push_back(0xff);
           write_bytes(fd, out);
           return {};
