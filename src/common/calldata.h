@@ -121,6 +121,8 @@ Result<Value> parse_text(std::string_view text);
 // Well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF)? On failure, sets
 // *bad_offset (if given) to the offset of the first byte of the bad sequence.
 bool is_valid_utf8(std::string_view s, size_t* bad_offset = nullptr);
+// Appends the UTF-8 encoding of code point cp (which must be a scalar value) to out.
+void append_utf8(std::string& out, uint32_t cp);
 
 // A random value for property and interop tests: deterministic for a given engine state, covers
 // every kind, big integers, multi-byte UTF-8 keys and strings, nesting up to max_depth.

@@ -308,7 +308,7 @@ class TextParser {
             }
             cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
           }
-          append_code_point(*out, cp);
+          append_utf8(*out, cp);
           break;
         }
         default:
@@ -317,23 +317,7 @@ class TextParser {
     }
   }
 
-  static void append_code_point(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-      out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
-  }
+
 
   // Lower-case hex only: one spelling per value keeps the round trip exact.
   Status parse_hex(std::string_view digits, size_t at, Bytes* out) {
