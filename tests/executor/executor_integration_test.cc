@@ -1,161 +1,22 @@
 // End to end: the `genvm` binary runs the example contracts against the test host over a unix
 // socket; the test reads what consume_result delivered and applies storage changes between runs
 // the way a node would.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <string>
+#include <csignal>
 #include <thread>
 
-#include <csignal>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common/calldata.h"
-#include "executor/execution_data.h"
-#include "executor/storage.h"
-#include "test_host.h"
-
-namespace genvm::calldata {
-// Readable failures: gtest prints values in calldata's text form.
-void PrintTo(const Value& v, std::ostream* os) { *os << to_text(v); }
-}  // namespace genvm::calldata
+#include "executor_fixture.h"
 
 namespace genvm {
 namespace {
 
 using calldata::Value;
-using test_host::TestHost;
-
-calldata::Address addr(std::uint8_t fill) {
-  calldata::Address a;
-  a.bytes.fill(fill);
-  return a;
-}
-
-std::string binary_dir() {
-  const char* env = std::getenv("GENVM_BINARY_DIR");
-  return env ? env : GENVM_BINARY_DIR;
-}
-
-calldata::Bytes read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return calldata::Bytes(std::istreambuf_iterator<char>(f), {});
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string stderr_text;
-  Value report;  // null when nothing was delivered
-};
-
-class ExecutorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    genvm_ = binary_dir() + "/tools/genvm/genvm";
-    examples_ = binary_dir() + "/examples/";
-    if (::access(genvm_.c_str(), X_OK) != 0 || ::access((examples_ + "counter.wasm").c_str(), R_OK) != 0) {
-      GTEST_SKIP() << "needs the genvm binary and the example contracts in " << binary_dir()
-                   << " (set GENVM_BINARY_DIR)";
-    }
-    char tmpl[] = "/tmp/genvm-exec-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    auto uri = host_.listen_unix(dir_ + "/host.sock");
-    ASSERT_TRUE(uri.ok());
-    uri_ = *uri;
-  }
-  void TearDown() override {
-    host_.stop();
-    if (!dir_.empty()) {
-      ::unlink((dir_ + "/data.bin").c_str());
-      ::unlink((dir_ + "/stderr.txt").c_str());
-      ::rmdir(dir_.c_str());
-    }
-  }
-
-  executor::ExecutionData data(const calldata::Address& contract, const calldata::Address& sender, Value entry,
-                               bool is_init, std::optional<calldata::Bytes> code) {
-    executor::ExecutionData d;
-    d.calldata = calldata::encode(entry);
-    d.message.contract_address = contract;
-    d.message.sender_address = sender;
-    d.message.origin_address = sender;
-    d.message.signer_address = sender;
-    d.message.chain_id = BigInt(61999);
-    d.message.is_init = is_init;
-    d.message.datetime = std::string(executor::kDefaultDatetime);
-    d.code = std::move(code);
-    d.message_fee_allocation = Value(Value::Array{});
-    return d;
-  }
-
-  // Runs genvm on `d`; returns the delivered report (and applies its storage changes to the
-  // contract's storage when it Returned).
-  RunResult run(const executor::ExecutionData& d, const std::string& permissions = "wscn",
-                std::vector<std::string> extra = {}) {
-    auto bytes = calldata::encode(executor::execution_data_to_value(d));
-    {
-      std::ofstream f(dir_ + "/data.bin", std::ios::binary);
-      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    }
-    std::size_t before = host_.with_state([](test_host::State& s) { return s.results.size(); });
-    std::vector<std::string> args = {genvm_, "run", "--execution-data", dir_ + "/data.bin", "--host", uri_,
-                                     "--permissions", permissions};
-    args.insert(args.end(), extra.begin(), extra.end());
-    RunResult out;
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::string err = dir_ + "/stderr.txt";
-      FILE* f = std::freopen(err.c_str(), "w", stderr);
-      (void)f;
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    auto err = read_file(dir_ + "/stderr.txt");
-    out.stderr_text.assign(err.begin(), err.end());
-    auto results = host_.with_state([](test_host::State& s) { return s.results; });
-    if (results.size() > before) {
-      auto v = calldata::decode(results.back());
-      EXPECT_TRUE(v.ok());
-      if (v.ok()) out.report = *v;
-    }
-    if (out.report.is_map() && *out.report.find("kind") == Value(0)) {
-      host_.with_state([&](test_host::State& s) {
-        auto st = test_host::apply_storage_changes(s, d.message.contract_address, *out.report.find("storage_changes"));
-        EXPECT_TRUE(st.ok());
-        return 0;
-      });
-    }
-    return out;
-  }
-
-  Value call(const std::string& method, Value::Array args = {}) {
-    Value::Map m{{"", method}};
-    if (!args.empty()) m["args"] = Value(std::move(args));
-    return Value(std::move(m));
-  }
-
-  void deploy(const std::string& example, const calldata::Address& at, Value entry = Value(Value::Map{})) {
-    auto r = run(data(at, addr(0xaa), std::move(entry), true, read_file(examples_ + example)));
-    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-    ASSERT_TRUE(r.report.is_map());
-    ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
-  }
-
-  std::string genvm_, examples_, dir_, uri_;
-  TestHost host_;
-};
+using exec_test::addr;
+using exec_test::read_file;
+using exec_test::RunResult;
+using exec_test::ExecutorTest;
 
 TEST_F(ExecutorTest, CounterDeploysStoresItsCodeAndCounts) {
   deploy("counter.wasm", addr(1));
@@ -357,13 +218,6 @@ class ConsensusTest : public ExecutorTest {
     std::vector<calldata::Bytes> out;
     for (const Value& v : r.report.find("nondet_results")->as_array()) out.push_back(v.as_bytes());
     return out;
-  }
-  // The public code of a VM error result (the text before " # ").
-  static std::string public_code(const RunResult& r) {
-    const Value* d = r.report.find("data");
-    if (!d || !d->is_string()) return "<not a VM error>";
-    std::string s = d->as_string();
-    return s.substr(0, s.find(" # "));
   }
   static calldata::Bytes entry_of(std::uint8_t code, const calldata::Bytes& data) {
     calldata::Bytes e(1 + data.size());  // sized up front (GCC 12 array-bounds false positive)
