@@ -227,6 +227,8 @@ class FuncCompiler {
     fc.height = 0;
     ctrls_.push_back(std::move(fc));
     new_block(true);
+    // The entry fuel check (if any) belongs to the function's first instruction.
+    if (code_.size() > cf.code) m_.code_offsets.emplace_back(cf.code, uint32_t(body_.body_offset));
     while (!ctrls_.empty()) {
       if (pos_ >= end_) throw Fail{pos_, "unexpected end of section or function", true};
       step();
@@ -599,6 +601,7 @@ class FuncCompiler {
   }
 
   void step();
+  void step_inner();
 
   ModuleImpl& m_;
   uint32_t def_;
@@ -619,6 +622,13 @@ class FuncCompiler {
 };
 
 void FuncCompiler::step() {
+  size_t before = code_.size();
+  step_inner();
+  // Backtraces map a pc back to the wasm instruction that emitted it (trap path only).
+  if (code_.size() > before) m_.code_offsets.emplace_back(uint32_t(before), uint32_t(op_at_));
+}
+
+void FuncCompiler::step_inner() {
   op_at_ = pos_;
   uint32_t op = u8();
   if (op != 0x0b && op != 0x05) count_instr();
@@ -1121,6 +1131,7 @@ void FuncCompiler::step() {
 Status compile_functions(ModuleImpl& m) {
   std::set<uint32_t> refs = declared_refs(m);
   m.code.clear();
+  m.code_offsets.clear();
   m.compiled.clear();
   m.compiled.reserve(m.bodies.size());
   for (uint32_t i = 0; i < m.bodies.size(); ++i) {
@@ -1133,6 +1144,7 @@ Status compile_functions(ModuleImpl& m) {
     }
   }
   m.code.shrink_to_fit();
+  m.code_offsets.shrink_to_fit();
   return {};
 }
 

@@ -4,6 +4,7 @@
 // handler so each handler has its own indirect branch for the predictor; memory 0's base and
 // size live in locals and are reloaded only after calls, returns and memory.grow; wasm calls
 // push a Frame on a heap vector, never recursing on the native stack.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -41,6 +42,33 @@ struct Frame {
   Instance::Impl* inst;
   uint32_t cost;
 };
+
+// The backtrace, innermost first: the trapping pc, then each caller's call instruction
+// (a frame's ret_pc - 1 lies inside the call that pushed it). Only the trap path runs this, so
+// it may search: the function by its code start, the wasm offset in code_offsets.
+void collect_frames(Trap& t, uint32_t max, Instance::Impl* inst, const uint32_t* pc,
+                    const std::vector<Frame>& frames) {
+  auto add = [&](Instance::Impl* in, const uint32_t* at) {
+    if (t.frames.size() >= max) return;
+    const ModuleImpl& m = *in->m;
+    uint32_t off = uint32_t(at - in->code);
+    auto fit = std::upper_bound(m.compiled.begin(), m.compiled.end(), off,
+                                [](uint32_t o, const CompiledFunc& c) { return o < c.code; });
+    if (fit == m.compiled.begin()) return;
+    --fit;
+    TrapFrame f;
+    f.module = in->name;
+    f.func_index = uint32_t(m.num_imported_funcs + (fit - m.compiled.begin()));
+    f.func_name = in->self->name_section_func_name(f.func_index);
+    auto oit = std::upper_bound(m.code_offsets.begin(), m.code_offsets.end(), off,
+                                [](uint32_t o, const std::pair<uint32_t, uint32_t>& e) { return o < e.first; });
+    if (oit != m.code_offsets.begin() && std::prev(oit)->first >= fit->code) f.code_offset = std::prev(oit)->second;
+    t.frames.push_back(std::move(f));
+  };
+  if (t.frames.size() < max) add(inst, pc);
+  for (size_t k = frames.size(); k-- > 0 && t.frames.size() < max;)
+    if (frames[k].ret_pc) add(frames[k].inst, frames[k].ret_pc - 1);
+}
 
 }  // namespace
 
@@ -425,7 +453,7 @@ do_call: {
       pc = ret;
       NEXT();
     }
-    goto done;
+    goto host_trap;
   }
   const CompiledFunc* cf = callee->code;
   if (calls_left == 0 || values_left < cf->cost) TRAP(kStackOverflow);
@@ -490,7 +518,7 @@ do_tail_call: {
     for (size_t k = 0; k < ft.results.size(); ++k) fp[k] = res[k].bits;
     return std::nullopt;
     }();
-    if (result) goto done;
+    if (result) goto host_trap;
     goto do_return;
   }
   const CompiledFunc* cf = callee->code;
@@ -514,20 +542,10 @@ do_tail_call: {
 }
 
 trap:
-  result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr};
-  if (pc) {
-    // Backtrace: the innermost function first, by name-section names where present.
-    auto where = [](Instance::Impl* in, const uint32_t* at) -> std::string {
-      uint32_t off = uint32_t(at - in->code);
-      const auto& cfs = in->m->compiled;
-      size_t k = 0;
-      while (k + 1 < cfs.size() && cfs[k + 1].code <= off) ++k;
-      return in->self->func_name(uint32_t(in->m->num_imported_funcs + k));
-    };
-    result->message += " at " + where(inst, pc) + " (code " + std::to_string(pc - inst->code) + ")";
-    for (size_t k = frames.size(); k-- > 0 && frames.size() - k <= 16;)
-      if (frames[k].ret_pc) result->message += " <- " + where(frames[k].inst, frames[k].ret_pc - 1);
-  }
+  result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr, {}};
+host_trap:  // (also reached directly with a trap a host function returned: it gets the wasm
+            // frames below it)
+  if (pc) collect_frames(*result, store.cfg_.max_trap_frames, inst, pc, frames);
 done:
   if (result) {
     // A trap refunds nothing to the store: the counters are as before this call.

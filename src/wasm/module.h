@@ -86,7 +86,8 @@ struct ModuleImpl {
   std::vector<DataSegment> datas;
   std::optional<uint32_t> data_count;
   std::vector<FuncBody> bodies;
-  std::vector<std::pair<uint32_t, std::string>> func_names;  // from the name section
+  // From the name section (subsection 1), sorted by index, one name per index.
+  std::vector<std::pair<uint32_t, std::string>> func_names;
   uint32_t num_imported_funcs = 0, num_imported_tables = 0, num_imported_memories = 0,
            num_imported_globals = 0;
 
@@ -94,6 +95,10 @@ struct ModuleImpl {
   LoadOptions options;
   std::vector<uint32_t> code;
   std::vector<CompiledFunc> compiled;  // one per defined function
+  // (code index, wasm byte offset) at the first internal word each wasm instruction emitted,
+  // ascending in code index: maps an interpreter pc back to the module binary for backtraces.
+  // Read only on the trap path.
+  std::vector<std::pair<uint32_t, uint32_t>> code_offsets;
 };
 
 // Stage entry points (each usable alone: the fuzzer drives read_module by itself).

@@ -1,6 +1,7 @@
 // Binary reader: bytes -> ModuleImpl. Every length and count is checked against the bytes that
 // remain before anything is allocated, so a hostile header cannot make us reserve memory.
 // Function bodies are only delimited here (their instructions are read by the compiler).
+#include <algorithm>
 #include <cstring>
 
 #include "wasm/module.h"
@@ -389,6 +390,13 @@ void read_names(Reader& r, ModuleImpl& m) {
   } catch (const Fail&) {
     m.func_names.clear();
   }
+  // The spec asks for increasing indices; a producer that breaks that still gets its names
+  // (the first one for an index wins), looked up by binary search on the trap path.
+  std::stable_sort(m.func_names.begin(), m.func_names.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  m.func_names.erase(std::unique(m.func_names.begin(), m.func_names.end(),
+                                 [](const auto& a, const auto& b) { return a.first == b.first; }),
+                     m.func_names.end());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "wasm/runtime.h"
 
@@ -300,10 +301,29 @@ std::span<uint8_t> Instance::memory(size_t index) const {
   return {m->base, size_t(m->size)};
 }
 
+std::string Instance::name_section_func_name(uint32_t index) const {
+  const auto& names = impl_->m->func_names;
+  auto it = std::lower_bound(names.begin(), names.end(), index,
+                             [](const auto& p, uint32_t i) { return p.first < i; });
+  return it != names.end() && it->first == index ? it->second : std::string();
+}
+
 std::string Instance::func_name(uint32_t index) const {
-  for (const auto& [i, n] : impl_->m->func_names)
-    if (i == index) return n;
-  return "func[" + std::to_string(index) + "]";
+  std::string n = name_section_func_name(index);
+  return n.empty() ? "func[" + std::to_string(index) + "]" : n;
+}
+
+std::string format_backtrace(const std::vector<TrapFrame>& frames) {
+  std::string out;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const TrapFrame& f = frames[i];
+    char off[32];
+    std::snprintf(off, sizeof off, "0x%x", f.code_offset);
+    out += "  #" + std::to_string(i) + " " + (f.module.empty() ? std::string() : f.module + "!") +
+           (f.func_name.empty() ? "func[" + std::to_string(f.func_index) + "]" : f.func_name) +
+           " (func " + std::to_string(f.func_index) + ") at offset " + off + "\n";
+  }
+  return out;
 }
 
 std::vector<MemoryView> memories_for_fingerprint(const Store& s) {

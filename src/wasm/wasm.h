@@ -71,6 +71,14 @@ enum class TrapKind : uint8_t {
 // "unreachable", "memory_out_of_bounds", ... (the GenVM public kind names).
 const char* trap_kind_name(TrapKind k);
 
+// One wasm frame of a trap's backtrace.
+struct TrapFrame {
+  std::string module;        // instance/module name as loaded/registered ("" if none)
+  uint32_t func_index = 0;   // index in the module's function index space (imports included)
+  std::string func_name;     // from the name section; "" if absent
+  uint32_t code_offset = 0;  // byte offset of the trapping/calling instruction in the module binary (0 if unknown)
+};
+
 // A run that ended early. kHostExit carries the host's exit code and payload (proc_exit,
 // GenVM Return/UserError); kHostError carries a message.
 struct Trap {
@@ -78,9 +86,18 @@ struct Trap {
   std::string message;
   int32_t exit_code = 0;
   std::shared_ptr<void> payload;
+  // The wasm call stack at the trap, innermost first; at most StoreConfig::max_trap_frames
+  // (default 20). The innermost frame's code_offset is the trapping instruction (for a trap a
+  // host function returned: the call of that host function); outer frames point at their call.
+  // Collected only when a trap happens, so it costs nothing while code runs.
+  std::vector<TrapFrame> frames;
   // "wasm_trap <kind>", the string GenVM reports.
   std::string public_string() const { return std::string("wasm_trap ") + trap_kind_name(kind); }
 };
+
+// A readable backtrace, one frame per line, innermost first:
+// "  #0 module!name (func 3) at offset 0x2a" ("func[3]" when the name section has no name).
+std::string format_backtrace(const std::vector<TrapFrame>& frames);
 
 struct Outcome {
   std::vector<Value> values;
@@ -94,6 +111,7 @@ struct StoreConfig {
   uint64_t ram_budget = uint64_t(4) << 30;  // bytes: memories + 64 bytes per table element
   bool fuel_enabled = false;            // only meaningful for modules loaded with metering
   uint64_t fuel = 0;
+  uint32_t max_trap_frames = 20;        // cap on Trap::frames (deep recursion keeps the innermost)
 };
 
 struct LoadOptions {
@@ -220,6 +238,8 @@ class Instance {
   std::span<uint8_t> memory(size_t index) const;
   // Function name from the `name` section (or "func[N]") for backtraces.
   std::string func_name(uint32_t index) const;
+  // The name section's name of function `index`, or "" when it has none.
+  std::string name_section_func_name(uint32_t index) const;
 
   struct Impl;
   Impl& impl() { return *impl_; }

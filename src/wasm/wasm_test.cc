@@ -214,7 +214,7 @@ TEST(WasmHost, HostFunctionReadsAndWritesCallerMemory) {
                        [](Caller& c, std::span<const Value> args, std::span<Value> res) -> std::optional<Trap> {
                          uint32_t p = uint32_t(args[0].as_i32()), n = uint32_t(args[1].as_i32());
                          std::string s(n, '\0');
-                         if (!c.read(p, s.data(), n)) return Trap{TrapKind::kMemoryOutOfBounds, "", 0, nullptr};
+                         if (!c.read(p, s.data(), n)) return Trap{TrapKind::kMemoryOutOfBounds, "", 0, nullptr, {}};
                          for (auto& ch : s) ch = char(std::toupper(ch));
                          c.write(p, s.data(), n);
                          res[0] = Value::i32(int32_t(n));
@@ -572,6 +572,203 @@ TEST(WasmApi, NameSectionGivesFunctionNames) {
   e.load(wat("(module (func $hello) (func $world))", "--debug-names"));
   EXPECT_EQ(e.inst->func_name(1), "world");
   EXPECT_EQ(e.inst->func_name(7), "func[7]");
+}
+
+// ------------------------------------------------------------------------------ backtraces
+// Each test below fails if frames are not collected (empty), if the pc -> function mapping or
+// the pc -> byte offset table (ModuleImpl::code_offsets) is wrong (the opcode byte at
+// code_offset is checked), or if the cap is not applied.
+
+// Three nested calls: c traps, b and a are its callers.
+const char kNestedWat[] = R"((module (memory 1)
+  (func $c (param i32) (result i32)
+    (if (i32.eq (local.get 0) (i32.const 0)) (then unreachable))
+    (if (i32.eq (local.get 0) (i32.const 1)) (then (return (i32.div_s (i32.const 1) (i32.sub (local.get 0) (i32.const 1))))))
+    (i32.load (i32.const 70000)))
+  (func $b (param i32) (result i32) (i32.add (i32.const 1) (call $c (local.get 0))))
+  (func $a (export "run") (param i32) (result i32) (i32.add (i32.const 2) (call $b (local.get 0))))))";
+
+void expect_nested_frames(const Trap& t, const std::vector<uint8_t>& bytes, uint8_t trap_opcode, bool named) {
+  ASSERT_EQ(t.frames.size(), 3u) << format_backtrace(t.frames);
+  const uint32_t idx[] = {0, 1, 2};
+  const char* names[] = {"c", "b", "a"};
+  for (size_t i = 0; i < 3; ++i) {
+    const TrapFrame& f = t.frames[i];
+    EXPECT_EQ(f.module, "test");
+    EXPECT_EQ(f.func_index, idx[i]) << i;
+    EXPECT_EQ(f.func_name, named ? names[i] : "") << i;
+    ASSERT_GT(f.code_offset, 0u);
+    ASSERT_LT(f.code_offset, bytes.size());
+    EXPECT_EQ(bytes[f.code_offset], i == 0 ? trap_opcode : uint8_t(0x10)) << "frame " << i << " at " << f.code_offset;
+  }
+  // Callers' call instructions lie in later function bodies than the callee's trap here.
+  EXPECT_LT(t.frames[0].code_offset, t.frames[1].code_offset);
+  EXPECT_LT(t.frames[1].code_offset, t.frames[2].code_offset);
+}
+
+TEST(WasmBacktrace, NestedTrapsWithNameSection) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kNestedWat, "--debug-names");
+  Env e;
+  e.load(bytes);
+  struct { int32_t arg; TrapKind kind; uint8_t opcode; } cases[] = {
+      {0, TrapKind::kUnreachable, 0x00},
+      {1, TrapKind::kIntegerDivideByZero, 0x6d},
+      {2, TrapKind::kMemoryOutOfBounds, 0x28},
+  };
+  for (const auto& c : cases) {
+    Outcome o = e.call("run", {Value::i32(c.arg)});
+    ASSERT_TRUE(o.trap) << c.arg;
+    EXPECT_EQ(o.trap->kind, c.kind);
+    expect_nested_frames(*o.trap, bytes, c.opcode, true);
+  }
+  Outcome o = e.call("run", {Value::i32(0)});
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(format_backtrace(o.trap->frames).substr(0, 23), "  #0 test!c (func 0) at");
+}
+
+TEST(WasmBacktrace, NestedTrapsWithoutNameSection) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kNestedWat);
+  Env e;
+  e.load(bytes);
+  Outcome o = e.call("run", {Value::i32(1)});
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kIntegerDivideByZero);
+  expect_nested_frames(*o.trap, bytes, 0x6d, false);
+  EXPECT_NE(format_backtrace(o.trap->frames).find("test!func[2] (func 2)"), std::string::npos);
+}
+
+TEST(WasmBacktrace, FramesWorkWithMeteringAndFuel) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kNestedWat, "--debug-names");
+  StoreConfig cfg;
+  cfg.fuel_enabled = true;
+  Env e(cfg);
+  e.load(bytes, LoadOptions{false, true});
+  e.store.set_fuel(1000000);
+  Outcome o = e.call("run", {Value::i32(2)});
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kMemoryOutOfBounds);
+  expect_nested_frames(*o.trap, bytes, 0x28, true);
+  // An infinite loop out of fuel: the frame names the looping function.
+  Env f(cfg);
+  f.load(wat(R"((module (func $spin (loop (br 0))) (func $main (export "run") (call $spin))))", "--debug-names"),
+         LoadOptions{false, true});
+  f.store.set_fuel(1000);
+  Outcome o2 = f.call("run");
+  ASSERT_TRUE(o2.trap);
+  EXPECT_EQ(o2.trap->kind, TrapKind::kOutOfFuel);
+  ASSERT_EQ(o2.trap->frames.size(), 2u);
+  EXPECT_EQ(o2.trap->frames[0].func_name, "spin");
+  EXPECT_EQ(o2.trap->frames[1].func_name, "main");
+}
+
+TEST(WasmBacktrace, DeepRecursionIsCappedAtTwentyInnermostFrames) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module (func $rec (export "run") (param i32) (result i32)
+    (i32.add (i32.const 1) (call $rec (i32.add (local.get 0) (i32.const 1)))))))", "--debug-names");
+  Env e;
+  e.load(bytes);
+  Outcome o = e.call("run", {Value::i32(0)});
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kStackOverflow);
+  ASSERT_EQ(o.trap->frames.size(), 20u);
+  for (const auto& f : o.trap->frames) {
+    EXPECT_EQ(f.func_name, "rec");
+    EXPECT_EQ(bytes[f.code_offset], 0x10);  // the overflowing call, then the calls below it
+  }
+  StoreConfig small;
+  small.max_trap_frames = 3;
+  Env e3(small);
+  e3.load(bytes);
+  Outcome o3 = e3.call("run", {Value::i32(0)});
+  ASSERT_TRUE(o3.trap);
+  EXPECT_EQ(o3.trap->frames.size(), 3u);
+}
+
+TEST(WasmBacktrace, HostTrapGetsTheWasmFramesBelowIt) {
+  REQUIRE_WAT2WASM();
+  Env e;
+  e.linker.define_host(e.store, "env", "fail", FuncType{{}, {}},
+                       [](Caller&, std::span<const Value>, std::span<Value>) -> std::optional<Trap> {
+                         Trap t;
+                         t.kind = TrapKind::kHostError;
+                         t.message = "host says no";
+                         return t;
+                       });
+  auto bytes = wat(R"((module (import "env" "fail" (func $fail))
+    (func $inner (nop) (call $fail))
+    (func $outer (export "run") (call $inner))
+    (func $tail (export "tail") (return_call $fail))))", "--debug-names --enable-tail-call");
+  e.load(bytes);
+  Outcome o = e.call("run");
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kHostError);
+  EXPECT_EQ(o.trap->message, "host says no");
+  ASSERT_EQ(o.trap->frames.size(), 2u) << format_backtrace(o.trap->frames);
+  EXPECT_EQ(o.trap->frames[0].func_index, 1u);  // import 0 is the host function
+  EXPECT_EQ(o.trap->frames[0].func_name, "inner");
+  EXPECT_EQ(bytes[o.trap->frames[0].code_offset], 0x10);
+  EXPECT_EQ(o.trap->frames[1].func_name, "outer");
+  Outcome t = e.call("tail");
+  ASSERT_TRUE(t.trap);
+  ASSERT_EQ(t.trap->frames.size(), 1u);
+  EXPECT_EQ(t.trap->frames[0].func_name, "tail");
+  EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x12);  // return_call
+}
+
+TEST(WasmBacktrace, FramesNameTheirOwnInstance) {
+  REQUIRE_WAT2WASM();
+  Store store;
+  Linker linker;
+  auto lib = Module::load(wat(R"((module (func $boom (export "boom") unreachable)))", "--debug-names"));
+  ASSERT_TRUE(lib.ok());
+  auto li = linker.instantiate(store, *lib, "lib");
+  ASSERT_TRUE(li.ok());
+  linker.define_instance("lib", **li);
+  auto main = Module::load(wat(R"((module (import "lib" "boom" (func $b)) (func $m (export "run") (call $b))))", "--debug-names"));
+  ASSERT_TRUE(main.ok());
+  auto mi = linker.instantiate(store, *main, "main");
+  ASSERT_TRUE(mi.ok());
+  auto r = store.call((*mi)->get_func("run"), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->trap);
+  ASSERT_EQ(r->trap->frames.size(), 2u);
+  EXPECT_EQ(r->trap->frames[0].module, "lib");
+  EXPECT_EQ(r->trap->frames[0].func_name, "boom");
+  EXPECT_EQ(r->trap->frames[0].func_index, 0u);
+  EXPECT_EQ(r->trap->frames[1].module, "main");
+  EXPECT_EQ(r->trap->frames[1].func_name, "m");
+  EXPECT_EQ(r->trap->frames[1].func_index, 1u);
+}
+
+// A malformed name section never makes a module invalid (custom sections cannot): names are
+// dropped, frames still carry indices and offsets.
+TEST(WasmBacktrace, MalformedNameSectionIsIgnored) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module (func (export "run") unreachable)))");
+  // custom section "name": subsection 1 claims 3 entries, holds one entry whose name length
+  // runs past the end.
+  const std::vector<uint8_t> bad = {0x00, 0x0c, 0x04, 'n', 'a', 'm', 'e', 0x01, 0x05, 0x03, 0x00, 0x09, 'x', 'y'};
+  bytes.insert(bytes.end(), bad.begin(), bad.end());
+  Env e;
+  e.load(bytes);
+  Outcome o = e.call("run");
+  ASSERT_TRUE(o.trap);
+  ASSERT_EQ(o.trap->frames.size(), 1u);
+  EXPECT_EQ(o.trap->frames[0].func_name, "");
+  EXPECT_EQ(bytes[o.trap->frames[0].code_offset], 0x00);
+  EXPECT_EQ(e.inst->func_name(0), "func[0]");
+  // Names out of order are still kept (sorted), the first one per index wins.
+  auto b2 = wat(R"((module (func) (func (export "run") unreachable)))");
+  const std::vector<uint8_t> unordered = {0x00, 0x11, 0x04, 'n', 'a', 'm', 'e', 0x01, 0x0a, 0x03,
+                                          0x01, 0x01, 'b', 0x00, 0x01, 'a', 0x01, 0x01, 'c'};
+  b2.insert(b2.end(), unordered.begin(), unordered.end());
+  Env e2;
+  e2.load(b2);
+  EXPECT_EQ(e2.inst->func_name(0), "a");
+  EXPECT_EQ(e2.inst->func_name(1), "b");
 }
 
 }  // namespace

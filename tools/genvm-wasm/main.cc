@@ -20,6 +20,7 @@ const char kUsage[] =
     "  invoke FILE.wasm FUNC [ARGS...] [--fuel N] [--det]\n"
     "                                          call an export; prints results one per line;\n"
     "                                          on a trap prints `trap: wasm_trap <kind>`, exit 3\n"
+    "                                          (and the backtrace on stderr)\n"
     "  run PROG.wasm [ARGS...] [--dir HOST[:GUEST]]... [--env K=V]... [--fuel N]\n"
     "                                          run a WASI preview1 command (_start)\n"
     "  spectest FILE.wast|FILE.json... [--allow-failures N]\n"
@@ -151,6 +152,8 @@ int cmd_invoke(int argc, char** argv) {
   if (!out) return die(out.error().to_string(), 1);
   if (out->trap) {
     std::printf("trap: %s\n", out->trap->public_string().c_str());
+    // The backtrace goes to stderr: stdout stays the one line scripts compare.
+    std::fprintf(stderr, "%s", format_backtrace(out->trap->frames).c_str());
     return 3;
   }
   for (const auto& v : out->values) print_value(v);

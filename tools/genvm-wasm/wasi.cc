@@ -417,7 +417,8 @@ int run_wasi(const std::string& path, const RunOptions& opts) {
     if (out->trap->kind == TrapKind::kHostExit) {
       code = out->trap->exit_code;
     } else {
-      std::cerr << "trap: " << out->trap->public_string() << " (" << out->trap->message << ")\n";
+      std::cerr << "trap: " << out->trap->public_string() << " (" << out->trap->message << ")\n"
+                << format_backtrace(out->trap->frames);
       code = 3;
     }
   }
