@@ -91,6 +91,19 @@ Result<calldata::Bytes> Storage::read(StorageType view, const calldata::Address&
   return out;
 }
 
+std::uint64_t Storage::unwritten_pages(const SlotId& slot, std::uint32_t index, std::uint64_t len) const {
+  if (len == 0) return 0;
+  std::uint64_t first = index / kPageSize;
+  std::uint64_t last = (std::uint64_t(index) + len - 1) / kPageSize;
+  std::uint64_t n = last - first + 1;
+  // Written pages of this slot inside the range, found by one ordered walk of the map.
+  for (auto it = written_.lower_bound({slot, static_cast<std::uint32_t>(first)});
+       it != written_.end() && it->first.first == slot && it->first.second <= last; ++it) {
+    --n;
+  }
+  return n;
+}
+
 Status Storage::write(const SlotId& slot, std::uint32_t index, std::span<const std::uint8_t> data) {
   if (auto s = check_range(index, data.size()); !s) return s;
   if (data.empty()) return {};

@@ -94,6 +94,9 @@ class Storage {
   Status write(const SlotId& slot, std::uint32_t index, std::span<const std::uint8_t> data);
 
   std::vector<StorageDelta> changes() const;
+  // How many kPageSize regions of [index, index + len) of `slot` this run has not written yet:
+  // what a write there costs in RAM (spec 03-ram-limiting.rst, new_storage_page per region).
+  std::uint64_t unwritten_pages(const SlotId& slot, std::uint32_t index, std::uint64_t len) const;
   // Pages held in memory (cached plus written), for RAM accounting.
   std::size_t page_count() const { return cache_.size() + written_.size(); }
   std::size_t host_reads() const { return host_reads_; }

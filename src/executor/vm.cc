@@ -33,6 +33,10 @@ enum : std::int32_t {
   kInbalance = 7,
 };
 
+// RAM charged for the first write of a kPageSize storage region (spec internal-constants.rst,
+// memory_limiter_consts.new_storage_page).
+constexpr std::uint64_t kNewStoragePageCost = 256;
+
 // WASI errno values used here.
 enum : std::int32_t {
   kWasiSuccess = 0,
@@ -379,6 +383,13 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (!ctx_.sender_is_upgrader &&
                            std::find(ctx_.locked_slots.begin(), ctx_.locked_slots.end(), slot) != ctx_.locked_slots.end()) {
                          return set_ret(r, kForbidden), std::nullopt;
+                       }
+                       // A region's first write costs RAM (spec 03-ram-limiting.rst); past the
+                       // budget the sub-VM ends, so writes cannot grow host memory without bound.
+                       std::uint64_t cost = ctx_.storage->unwritten_pages(slot, index, len) * kNewStoragePageCost;
+                       if (!c.store().charge_ram(cost)) {
+                         return end(ResultCode::kVmError,
+                                    Value(VmError(VmError::out_of().memory(), "storage writes").to_string()));
                        }
                        auto s = ctx_.storage->write(slot, index, data);
                        if (!s) return internal(s.error());
@@ -809,8 +820,27 @@ VmResult VmState::run(const calldata::Bytes& code) {
   define_sdk(linker, store);
   auto inst = linker.instantiate(store, module, "contract");
   if (!inst) {
-    if (inst.error().code == "unlinkable") return fail(VmError::invalid_contract().wasm().linking(), "");
-    return fail(VmError::wasm_trap(), "");
+    const Error& e = inst.error();
+    if (e.code == "unlinkable") return fail(VmError::invalid_contract().wasm().linking(), "");
+    // The engine says why instantiation failed in its message: an initial reservation over the
+    // RAM budget (spec 03-ram-limiting.rst: out_of memory wasm_memory / wasm_table), or a trap
+    // of the start function or of a segment initializer ("wasm_trap <kind>").
+    if (e.message.find("memory exceeds the RAM budget") != std::string::npos ||
+        e.message.find("cannot reserve memory") != std::string::npos) {
+      return fail(VmError::out_of().memory().wasm_memory(), "");
+    }
+    if (e.message.find("table exceeds the RAM budget") != std::string::npos) {
+      return fail(VmError::out_of().memory().wasm_table(), "");
+    }
+    if (e.message.starts_with("wasm_trap ")) {
+      if (auto t = VmError::parse(e.message)) {
+        out.kind = ResultCode::kVmError;
+        out.data = Value(t->to_string());
+        out.subvm_hashes = subvm_.finalize();
+        return out;
+      }
+    }
+    return fail(VmError::wasm_trap().fault(), e.message);
   }
   wasm::FuncInst* start = (*inst)->get_func("_start");
   if (!start || !wasm::func_type(start).params.empty() || !wasm::func_type(start).results.empty()) {

@@ -41,7 +41,8 @@ inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_bl
 // Fuel a non-deterministic block gets when the run does not say (--nondet-fuel): enough for any
 // honest block, and it stops one that loops.
 inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 32;
-inline constexpr std::uint64_t kDefaultRamBudget = std::uint64_t(4) << 30;
+// The deterministic RAM budget (spec 03-ram-limiting.rst): 4294967295 octets, one under 4 GiB.
+inline constexpr std::uint64_t kDefaultRamBudget = 4294967295;
 
 // Shared by every sub-VM of one execution.
 struct RunContext {
