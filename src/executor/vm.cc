@@ -865,8 +865,17 @@ VmResult VmState::run(const calldata::Bytes& code) {
   }
   if (out.kind == ResultCode::kUserError || out.kind == ResultCode::kVmError || out.kind == ResultCode::kFatalVmError) {
     out.wasm_store_hashes = fingerprint(store);
-    // The engine does not report trap frames yet: an empty backtrace, not a made-up one.
-    out.backtrace = std::vector<Frame>{};
+    // The wasm call stack where the run ended (spec 05-result.rst), most recent frame first: a
+    // trap's own frames, or for an import that ended the run (UserError, proc_exit) the frames
+    // below that call. A plain return from _start has no stack left: [].
+    std::vector<Frame> bt;
+    if (outcome && outcome->trap) {
+      for (const wasm::TrapFrame& f : outcome->trap->frames) {
+        if (bt.size() == kMaxBacktraceFrames) break;
+        bt.push_back(Frame{f.module, f.func_index});
+      }
+    }
+    out.backtrace = std::move(bt);
   }
   return out;
 }

@@ -37,6 +37,7 @@ class Module;
 namespace genvm::executor {
 
 inline constexpr int kMaxVmDepth = 512;  // top_limits.vm_recursion
+inline constexpr std::size_t kMaxBacktraceFrames = 20;  // frames a result's backtrace keeps
 inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_blocks
 // Fuel a non-deterministic block gets when the run does not say (--nondet-fuel): enough for any
 // honest block, and it stops one that loops.

@@ -35,6 +35,36 @@ TEST_F(MaliciousTest, RecursionBombIsAStackOverflowTrap) {
   EXPECT_TRUE(r.report.find("storage_changes")->as_array().empty());
 }
 
+// The result's backtrace (spec 05-result.rst): [{func, module_name}], most recent first,
+// function indices of the module. Fails if frames were dropped, reordered or left empty.
+TEST_F(MaliciousTest, ANestedTrapReportsItsBacktraceInnermostFirst) {
+  auto r = deploy_run("nested_trap", addr(9));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(public_code(r), "wasm_trap unreachable");
+  auto frame = [](std::int64_t func) { return Value::map({{"func", func}, {"module_name", "contract"}}); };
+  // $inner (0) <- $middle (1) <- $outer (2) <- $_start (3)
+  EXPECT_EQ(*r.report.find("backtrace"), Value::array({frame(0), frame(1), frame(2), frame(3)}));
+}
+
+TEST_F(MaliciousTest, ARecursionBombsBacktraceKeepsTheInnermost20Frames) {
+  auto r = deploy_run("recursion_bomb", addr(10));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const auto& bt = r.report.find("backtrace")->as_array();
+  ASSERT_EQ(bt.size(), 20u);
+  for (const Value& f : bt) EXPECT_EQ(*f.find("func"), Value(0));  // all $recurse
+}
+
+// A UserError ends inside gl_call: its backtrace is the contract's stack at that call.
+TEST_F(MaliciousTest, AUserErrorsBacktraceIsTheStackAtTheCall) {
+  deploy_malicious(addr(11));
+  auto r = run(data(addr(11), addr(0xaa), call("no such method"), false, std::nullopt));
+  ASSERT_EQ(*r.report.find("kind"), Value(1));
+  const auto& bt = r.report.find("backtrace")->as_array();
+  ASSERT_GE(bt.size(), 2u);  // at least gl_user_error's caller chain down to _start
+  EXPECT_LE(bt.size(), 20u);
+  for (const Value& f : bt) EXPECT_EQ(*f.find("module_name"), Value("contract"));
+}
+
 // Fails if the budget were 4 GiB (65536 pages would fit) instead of the spec's 4294967295.
 TEST_F(MaliciousTest, MemoryBombOverTheBudgetAtInstantiationIsOutOfWasmMemory) {
   auto r = deploy_run("memory_bomb", addr(2));
