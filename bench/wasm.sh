@@ -8,7 +8,7 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: bench/wasm.sh [-r RUNS] [-b BUILD_DIR] [-s DIV] [-i DIV] [-w] [KERNEL...]
+usage: bench/wasm.sh [-r RUNS] [-b BUILD_DIR] [-s DIV] [-i DIV] [-e ENGINES] [-w] [KERNEL...]
   -r RUNS       runs per engine; the minimum time is reported (default 3)
   -w            report wall time instead of CPU time (user+sys of the process tree; the
                 default, because the machines are shared and wall time carries queueing;
@@ -17,6 +17,8 @@ usage: bench/wasm.sh [-r RUNS] [-b BUILD_DIR] [-s DIV] [-i DIV] [-w] [KERNEL...]
   -s DIV        divide every kernel's default iteration count by DIV (quick runs; default 1)
   -i DIV        further divide the count for wasm-interp, which is ~100-400x slower than
                 native (default 20; its ratio is taken against native at the same count)
+  -e ENGINES    comma-separated subset of ours,fuel,node,interp,wasm3 (default: all that are
+                available); e.g. -e ours,fuel for quick before/after runs of our engine
   KERNEL...     subset of kernels (default: all built ones)
 environment:
   GENVM_WASM=path   our engine's CLI (default: found under BUILD_DIR)
@@ -31,12 +33,14 @@ build="${GENVM_BUILD:-build}"
 scale_div=1
 interp_div=20
 clock=cpu
-while getopts "r:b:s:i:wh" opt; do
+engines="ours,fuel,node,interp,wasm3"
+while getopts "r:b:s:i:e:wh" opt; do
   case "$opt" in
     r) runs="$OPTARG" ;;
     b) build="$OPTARG" ;;
     s) scale_div="$OPTARG" ;;
     i) interp_div="$OPTARG" ;;
+    e) engines="$OPTARG" ;;
     w) clock=wall ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -103,6 +107,7 @@ cell() {
   if [[ "$got" != "$want" ]]; then echo "MISMATCH"; return; fi
   awk -v t="$t" -v r="$ref" 'BEGIN { if (r > 0) printf "%.3fs %.1fx", t, t / r; else printf "%.3fs", t }'
 }
+want_engine() { [[ ",$engines," == *",$1,"* ]]; }
 status=0
 record() { [[ "$1" != FAIL && "$1" != MISMATCH ]] || status=1; }
 
@@ -131,17 +136,19 @@ for k in "${kernels[@]}"; do
   want="$(cat "$tmp/native.out")"
 
   ours="n/a"; ours_fuel="n/a"; c_node="n/a"; c_interp="n/a"; c_wasm3="n/a"
-  if [[ -n "$genvm_wasm" ]]; then
+  if [[ -n "$genvm_wasm" ]] && want_engine ours; then
     t="$(measure "$tmp/o.out" "$genvm_wasm" run "$bin_dir/$k.wasm" "$n")"
     ours="$(cell "$t" "$t_native" "$(cat "$tmp/o.out")" "$want")"
+  fi
+  if [[ -n "$genvm_wasm" ]] && want_engine fuel; then
     t="$(measure "$tmp/o.out" "$genvm_wasm" run --fuel "$fuel" "$bin_dir/$k.wasm" "$n")"
     ours_fuel="$(cell "$t" "$t_native" "$(cat "$tmp/o.out")" "$want")"
   fi
-  if [[ -n "$node" ]]; then
+  if [[ -n "$node" ]] && want_engine node; then
     t="$(measure "$tmp/o.out" "$node" --no-warnings --no-concurrent-marking "$src_dir/run_wasi.mjs" "$bin_dir/$k.wasm" "$n")"
     c_node="$(cell "$t" "$t_native" "$(cat "$tmp/o.out")" "$want")"
   fi
-  if [[ -n "$wasm_interp" && -f "$bin_dir/$k.nowasi.wasm" ]]; then
+  if [[ -n "$wasm_interp" && -f "$bin_dir/$k.nowasi.wasm" ]] && want_engine interp; then
     ni=$((n / interp_div)); ((ni > 0)) || ni=1
     t_ref="$(measure "$tmp/ref.out" "$bin_dir/$k.native" "$ni")"
     mod="$(interp_module "$k" "$ni")"
@@ -149,7 +156,7 @@ for k in "${kernels[@]}"; do
     got="$(sed -n 's/^run() => i64://p' "$tmp/o.out")"
     c_interp="$(cell "$t" "$t_ref" "$got" "$(cat "$tmp/ref.out")")"
   fi
-  if [[ -n "$wasm3" ]]; then
+  if [[ -n "$wasm3" ]] && want_engine wasm3; then
     t="$(measure "$tmp/o.out" "$wasm3" "$bin_dir/$k.wasm" "$n")"
     c_wasm3="$(cell "$t" "$t_native" "$(cat "$tmp/o.out")" "$want")"
   fi

@@ -43,6 +43,8 @@ static int operand_words(uint32_t op) {
     case kTableCopy: case kTableInit: return 5;
     case kRefIsNull: case kRefFunc: return 2;
     case kFuel: case kFuelCheck: return 1;
+    case kCopy2: return 4;
+    case kCopyBr: return 3;
   }
   return 0;
 }

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "wasm/ops.h"
 #include "wasm/runtime.h"
@@ -47,7 +49,7 @@ struct Frame {
 // (a frame's ret_pc - 1 lies inside the call that pushed it). Only the trap path runs this, so
 // it may search: the function by its code start, the wasm offset in code_offsets.
 void collect_frames(Trap& t, uint32_t max, Instance::Impl* inst, const uint32_t* pc,
-                    const std::vector<Frame>& frames) {
+                    std::span<const Frame> frames) {
   auto add = [&](Instance::Impl* in, const uint32_t* at) {
     if (t.frames.size() >= max) return;
     const ModuleImpl& m = *in->m;
@@ -70,6 +72,70 @@ void collect_frames(Trap& t, uint32_t max, Instance::Impl* inst, const uint32_t*
     if (frames[k].ret_pc) add(frames[k].inst, frames[k].ret_pc - 1);
 }
 
+#ifdef GENVM_WASM_OPSTATS
+// Developer instrumentation (never in normal builds): counts executed internal ops and
+// adjacent pairs, printed at exit, to choose superinstructions from measurements.
+struct OpStats {
+  std::vector<uint64_t> pairs = std::vector<uint64_t>(size_t(kNumOps) * kNumOps);
+  uint32_t prev = 0;
+  ~OpStats() {
+    std::vector<std::pair<uint64_t, uint32_t>> ops(kNumOps), prs;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < kNumOps; ++i) ops[i].second = i;
+    for (size_t i = 0; i < pairs.size(); ++i)
+      if (pairs[i]) {
+        ops[i % kNumOps].first += pairs[i];
+        total += pairs[i];
+        prs.emplace_back(pairs[i], uint32_t(i));
+      }
+    std::sort(ops.rbegin(), ops.rend());
+    std::sort(prs.rbegin(), prs.rend());
+    std::fprintf(stderr, "opstats: %llu ops\n", (unsigned long long)total);
+    for (size_t i = 0; i < 30 && ops[i].first; ++i)
+      std::fprintf(stderr, "  op 0x%x %.2f%%\n", ops[i].second, 100.0 * double(ops[i].first) / double(total));
+    for (size_t i = 0; i < 30 && i < prs.size(); ++i)
+      std::fprintf(stderr, "  pair 0x%x -> 0x%x %.2f%%\n", prs[i].second / kNumOps, prs[i].second % kNumOps,
+                   100.0 * double(prs[i].first) / double(total));
+  }
+};
+OpStats g_opstats;
+inline void opstats_hit(uint32_t op) {
+  g_opstats.pairs[size_t(g_opstats.prev) * kNumOps + op]++;
+  g_opstats.prev = op;
+}
+#endif
+
+// The wasm call stack. Calls push by bumping `top` and compare it with `cap`; growing (by
+// doubling) is out of line. It is reached through one pointer that the hot handlers never use,
+// so its three pointers stay in memory instead of competing for registers (as locals they
+// made clang spill around branch handlers: sha256 ran 14% slower).
+struct FrameStack {
+  std::vector<Frame> storage = std::vector<Frame>(64);
+  Frame* base = storage.data();
+  Frame* top = base;
+  Frame* cap = base + storage.size();
+  [[gnu::noinline]] void grow() {
+    size_t used = size_t(top - base);
+    storage.resize(storage.size() * 2);
+    base = storage.data();
+    top = base + used;
+    cap = base + storage.size();
+  }
+};
+
+// Zeroes a callee's declared locals. Most functions have a handful: stores without the call
+// into libc that std::memset with a run-time size costs.
+inline void zero_locals(uint64_t* p, uint32_t n) {
+  switch (n) {
+    case 4: p[3] = 0; [[fallthrough]];
+    case 3: p[2] = 0; [[fallthrough]];
+    case 2: p[1] = 0; [[fallthrough]];
+    case 1: p[0] = 0; [[fallthrough]];
+    case 0: return;
+    default: std::memset(p, 0, sizeof(uint64_t) * n);
+  }
+}
+
 }  // namespace
 
 struct Interp {
@@ -85,6 +151,8 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kUnreachable] = &&op_unreachable;
   L[kNondet] = &&op_nondet;
   L[kCopy] = &&op_copy;
+  L[kCopy2] = &&op_copy2;
+  L[kCopyBr] = &&op_copy_br;
   L[kConst32] = &&op_const32;
   L[kConst64] = &&op_const64;
   L[kBr] = &&op_br;
@@ -144,9 +212,8 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   Store::Impl& S_ = store.impl();
   // The frame vector lives on the heap so its three pointers stay in memory (read only by
   // calls and returns) instead of competing for registers with pc/fp/memory in every handler.
-  auto frames_owner = std::make_unique<std::vector<Frame>>();
-  std::vector<Frame>& frames = *frames_owner;
-  frames.reserve(64);
+  auto frames_owner = std::make_unique<FrameStack>();
+  FrameStack* const fs = frames_owner.get();
   // The stack counters are updated in the store itself (restored if the call traps): as locals
   // they were two more long-lived values competing for registers in this one big function.
   const uint32_t saved_calls_left = store.calls_left_;
@@ -175,7 +242,15 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   uint64_t* nfp = nullptr;
   const uint32_t* ret = nullptr;
 
+#ifdef GENVM_WASM_OPSTATS
+#define NEXT()          \
+  do {                  \
+    opstats_hit(*pc);   \
+    goto* L[*pc];       \
+  } while (0)
+#else
 #define NEXT() goto* L[*pc]
+#endif
 #define S(i) fp[pc[i]]
 #define TRAP(k)            \
   do {                     \
@@ -196,8 +271,8 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
     }
     calls_left--;
     values_left -= cf->cost;
-    frames.push_back(Frame{nullptr, nullptr, nullptr, cf->cost});
-    std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+    *fs->top++ = Frame{nullptr, nullptr, nullptr, cf->cost};
+    zero_locals(fp + cf->num_params, cf->num_locals);
     pc = code + cf->code;
     RELOAD_MEM();
     NEXT();
@@ -214,6 +289,15 @@ op_nondet:
 op_copy:
   S(2) = S(1);
   pc += 3;
+  NEXT();
+op_copy2:
+  S(2) = S(1);
+  S(4) = S(3);
+  pc += 5;
+  NEXT();
+op_copy_br:
+  S(2) = S(1);
+  pc = code + pc[3];
   NEXT();
 op_const32:
   S(2) = pc[1];
@@ -462,13 +546,18 @@ do_call: {
   if (nfp + cf->frame_slots > stack_end) TRAP(kStackOverflow);
   calls_left--;
   values_left -= cf->cost;
-  frames.push_back(Frame{ret, fp, inst, cf->cost});
+  if (fs->top == fs->cap) fs->grow();
+  *fs->top++ = Frame{ret, fp, inst, cf->cost};
   fp = nfp;
-  inst = callee->instance;
-  code = inst->code;
-  std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+  zero_locals(fp + cf->num_params, cf->num_locals);
+  // A call within the instance keeps code and memory 0 (mbase/msize are current: every
+  // memory.grow and host call reloads them).
+  if (callee->instance != inst) {
+    inst = callee->instance;
+    code = inst->code;
+    RELOAD_MEM();
+  }
   pc = code + cf->code;
-  RELOAD_MEM();
   NEXT();
 }
 op_return: {
@@ -477,16 +566,19 @@ op_return: {
   goto do_return;
 }
 do_return: {
-  Frame f = frames.back();
-  frames.pop_back();
+  const Frame& f = *--fs->top;
   calls_left++;
   values_left += f.cost;
   if (!f.ret_pc) goto done;
   pc = f.ret_pc;
   fp = f.fp;
-  inst = f.inst;
-  code = inst->code;
-  RELOAD_MEM();
+  // Returning within the instance: code and memory 0 are unchanged (a grow in the callee
+  // reloaded mbase/msize, and it is the same memory).
+  if (f.inst != inst) {
+    inst = f.inst;
+    code = inst->code;
+    RELOAD_MEM();
+  }
   NEXT();
 }
 op_return_call:
@@ -522,7 +614,7 @@ do_tail_call: {
     goto do_return;
   }
   const CompiledFunc* cf = callee->code;
-  Frame& top = frames.back();
+  Frame& top = fs->top[-1];
   // The caller's charge is refunded before the callee charges: a tail-call chain runs at
   // constant depth.
   calls_left++;
@@ -533,11 +625,13 @@ do_tail_call: {
   values_left -= cf->cost;
   top.cost = cf->cost;
   if (cf->num_params) std::memmove(fp, nfp, cf->num_params * sizeof(uint64_t));
-  inst = callee->instance;
-  code = inst->code;
-  std::memset(fp + cf->num_params, 0, sizeof(uint64_t) * cf->num_locals);
+  zero_locals(fp + cf->num_params, cf->num_locals);
+  if (callee->instance != inst) {
+    inst = callee->instance;
+    code = inst->code;
+    RELOAD_MEM();
+  }
   pc = code + cf->code;
-  RELOAD_MEM();
   NEXT();
 }
 
@@ -545,7 +639,7 @@ trap:
   result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr, {}};
 host_trap:  // (also reached directly with a trap a host function returned: it gets the wasm
             // frames below it)
-  if (pc) collect_frames(*result, store.cfg_.max_trap_frames, inst, pc, frames);
+  if (pc) collect_frames(*result, store.cfg_.max_trap_frames, inst, pc, std::span<const Frame>(fs->base, fs->top));
 done:
   if (result) {
     // A trap refunds nothing to the store: the counters are as before this call.

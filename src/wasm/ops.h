@@ -52,6 +52,8 @@ enum Op : uint32_t {
   kFuel,                         // [n] charge n fuel (basic block start)
   kFuelCheck,                    // [n] charge n and check the interrupt flag (function entry,
                                  //     loop head)
+  kCopy2,                        // [src1, dst1, src2, dst2] two copies, in that order
+  kCopyBr,                       // [src, dst, target] copy, then branch
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
