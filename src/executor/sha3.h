@@ -1,8 +1,15 @@
-// Sha3Hasher: streaming SHA3-256 (OpenSSL EVP), for hashes folded piece by piece: the sub-VM
-// hash accumulator, execution hashes over encodings that are built in parts.
+// Sha3Hasher: streaming SHA3-256 (FIPS 202), for hashes folded piece by piece: the sub-VM hash
+// accumulator, execution hashes over encodings that are built in parts, slot derivation.
+//
+//   Sha3Hasher h; h.update(a); h.update(b); Digest32 d = h.digest();   // == sha3_256(a ++ b)
+//
+// Our own Keccak-f[1600] rather than OpenSSL's: the executor hashes a few kilobytes per run, and
+// loading and initializing libcrypto cost more of a short run's wall time than all its hashing
+// (docs/BENCHMARKS.md, ## Executor).
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -12,17 +19,15 @@ using Digest32 = std::array<std::uint8_t, 32>;
 
 class Sha3Hasher {
  public:
-  Sha3Hasher();
-  ~Sha3Hasher();
-  Sha3Hasher(const Sha3Hasher& other);
-  Sha3Hasher& operator=(const Sha3Hasher&) = delete;
-
   void update(std::span<const std::uint8_t> data);
   // The digest of everything so far; the hasher stays usable (finalizes a copy).
   Digest32 digest() const;
 
  private:
-  void* ctx_;  // EVP_MD_CTX
+  static constexpr std::size_t kRate = 136;  // octets absorbed per permutation (SHA3-256)
+  std::array<std::uint64_t, 25> state_{};
+  std::array<std::uint8_t, kRate> block_{};
+  std::size_t used_ = 0;  // octets of block_ filled
 };
 
 Digest32 sha3_256(std::span<const std::uint8_t> data);

@@ -1,14 +1,16 @@
 // Writes an ExecutionData calldata file with genlayer-js (an independent encoder):
-//   node tests/executor/make_execution_data.cjs CODE.wasm OUT.bin [METHOD]
+//   node tests/executor/make_execution_data.cjs CODE.wasm OUT.bin [METHOD [--attach]]
 // Without METHOD: a deployment of CODE (is_init, code attached). With METHOD: a call {"": METHOD}
-// to the same contract address (0x01…01) from 0x02…02, code taken from storage.
+// to the same contract address (0x01…01) from 0x02…02, code taken from storage, or with
+// --attach carried in the execution data (a call that runs CODE without storing it).
 const path = require('path');
 const dist = path.join(__dirname, '..', 'interop', 'node_modules', 'genlayer-js', 'dist');
 const { abi } = require(path.join(dist, 'index.cjs'));
 const { CalldataAddress } = require(path.join(dist, 'chunk-GJXSECNH.cjs'));
 const fs = require('fs');
 
-const [codePath, outPath, method] = process.argv.slice(2);
+const [codePath, outPath, method, attachFlag] = process.argv.slice(2);
+const attach = attachFlag === '--attach';
 if (!codePath || !outPath) {
   console.error('usage: make_execution_data.cjs CODE.wasm OUT.bin [METHOD]');
   process.exit(2);
@@ -23,7 +25,7 @@ const data = M({
     signer_address: addr(2), chain_id: 61999n, value: 0n, is_init: !method,
   }),
   host_data: '',
-  code: method ? null : new Uint8Array(fs.readFileSync(codePath)),
+  code: method && !attach ? null : new Uint8Array(fs.readFileSync(codePath)),
   method_hosts: new Uint8Array(0),
   bucket_totals: [],
   gas_data: M({}),
