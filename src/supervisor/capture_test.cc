@@ -115,7 +115,8 @@ TEST(ExecuteCapture, AnEscapeeHoldingThePipeIsCutAfterTheDrainAndReportedLeftRun
   SupervisorOptions o;
   o.containment = false;
   Supervisor sup(o);
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   auto req = shell("setsid sh -c 'echo $$ > " + dir + "/esc; exec sleep 30' & sleep 0.2; echo done");
   req.capture = Capture::kBounded;
   req.drain = 100ms;

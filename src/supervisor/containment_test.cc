@@ -36,7 +36,8 @@ TEST(Containment, DetectionPicksAModeAndLogsIt) {
 TEST(Containment, ASetsidEscapeeDiesAtTimeout) {
   Supervisor sup;
   SKIP_WITHOUT_CONTAINMENT(sup);
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   auto req = testing::shell(escapee_script(dir + "/esc"));
   req.timeout = 300ms;
   auto r = sup.execute(req);
@@ -65,7 +66,8 @@ TEST(Containment, ASetsidEscapeeDiesWithAKill9OfTheSupervisor) {
   // Fails without the guard's cgroup kill: the escapee is in no listed group.
   Supervisor probe;
   SKIP_WITHOUT_CONTAINMENT(probe);
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -229,7 +231,8 @@ TEST(PidNamespace, ASetsidEscapeeIgnoringSigtermDiesWhenTheNamespaceEnds) {
   // Containment.ASetsidEscapeeDiesAtTimeout shows an escapee surviving process groups alone.
   Supervisor sup(pid_namespace_options());
   SKIP_WITHOUT_PID_NAMESPACE(sup);
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   SpawnRequest req;
   req.argv = {"/bin/sh", "-c",
               "setsid sh -c 'trap \"\" TERM; echo $$ > " + dir +
@@ -251,7 +254,8 @@ TEST(PidNamespace, ASetsidEscapeeDiesWithAKill9OfTheSupervisor) {
   // The guard lists the namespace's init; its SIGKILL ends the namespace.
   Supervisor probe(pid_namespace_options());
   SKIP_WITHOUT_PID_NAMESPACE(probe);
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {

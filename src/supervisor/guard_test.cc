@@ -43,7 +43,8 @@ TEST(Guard, ARunThatSpawnsNothingStartsNoGuardAndTheFirstSpawnStartsOne) {
 
 TEST(Guard, AKill9OfTheSupervisorKillsTheGrandchildrenOfEveryListedRun) {
   // Fails without the guard (SupervisorOptions::guard = false leaves all three alive).
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -73,7 +74,8 @@ TEST(Guard, AKill9OfTheSupervisorKillsTheGrandchildrenOfEveryListedRun) {
 
 TEST(Guard, ARunReleasedBeforeACleanExitIsLeftAlone) {
   // The control: fails without the release (the guard would kill it at the clean exit).
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -104,7 +106,8 @@ TEST(Guard, AfterABurstOf2000ReleasesANewRunStillDiesWithAKill9) {
   // 2,000 releases in one flush overrun a small pipe (4 KiB) that a stopped guard does not
   // drain; the flush must wait for the guard (it resumes after 300 ms) instead of calling it
   // dead. Fails if a full pipe is read as a dead guard: the new run would go unguarded.
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -154,7 +157,8 @@ TEST(Guard, AStoppedGuardThatOverranItsQueueIsKilledSoAReleasedRunSurvivesAClean
   // The guard stays stopped past the stall limit while our releases overrun its pipe: we give
   // it up and SIGKILL it with its stale list. Fails without that SIGKILL: resumed later, the
   // guard would reach EOF with the released run still listed and kill it.
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -324,7 +328,8 @@ TEST(GuardProcess, AGroupListedTwiceIsStruckByOneReleaseAndAListedOneDiesAtEof) 
 
 TEST(Guard, AReleaseUnderTwoHoldsIsWrittenOnceBothEnd) {
   // Observable as: the released run survives a kill -9 once both holds ended.
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {
@@ -359,7 +364,8 @@ TEST(Guard, AReleaseUnderTwoHoldsIsWrittenOnceBothEnd) {
 TEST(Guard, AHeldGroupStaysListedUntilTheLastHoldEnds) {
   // A release during a teardown's hold is deferred: a kill -9 while the hold lives still kills
   // the run. Fails if the release is written at once.
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   int rd = -1;
   pid_t mgr = testing::fork_manager(
       [&](int fd) {

@@ -23,7 +23,8 @@ SupervisorOptions groups_only() {
 TEST(KillTree, TimeoutReapsABackgroundedGrandchild) {
   // Fails with a kill of the leader's pid alone: the backgrounded sleep would be orphaned.
   Supervisor sup(groups_only());
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   auto req = shell("sleep 300 & echo $! > " + dir + "/gc; wait");
   req.timeout = 300ms;
   auto r = sup.execute(req);
@@ -40,7 +41,8 @@ TEST(KillTree, AGrandchildIgnoringSigtermDiesAfterTheGrace) {
   // Fails without the SIGKILL escalation, and without escalating after the leader (which
   // dies on the SIGTERM) is gone.
   Supervisor sup(groups_only());
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   auto req = shell("(trap '' TERM; exec sleep 300) & echo $! > " + dir + "/gc; wait");
   req.timeout = 200ms;
   req.grace = 400ms;
@@ -60,7 +62,8 @@ TEST(KillTree, ServerAndWaitWhoseServerIgnoresSigtermDoesNotHangTheTeardown) {
   // nx#8286: the shell dies on SIGTERM, the server ignores it and keeps the group alive.
   // A teardown that waited for the leader alone would never SIGKILL the server.
   Supervisor sup(groups_only());
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   SpawnRequest req;
   req.argv = {"/bin/sh", "-c", "(trap '' TERM; exec sleep 300) & echo $! > " + dir + "/srv; wait"};
   req.env = testing::base_env();
@@ -94,7 +97,8 @@ TEST(KillTree, TeardownOfMembersThatExitOnSigtermEndsWithoutWaitingTheGrace) {
 
 TEST(KillTree, LeftRunningWhenTheLeaderExitsAndAMemberRemainsAndTheMemberIsKilled) {
   Supervisor sup(groups_only());
-  std::string dir = testing::temp_dir();
+  testing::ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   auto req = shell("sleep 300 >/dev/null 2>&1 & echo $! > " + dir + "/d; exit 0");
   req.capture = Capture::kBounded;
   req.grace = 500ms;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -46,12 +47,28 @@ inline bool wait_dead(pid_t pid, std::chrono::milliseconds limit) {
   return wait_until([pid] { return dead(pid); }, limit);
 }
 
-// A fresh directory for one test's files.
-inline std::string temp_dir() {
-  std::string t = "/tmp/genvm-supervisor-test-XXXXXX";
-  char* d = ::mkdtemp(t.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
+// A fresh directory for one test's files, removed with everything in it when the test's scope
+// ends (hundreds of these were left in /tmp before). A forked copy of the test that ends with
+// _exit never runs the destructor; one that returns normally does not remove its parent's dir.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() : owner_(::getpid()) {
+    std::string t = "/tmp/genvm-supervisor-test-XXXXXX";
+    if (::mkdtemp(t.data()) != nullptr) path = t;
+  }
+  ~ScopedTempDir() {
+    if (!path.empty() && ::getpid() == owner_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  std::string path;  // empty when mkdtemp failed (the test's own file checks then fail)
+
+ private:
+  pid_t owner_;
+};
 
 // The pid a shell wrote into `path` (polls until the file holds a full line).
 inline pid_t read_pid_file(const std::string& path, std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -89,10 +90,21 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string temp_dir() {
-  std::string t = "/tmp/genvm-supervise-test-XXXXXX";
-  return ::mkdtemp(t.data()) ? t : std::string("/tmp");
-}
+// One test's directory, removed with its contents when the test ends (these piled up in /tmp).
+class ScopedTempDir {
+ public:
+  ScopedTempDir() {
+    std::string t = "/tmp/genvm-supervise-test-XXXXXX";
+    if (::mkdtemp(t.data()) != nullptr) path = t;
+  }
+  ~ScopedTempDir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  std::string path;
+};
 
 void kill_if_alive(pid_t pid) {
   if (pid > 1 && !dead(pid)) ::kill(pid, SIGKILL);
@@ -104,7 +116,8 @@ TEST_P(SignalToSupervisor, ReapsTheTreeAndExits128PlusN) {
   // Fails if the supervisor forwarded the signal to its child's pid alone (the backgrounded
   // sleep would be orphaned) or exited without tearing the tree down.
   int sig = GetParam();
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   Cli c = start({"--no-containment", "--", "/bin/sh", "-c", "sleep 300 & echo $! > " + dir + "/gc; wait"}, dir);
   ASSERT_GT(c.pid, 0);
   pid_t gc = read_pid_file(dir + "/gc");
@@ -120,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(IntTermHup, SignalToSupervisor, ::testing::Values(SIGIN
 
 TEST(Cli, AKill9OfTheSupervisorKillsTheTreeThroughTheGuard) {
   // Fails with --no-guard (the grandchild outlives it).
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   Cli c = start({"--", "/bin/sh", "-c", "sleep 300 & echo $! > " + dir + "/gc; wait"}, dir);
   pid_t gc = read_pid_file(dir + "/gc");
   ASSERT_GT(gc, 0);
@@ -131,7 +145,8 @@ TEST(Cli, AKill9OfTheSupervisorKillsTheTreeThroughTheGuard) {
 }
 
 TEST(Cli, TimeoutExits124AndPrintsOneJsonObject) {
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   Cli c = start({"--timeout", "200ms", "--grace", "1s", "--", "/bin/sh", "-c", "echo started; sleep 300"}, dir);
   EXPECT_EQ(wait_exit(c.pid), 124);
   std::string out = slurp(c.out_path);
@@ -142,7 +157,8 @@ TEST(Cli, TimeoutExits124AndPrintsOneJsonObject) {
 }
 
 TEST(Cli, ExitCodeMirrorsTheCommand) {
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   EXPECT_EQ(wait_exit(start({"--", "/bin/sh", "-c", "exit 7"}, dir).pid), 7);
   EXPECT_EQ(wait_exit(start({"--", "/bin/sh", "-c", "kill -TERM $$"}, dir).pid), 143);
   EXPECT_EQ(wait_exit(start({"--", "genvm-no-such-command"}, dir).pid), 127);
@@ -150,7 +166,8 @@ TEST(Cli, ExitCodeMirrorsTheCommand) {
 }
 
 TEST(Cli, EnvIsTheAllowlistPlusPassAndDefine) {
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   ::setenv("GENVM_CLI_TEST_PASSED", "yes", 1);
   ::setenv("GENVM_CLI_TEST_HIDDEN", "no", 1);
   Cli c = start({"--pass", "GENVM_CLI_TEST_PASSED", "--define", "GENVM_D=1", "--", "/usr/bin/env"}, dir);
@@ -162,7 +179,8 @@ TEST(Cli, EnvIsTheAllowlistPlusPassAndDefine) {
 }
 
 TEST(Cli, BadInputIsOneClearLineAndNonZero) {
-  std::string dir = temp_dir();
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
   for (std::vector<std::string> args : {std::vector<std::string>{"--timeout", "soon", "--", "true"},
                                         std::vector<std::string>{"--capture", "all", "--", "true"},
                                         std::vector<std::string>{"--bogus"}, std::vector<std::string>{}}) {
