@@ -9,7 +9,9 @@
 #include <cstring>
 #include <ctime>
 #include <random>
+#include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -54,13 +56,63 @@ std::string rfc3339_now() {
 
 Error invalid(std::string message) { return make_error("invalid_request", std::move(message)); }
 
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
 }  // namespace
+
+// What a spawn on the supervisor thread hands back: descriptors for the io thread to adopt
+// (closed here unless taken, so a result dropped unread leaks nothing).
+struct Registry::SpawnOutcome {
+  std::string error;  // non-empty: the spawn failed
+  pid_t pid = -1;
+  int out = -1, err = -1, log = -1, in = -1, pidfd = -1;
+  SpawnOutcome() = default;
+  SpawnOutcome(const SpawnOutcome&) = delete;
+  SpawnOutcome& operator=(const SpawnOutcome&) = delete;
+  ~SpawnOutcome() {
+    for (int* fd : {&out, &err, &log, &in, &pidfd}) close_fd(*fd);
+  }
+};
+
+// The Supervisor and every Child, on one thread of their own. Jobs run in the order posted;
+// results come back to the registry's io_context in the order the jobs ran, so (for one run)
+// a stop's result is always handled before the reap that the kill caused.
+class Registry::Spawner {
+ public:
+  explicit Spawner(const sup::SupervisorOptions& options)
+      : sup(options), work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+  ~Spawner() {
+    work_.reset();
+    io_.stop();
+    thread_.join();
+    // The thread is gone: what it owned is ours now. Whatever still runs dies with us (the
+    // guard would do it too; this does it before the Children release their groups).
+    for (auto& [id, child] : children) child.kill_tree(SIGKILL);
+    children.clear();
+  }
+  template <class F>
+  void post(F&& f) {
+    asio::post(io_, std::forward<F>(f));
+  }
+  // Supervisor thread only (or after the destructor joined it).
+  sup::Supervisor sup;
+  std::map<std::uint64_t, sup::Child> children;
+
+ private:
+  asio::io_context io_{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::thread thread_;
+};
 
 struct Registry::Run {
   explicit Run(asio::io_context& io) : deadline_timer(io), drain_timer(io), retention_timer(io) {}
   std::uint64_t id = 0;
   std::optional<std::string> host_genvm_id;
-  enum class State { kValidating, kQueued, kRunning, kDone } state = State::kValidating;
+  // kSpawning: handed to the supervisor thread, its outcome not yet back.
+  enum class State { kValidating, kQueued, kSpawning, kRunning, kDone } state = State::kValidating;
   std::vector<std::weak_ptr<EventSink>> sinks;
   Value last_event;
   RunRequest request;
@@ -74,8 +126,10 @@ struct Registry::Run {
   std::optional<HostOneParser> host1_parser;
   std::optional<calldata::Bytes> consumed;
 
-  // While running.
-  std::optional<sup::Child> child;
+  // While running (the Child itself lives on the supervisor thread).
+  pid_t pid = -1;
+  const char* pending_cause = nullptr;  // a stop that arrived while spawning
+  bool stopping = false, reaping = false;  // a job for this run is on the supervisor thread
   std::unique_ptr<asio::posix::stream_descriptor> pidfd, in;
   std::array<std::unique_ptr<asio::posix::stream_descriptor>, 3> streams;
   std::optional<sup::StreamCapture> out_cap, err_cap;
@@ -174,29 +228,26 @@ Registry::Registry(asio::io_context& io, const Config& config, Log& log, std::ui
   boot_id_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   sup::SupervisorOptions so;
   so.containment = config.containment;
-  supervisor_ = std::make_unique<sup::Supervisor>(so);
+  spawner_ = std::make_unique<Spawner>(so);
+  containment_ = spawner_->sup.containment();  // fixed at construction; read here once
   watcher_ = std::make_unique<sup::TreeWatcher>();
   JsonWriter w;
   w.begin_object().key("event").string("manager_ready");
   w.key("boot_id").unsigned_number(boot_id_);
   w.key("permits_total").unsigned_number(permits_total_);
-  w.key("containment").string(sup::to_string(supervisor_->containment()));
+  w.key("containment").string(sup::to_string(containment_));
   w.end_object();
   log_.line(w.take());
 }
 
 Registry::~Registry() {
-  // Whatever is still running dies with us (the Supervisor's guard would do it too; this does
-  // it before the Child objects release their groups). Children go while the Supervisor they
-  // point to still exists; the owner runs the io_context no more after this.
+  // The spawner kills whatever still runs and destroys the Children before the Supervisor; the
+  // owner runs the io_context no more after this.
+  spawner_.reset();
   for (auto& [id, run] : runs_) {
     run->deadline_timer.cancel();
     run->drain_timer.cancel();
     run->retention_timer.cancel();
-    if (run->child) {
-      run->child->kill_tree(SIGKILL);
-      run->child.reset();
-    }
     run->pidfd.reset();
     run->in.reset();
     run->host1.reset();
@@ -206,7 +257,7 @@ Registry::~Registry() {
   runs_.clear();
 }
 
-sup::Containment Registry::containment() const { return supervisor_->containment(); }
+sup::Containment Registry::containment() const { return containment_; }
 
 std::uint64_t Registry::submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink) {
   std::optional<std::string> host_id;
@@ -268,9 +319,9 @@ void Registry::pump() {
 }
 
 void Registry::spawn(const std::shared_ptr<Run>& run) {
-  sup::SpawnRequest sr;
-  sr.argv = config_.executor;
-  sr.argv.insert(sr.argv.end(), run->argv_tail.begin(), run->argv_tail.end());
+  auto sr = std::make_shared<sup::SpawnRequest>();
+  sr->argv = config_.executor;
+  sr->argv.insert(sr->argv.end(), run->argv_tail.begin(), run->argv_tail.end());
   int host1[2] = {-1, -1};
   if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, host1) != 0) {
@@ -279,58 +330,82 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
       pump();
       return;
     }
-    sr.pass_fds.emplace_back(host1[1], kExecutorHostOneFd);
+    sr->pass_fds.emplace_back(host1[1], kExecutorHostOneFd);
+    run->host1 = std::make_unique<asio::posix::stream_descriptor>(io_, host1[0]);
   }
   sup::EnvOptions eo;
   eo.pass_through = config_.env_pass_through;
   eo.define.emplace_back("GENVM_LOG_FD", std::to_string(kChildLogFd));
-  sr.env = sup::build_env(eo, environ);
-  Capture cap = capture(run->mode);
-  sr.capture = cap;
-  sr.stdin_pipe = true;
-  sr.log_fd = kChildLogFd;
-  auto child = supervisor_->spawn(sr);
-  if (host1[1] >= 0) ::close(host1[1]);  // the child has its copy
-  if (!child && host1[0] >= 0) ::close(host1[0]);
-  if (!child) {
+  sr->env = sup::build_env(eo, environ);
+  sr->capture = capture(run->mode);
+  sr->stdin_pipe = true;
+  sr->log_fd = kChildLogFd;
+  run->state = Run::State::kSpawning;
+  // On the supervisor thread: the fork+exec (and its cgroup setup) no longer holds up io_.
+  Spawner* sp = spawner_.get();
+  std::uint64_t id = run->id;
+  int child_end = host1[1];
+  sp->post([this, sp, run, sr, id, child_end]() mutable {
+    auto out = std::make_shared<SpawnOutcome>();
+    auto child = sp->sup.spawn(*sr);
+    close_fd(child_end);  // the child has its copy
+    if (!child) {
+      out->error = child.error().to_string();
+    } else {
+      sup::Child& c = *child;
+      // The io thread owns duplicates; the Child keeps (and later closes) its pidfd.
+      auto dup = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); };
+      out->pid = c.pid();
+      out->out = dup(c.stdout_fd());
+      out->err = dup(c.stderr_fd());
+      out->log = dup(c.log_fd());
+      out->in = dup(c.stdin_fd());
+      out->pidfd = dup(c.pidfd());
+      for (int fd : {c.stdout_fd(), c.stderr_fd(), c.log_fd()}) c.close_fd(fd);
+      c.close_stdin();
+      sp->children.emplace(id, std::move(c));
+    }
+    asio::post(io_, [this, run, out] { on_spawned(run, out); });
+  });
+}
+
+void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr<SpawnOutcome>& out) {
+  if (!out->error.empty()) {
+    run->host1.reset();
     permits_used_ -= run->cost;
-    fail_to_start(run, child.error().to_string());
+    fail_to_start(run, out->error);
     pump();
     return;
   }
-  run->child.emplace(std::move(*child));
-  sup::Child& c = *run->child;
+  run->pid = out->pid;
   run->state = Run::State::kRunning;
   ++running_;
   run->started_at = Clock::now();
+  Capture cap = capture(run->mode);
   run->out_cap.emplace(cap);
   run->err_cap.emplace(cap);
   run->log_cap.emplace(cap);
-  run->watch_handle = watcher_->watch(c.pid());
+  run->watch_handle = watcher_->watch(run->pid);
   {
     JsonWriter w;
     w.begin_object().key("event").string("run_started").key("genvm_id").unsigned_number(run->id);
-    w.key("pid").number(c.pid()).key("debug_mode").string(to_string(run->mode));
+    w.key("pid").number(run->pid).key("debug_mode").string(to_string(run->mode));
     w.key("deadline").string(format_duration(run->request.deadline)).end_object();
     log_.line(w.take());
   }
-  // asio owns duplicates; the Child keeps (and later closes) its own descriptors.
-  auto adopt = [&](int fd) -> std::unique_ptr<asio::posix::stream_descriptor> {
+  auto adopt = [&](int& fd) -> std::unique_ptr<asio::posix::stream_descriptor> {
     if (fd < 0) return nullptr;
-    int d = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (d < 0) return nullptr;
-    return std::make_unique<asio::posix::stream_descriptor>(io_, d);
+    auto sd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+    fd = -1;
+    return sd;
   };
-  run->streams[kOut] = adopt(c.stdout_fd());
-  run->streams[kErr] = adopt(c.stderr_fd());
-  run->streams[kLogStream] = adopt(c.log_fd());
-  for (int fd : {c.stdout_fd(), c.stderr_fd(), c.log_fd()}) c.close_fd(fd);
-  run->in = adopt(c.stdin_fd());
-  c.close_stdin();
-  run->pidfd = adopt(c.pidfd());
+  run->streams[kOut] = adopt(out->out);
+  run->streams[kErr] = adopt(out->err);
+  run->streams[kLogStream] = adopt(out->log);
+  run->in = adopt(out->in);
+  run->pidfd = adopt(out->pidfd);
 
-  if (host1[0] >= 0) {
-    run->host1 = std::make_unique<asio::posix::stream_descriptor>(io_, host1[0]);
+  if (run->host1) {
     run->host1_parser.emplace(config_.max_message_bytes);
     read_host1(run);
   }
@@ -358,6 +433,8 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
     if (ec) return;
     stop_run(run, "deadline");
   });
+  // A cancel or shutdown that arrived while the spawn was in flight.
+  if (run->pending_cause) stop_run(run, run->pending_cause);
 }
 
 void Registry::read_stream(const std::shared_ptr<Run>& run, int which) {
@@ -426,8 +503,27 @@ void Registry::read_host1(const std::shared_ptr<Run>& run) {
 }
 
 void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
-  if (run->leader_exited || !run->child) return;
-  auto ws = run->child->try_wait();
+  if (run->leader_exited || run->reaping || run->state != Run::State::kRunning) return;
+  run->reaping = true;
+  Spawner* sp = spawner_.get();
+  std::uint64_t id = run->id;
+  sp->post([this, sp, run, id] {
+    std::optional<sup::WaitStatus> ws;
+    auto it = sp->children.find(id);
+    if (it != sp->children.end()) {
+      ws = it->second.try_wait();
+      // The executor is done: anything it left in its tree goes now, so pipes it shared close.
+      if (ws) it->second.kill_tree(SIGKILL);
+    }
+    asio::post(io_, [this, run, ws] {
+      run->reaping = false;
+      on_reaped(run, ws);
+    });
+  });
+}
+
+void Registry::on_reaped(const std::shared_ptr<Run>& run, std::optional<sup::WaitStatus> ws) {
+  if (run->leader_exited || run->state != Run::State::kRunning) return;
   if (!ws) {
     // Readable pidfd but not yet reapable cannot happen for a leader we spawned; wait once
     // more rather than guess.
@@ -439,8 +535,6 @@ void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
   run->leader_exited = true;
   run->wait = *ws;
   run->deadline_timer.cancel();
-  // The executor is done: anything it left in its tree goes now, so pipes it shared close.
-  run->child->kill_tree(SIGKILL);
   run->drain_timer.expires_after(kDrain);
   run->drain_timer.async_wait([this, run](boost::system::error_code ec) {
     if (ec) return;
@@ -452,15 +546,32 @@ void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
 }
 
 void Registry::stop_run(const std::shared_ptr<Run>& run, const char* cause) {
-  if (run->state != Run::State::kRunning || run->leader_exited || run->cause) return;
-  // An executor that already exited on its own keeps cause `exited`.
-  if (run->child->try_wait()) return on_leader_exit(run);
-  run->cause = cause;
-  run->child->kill_tree(SIGKILL);
-  JsonWriter w;
-  w.begin_object().key("event").string("run_killed").key("genvm_id").unsigned_number(run->id);
-  w.key("cause").string(cause).end_object();
-  log_.line(w.take());
+  if (run->state == Run::State::kSpawning) {
+    if (!run->pending_cause) run->pending_cause = cause;  // applied once the spawn is back
+    return;
+  }
+  if (run->state != Run::State::kRunning || run->leader_exited || run->cause || run->stopping) return;
+  run->stopping = true;
+  Spawner* sp = spawner_.get();
+  std::uint64_t id = run->id;
+  sp->post([this, sp, run, id, cause] {
+    std::optional<sup::WaitStatus> ws;
+    auto it = sp->children.find(id);
+    if (it != sp->children.end()) {
+      ws = it->second.try_wait();  // already exited on its own: it keeps cause `exited`
+      it->second.kill_tree(SIGKILL);
+    }
+    asio::post(io_, [this, run, ws, cause] {
+      run->stopping = false;
+      if (ws) return on_reaped(run, ws);
+      if (run->leader_exited || run->cause || run->state != Run::State::kRunning) return;
+      run->cause = cause;
+      JsonWriter w;
+      w.begin_object().key("event").string("run_killed").key("genvm_id").unsigned_number(run->id);
+      w.key("cause").string(cause).end_object();
+      log_.line(w.take());
+    });
+  });
 }
 
 void Registry::maybe_finalize(const std::shared_ptr<Run>& run) {
@@ -472,9 +583,14 @@ void Registry::maybe_finalize(const std::shared_ptr<Run>& run) {
 void Registry::finalize(const std::shared_ptr<Run>& run) {
   run->drain_timer.cancel();
   auto usage = watcher_->stop(run->watch_handle);
-  sup::Child& c = *run->child;
-  c.release();
-  run->child.reset();
+  Spawner* sp = spawner_.get();
+  std::uint64_t id = run->id;
+  sp->post([sp, id] {
+    auto it = sp->children.find(id);
+    if (it == sp->children.end()) return;
+    it->second.release();
+    sp->children.erase(it);
+  });
   run->pidfd.reset();
   run->in.reset();
   run->host1.reset();
@@ -508,7 +624,7 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
   metrics["peak_rss_bytes"] = peak_rss;
   metrics["signal"] = run->wait.signal;
   metrics["debug_mode"] = std::string(to_string(run->mode));
-  metrics["containment"] = std::string(sup::to_string(supervisor_->containment()));
+  metrics["containment"] = std::string(sup::to_string(containment_));
   fin["metrics"] = Value(std::move(metrics));
   fin["finished_at"] = rfc3339_now();
   fin["version_major"] = 0;
@@ -627,6 +743,7 @@ Status Registry::cancel(std::uint64_t genvm_id) {
       finish_without_process(run, "cancelled");
       pump();  // the head may have been what held the others back
       break;
+    case Run::State::kSpawning:
     case Run::State::kRunning: stop_run(run, "cancelled"); break;
     case Run::State::kDone: break;
   }
@@ -680,7 +797,7 @@ void Registry::shutdown(std::function<void()> done) {
   for (auto& run : queued) finish_without_process(run, "shutdown");
   for (auto& run : all) {
     if (run->state == Run::State::kValidating) finish_without_process(run, "shutdown");
-    if (run->state == Run::State::kRunning) stop_run(run, "shutdown");
+    if (run->state == Run::State::kRunning || run->state == Run::State::kSpawning) stop_run(run, "shutdown");
   }
   check_shutdown_done();
 }

@@ -21,6 +21,9 @@
 //  - Exactly one terminal event (failed_to_start or finished) per run, delivered to every sink
 //    subscribed at that moment. Sinks are weak: a closed connection simply stops receiving,
 //    and never affects the run.
+//  - Spawning, killing and releasing happen on one helper thread that owns the Supervisor, so
+//    the io_context keeps serving while a fork+exec or a cgroup teardown is in flight; every
+//    state change of a run (and so every event) still happens on the io_context's thread.
 //  - Not thread-safe: every call on the io_context's thread.
 #pragma once
 
@@ -128,6 +131,13 @@ class Registry {
   void forget(std::uint64_t id);
   void check_shutdown_done();
 
+  // The supervisor and every Child live on a thread of their own (registry.cc): a fork+exec,
+  // a cgroup freeze/kill/thaw or rmdir there never stalls other connections on io_.
+  class Spawner;
+  struct SpawnOutcome;
+  void on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr<SpawnOutcome>& out);
+  void on_reaped(const std::shared_ptr<Run>& run, std::optional<supervisor::WaitStatus> ws);
+
   boost::asio::io_context& io_;
   Config config_;
   Log& log_;
@@ -141,7 +151,8 @@ class Registry {
   std::size_t running_ = 0;
   bool shutting_down_ = false;
   std::function<void()> shutdown_done_;
-  std::unique_ptr<supervisor::Supervisor> supervisor_;
+  supervisor::Containment containment_ = supervisor::Containment::kProcessGroup;
+  std::unique_ptr<Spawner> spawner_;
   std::unique_ptr<supervisor::TreeWatcher> watcher_;
   std::map<std::string, std::uint64_t> outcomes_;
   Histogram duration_seconds_;

@@ -191,7 +191,8 @@ TEST_F(RegistryTest, PermitsQueueRunsInOrderAndCancelOfAQueuedRunSpawnsNothing) 
   std::uint64_t a = run("exec sleep 1000");                 // sync: 4 of 8
   std::uint64_t b = run("exec sleep 1000", {}, /*is_sync=*/false);  // nondet: 8, must wait
   std::uint64_t c = run("exit 0");                          // sync: would fit, but FIFO
-  ASSERT_TRUE(run_until(io_, [&] { return rec_->kinds(c).size() == 1; }));
+  // The spawn happens on the supervisor thread: `started` arrives after c is queued.
+  ASSERT_TRUE(run_until(io_, [&] { return rec_->kinds(c).size() == 1 && !rec_->kinds(a).empty(); }));
   EXPECT_EQ(rec_->kinds(a), (std::vector<std::string>{"started"}));
   EXPECT_EQ(rec_->kinds(b), (std::vector<std::string>{"queued"}));
   EXPECT_EQ(rec_->kinds(c), (std::vector<std::string>{"queued"}));
