@@ -116,6 +116,15 @@ Value reported_result_value(const RunOutcome& o) {
 
 calldata::Bytes encode_reported_result(const RunOutcome& o) { return calldata::encode(reported_result_value(o)); }
 
+calldata::Bytes encode_consumed_result(const RunOutcome& o) {
+  calldata::Bytes map = encode_reported_result(o);
+  // Sized up front and filled in place (GCC 12 misreads an insert after a one-byte vector).
+  calldata::Bytes out(1 + map.size());
+  out[0] = static_cast<std::uint8_t>(o.kind);
+  std::copy(map.begin(), map.end(), out.begin() + 1);
+  return out;
+}
+
 calldata::Bytes subvm_result_buffer(ResultCode kind, const Value& data) {
   calldata::Bytes out;
   if ((kind == ResultCode::kVmError || kind == ResultCode::kFatalVmError) && data.is_string()) {

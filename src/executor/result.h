@@ -91,6 +91,9 @@ Digest32 execution_hash(const RunOutcome& o);
 // The whole reported result as a calldata map (keys as the spec's ReportedResult).
 calldata::Value reported_result_value(const RunOutcome& o);
 calldata::Bytes encode_reported_result(const RunOutcome& o);
+// The consume_result payload (impl-spec manager-socket.rst, "consumed_result"): one outer
+// ResultCode byte equal to the map's kind, then encode_reported_result(o).
+calldata::Bytes encode_consumed_result(const RunOutcome& o);
 
 // Pieces, for sub-VM transport and tests.
 calldata::Value backtrace_value(const std::optional<std::vector<Frame>>& bt);

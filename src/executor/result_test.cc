@@ -131,6 +131,17 @@ TEST(ReportedResult, DecodesBackToTheSameMap) {
   EXPECT_EQ(v->find("execution_hash")->as_bytes().size(), 32u);
 }
 
+TEST(ConsumedResult, OuterResultCodeByteThenTheMap) {
+  RunOutcome o = returning();
+  o.kind = ResultCode::kUserError;
+  o.data = Value("no");
+  o = publish(std::move(o));
+  auto wire = encode_consumed_result(o);
+  ASSERT_GT(wire.size(), 1u);
+  EXPECT_EQ(wire[0], 1);
+  EXPECT_EQ(calldata::Bytes(wire.begin() + 1, wire.end()), encode_reported_result(o));
+}
+
 TEST(SubVmResultBuffer, CodeByteThenCalldataOrText) {
   EXPECT_EQ(subvm_result_buffer(ResultCode::kReturn, Value(5)), (calldata::Bytes{0, 0x29}));
   EXPECT_EQ(subvm_result_buffer(ResultCode::kVmError, Value("oops")), (calldata::Bytes{2, 'o', 'o', 'p', 's'}));

@@ -168,7 +168,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   }
   o = publish(std::move(o));
   log_line(opts.log_fd, "{\"event\":\"result\",\"kind\":" + std::to_string(static_cast<int>(o.kind)) + "}");
-  auto delivered = (*client)->consume_result(encode_reported_result(o));
+  auto delivered = (*client)->consume_result(encode_consumed_result(o));
   if (!delivered) {
     *err = "result not delivered: " + delivered.error().to_string();
     return 1;

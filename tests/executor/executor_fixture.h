@@ -71,12 +71,25 @@ inline std::string hex(std::span<const std::uint8_t> b) {
   return s;
 }
 
+// A consume_result payload: the outer ResultCode byte, then the reported-result map whose
+// "kind" must agree with it (impl-spec manager-socket.rst, "consumed_result").
+inline Result<Value> decode_consumed(const calldata::Bytes& wire) {
+  if (wire.empty()) return make_error("consumed_result", "empty");
+  auto v = calldata::decode(std::span<const std::uint8_t>(wire.data() + 1, wire.size() - 1));
+  if (!v) return v;
+  const Value* kind = v->is_map() ? v->find("kind") : nullptr;
+  if (!kind || *kind != Value(static_cast<std::int64_t>(wire[0]))) {
+    return make_error("consumed_result", "the outer result code disagrees with kind");
+  }
+  return v;
+}
+
 struct RunResult {
   int exit_code = -1;
   bool signaled = false;
   std::string stderr_text;
   Value report;                 // null when nothing was delivered
-  calldata::Bytes result_bytes;  // the consume_result payload, byte for byte
+  calldata::Bytes result_bytes;  // the consume_result payload, byte for byte (outer code byte first)
 };
 
 class ExecutorTest : public ::testing::Test {
@@ -160,8 +173,8 @@ class ExecutorTest : public ::testing::Test {
     EXPECT_LE(results.size(), before + 1) << "more than one result delivered by one run";
     if (results.size() > before) {
       out.result_bytes = results.back();
-      auto v = calldata::decode(results.back());
-      EXPECT_TRUE(v.ok());
+      auto v = decode_consumed(results.back());
+      EXPECT_TRUE(v.ok()) << v.error().to_string();
       if (v.ok()) out.report = *v;
     }
     if (apply && out.report.is_map() && *out.report.find("kind") == Value(0)) {

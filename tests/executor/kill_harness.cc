@@ -5,7 +5,7 @@
 //
 // Each iteration runs `counter.increment` (code from storage, one storage write) against the
 // in-process TestHost over a socketpair (`--host fd://N`), kills it after a random delay drawn
-// from [0, 1.5 x an uncut run's wall time], and then requires: either nothing was delivered and
+// from [0, 1.5 x the fastest of five uncut runs' wall time], and then requires: either nothing was delivered and
 // the host's storage is exactly what it was, or exactly one result was delivered, it decodes as
 // a whole reported result, it Returned the next counter value, and only then are its storage
 // changes applied (as a node would). So the counter equals the number of delivered results at
@@ -87,10 +87,14 @@ TEST_F(KillTest, HostStateChangesOnlyThroughADeliveredResult) {
 
   // Calibrate the delay range on one uncut run (no assertion on time: it only spreads the kills
   // over the whole run, from before exec to after the result).
-  auto t0 = std::chrono::steady_clock::now();
-  auto whole = run(data(addr(1), addr(0xaa), call("increment"), false, std::nullopt), "wscn", {}, true);
-  ASSERT_EQ(whole.exit_code, 0) << whole.stderr_text;
-  auto per_run = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  // The fastest of five: a loaded machine's slow outliers would push most kills past the end.
+  auto per_run = std::chrono::microseconds::max();
+  for (int k = 0; k < 5; ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto whole = run(data(addr(1), addr(0xaa), call("increment"), false, std::nullopt), "wscn", {}, true);
+    ASSERT_EQ(whole.exit_code, 0) << whole.stderr_text;
+    per_run = std::min(per_run, std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0));
+  }
   std::uniform_int_distribution<long> pick(0, per_run.count() * 3 / 2);
 
   // The counter value now: the calibration runs may or may not have delivered.
@@ -118,7 +122,7 @@ TEST_F(KillTest, HostStateChangesOnlyThroughADeliveredResult) {
       continue;
     }
     ++delivered;
-    auto v = calldata::decode(results.back());
+    auto v = exec_test::decode_consumed(results.back());
     ASSERT_TRUE(v.ok()) << "iteration " << i << ": a delivered result does not decode (partial?)";
     ASSERT_TRUE(v->is_map() && v->find("kind") && *v->find("kind") == Value(0))
         << "iteration " << i << ": " << calldata::to_text(*v);
