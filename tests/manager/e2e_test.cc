@@ -3,9 +3,14 @@
 // is the manager's own socketpair, and the finished event carries the checked consume_result.
 // Skips (naming what is missing) when the genvm binary or the example contracts are not built.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "manager/registry.h"
@@ -88,6 +93,111 @@ TEST(ManagerEndToEnd, RealGenvmRunsACounterAndTheManagerRetainsItsResult) {
   EXPECT_TRUE(host.with_state([](test_host::State& s) { return s.results.empty(); }));
   ::unlink((dir + "/host.sock").c_str());
   ::rmdir(dir.c_str());
+}
+
+// ---- Deadline faults with the real executor ----------------------------------------------
+
+bool pid_running(pid_t pid) {
+  // Gone, or a zombie waiting for init: either way it runs no more.
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(stat)), {});
+  auto close = s.rfind(')');
+  return !(close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z');
+}
+
+struct DeadlineFixture {
+  std::string genvm = binary_dir() + "/tools/genvm/genvm";
+  std::string wasm = binary_dir() + "/examples/counter.wasm";
+  std::string dir;
+  bool ok() const { return ::access(genvm.c_str(), X_OK) == 0 && ::access(wasm.c_str(), R_OK) == 0; }
+  DeadlineFixture() {
+    char tmpl[] = "/tmp/genvm-mgr-deadline-XXXXXX";
+    if (::mkdtemp(tmpl)) dir = tmpl;
+  }
+  ~DeadlineFixture() {
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
+  Value body(const std::string& host_uri, const std::string& deadline) const {
+    std::ifstream f(wasm, std::ios::binary);
+    calldata::Bytes code((std::istreambuf_iterator<char>(f)), {});
+    Value message = Value::map({{"contract_address", addr(1)}, {"sender_address", addr(0xaa)},
+                                {"origin_address", addr(0xaa)}, {"signer_address", addr(0xaa)},
+                                {"chain_id", "61999"}, {"value", "0"}, {"is_init", true}});
+    return testing::run_body(false, {{"message", message}, {"code", code}, {"host", host_uri},
+                                     {"calldata", calldata::encode(Value::map({}))},
+                                     {"debug_mode", "safe"}, {"deadline", deadline}});
+  }
+};
+
+const Value& finished_body(const Value& terminal) { return terminal.as_map().begin()->second; }
+
+// The real `genvm run` connects to a host that never answers (a socket nobody accepts) and
+// waits for it forever: the deadline kills it and the run is reported `deadline`, with no exit
+// code of its own. Fails without the manager's deadline (the run would never end).
+TEST(ManagerDeadline, AnExecutorWaitingOnItsHostIsKilledAtTheDeadline) {
+  DeadlineFixture fx;
+  if (!fx.ok()) GTEST_SKIP() << "needs " << fx.genvm << " and " << fx.wasm << " (set GENVM_BINARY_DIR)";
+  ASSERT_FALSE(fx.dir.empty());
+  int stall = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(stall, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::string path = fx.dir + "/stall.sock";
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(stall, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(stall, 16), 0);
+
+  auto config = parse_config("executor: [" + fx.genvm + ", run]\nexecutor_protocol: genvm\n");
+  ASSERT_TRUE(config.ok());
+  boost::asio::io_context io;
+  Log log(-1);
+  Registry reg(io, *config, log, 64ull << 30);
+  auto sink = std::make_shared<Sink>();
+  reg.submit(fx.body("unix://" + path, "700ms"), {false, "test"}, sink);
+  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+  const Value& fin = *sink->terminal();
+  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
+  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("consumed_result")->is_null());
+  ::close(stall);
+}
+
+// An executor that hangs before it ever connects to a host (a wrapper that sleeps before it
+// execs genvm) still ends at its deadline, and the whole tree goes: the sleeping grandchild too.
+TEST(ManagerDeadline, AnExecutorHangingBeforeConnectingEndsAtTheDeadlineWithItsTree) {
+  DeadlineFixture fx;
+  if (!fx.ok()) GTEST_SKIP() << "needs " << fx.genvm << " and " << fx.wasm << " (set GENVM_BINARY_DIR)";
+  ASSERT_FALSE(fx.dir.empty());
+  test_host::TestHost host;
+  auto uri = host.listen_unix(fx.dir + "/host.sock");
+  ASSERT_TRUE(uri.ok());
+  std::string pidfile = fx.dir + "/sleeper";
+  // $0 is genvm, "$@" is `run` and the manager's arguments.
+  auto config = parse_config("executor: [sh, -c, 'sleep 1000 & echo $! > " + pidfile + "; wait; exec \"$0\" \"$@\"', " +
+                             fx.genvm + ", run]\nexecutor_protocol: genvm\n");
+  ASSERT_TRUE(config.ok()) << config.error().to_string();
+  boost::asio::io_context io;
+  Log log(-1);
+  Registry reg(io, *config, log, 64ull << 30);
+  auto sink = std::make_shared<Sink>();
+  reg.submit(fx.body(*uri, "700ms"), {false, "test"}, sink);
+  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+  host.stop();
+  const Value& fin = *sink->terminal();
+  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
+  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null());
+  std::ifstream pf(pidfile);
+  pid_t sleeper = 0;
+  pf >> sleeper;
+  ASSERT_GT(sleeper, 0) << "the wrapper never ran";
+  // The kill is done by the time the finished event is out (SIGKILL of the cgroup or group).
+  bool gone = testing::run_until(io, [&] { return !pid_running(sleeper); }, std::chrono::seconds(5));
+  EXPECT_TRUE(gone) << "the sleeping grandchild " << sleeper << " outlived the run";
+  if (!gone) ::kill(sleeper, SIGKILL);
 }
 
 }  // namespace
