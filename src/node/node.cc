@@ -1,54 +1,15 @@
 #include "node/node.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
+#include <cstdint>
 #include <deque>
-#include <thread>
 
 #include "common/sha3.h"
 #include "executor/execution_data.h"
-#include "node/host_server.h"
 
 namespace genvm::node {
 
 using calldata::Value;
-
-namespace {
-
-bool write_all_fd(int fd, const std::uint8_t* p, std::size_t n) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::write(fd, p + done, n - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-std::string read_all_fd(int fd) {
-  std::string s;
-  ::lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  for (;;) {
-    ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    s.append(buf, static_cast<std::size_t>(r));
-  }
-  return s;
-}
-
-}  // namespace
 
 std::string kind_name(int kind) {
   switch (kind) {
@@ -92,108 +53,6 @@ std::string votes_json(const std::vector<Round>& rounds) {
   return s + "]";
 }
 
-Result<RunReport> run_executor(const std::string& genvm, const Value& data, const std::string& permissions,
-                               State& state, int timeout_ms) {
-  // The executor may die before reading all of its stdin; that must be an error value here, not
-  // a SIGPIPE that kills the node.
-  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
-  (void)sigpipe_ignored;
-  if (::access(genvm.c_str(), X_OK) != 0) {
-    return make_error("genvm_missing", "the executor '" + genvm + "' is not an executable file (use --genvm PATH)");
-  }
-  Bytes input = calldata::encode(data);
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    return make_error("spawn", std::string("socketpair: ") + std::strerror(errno));
-  }
-  int in[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return make_error("spawn", std::string("pipe: ") + std::strerror(errno));
-  }
-  FILE* errf = std::tmpfile();
-  int errfd = errf ? ::fileno(errf) : -1;
-  std::vector<std::string> args = {genvm, "run", "--execution-data", "-", "--host", "fd://3", "--permissions",
-                                   permissions};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec.
-    ::dup2(in[0], 0);
-    if (errfd >= 0) {
-      ::dup2(errfd, 1);  // the contract's stdout is diagnostics too: keep it off the node's output
-      ::dup2(errfd, 2);
-    }
-    if (sv[1] == 3) {
-      ::fcntl(3, F_SETFD, 0);
-    } else {
-      ::dup2(sv[1], 3);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(sv[1]);
-  if (pid < 0) {
-    ::close(in[1]);
-    ::close(sv[0]);
-    if (errf) std::fclose(errf);
-    return make_error("spawn", std::string("fork: ") + std::strerror(errno));
-  }
-  HostSession session;
-  Status served;
-  std::thread server([&] {
-    served = serve_host_connection(sv[0], state, session);
-    // A failed connection must not leave the executor blocked on its host.
-    ::shutdown(sv[0], SHUT_RDWR);
-  });
-  write_all_fd(in[1], input.data(), input.size());  // a short write shows up as the run's failure
-  ::close(in[1]);
-  bool timed_out = false;
-  if (timeout_ms > 0) {
-    // A pidfd becomes readable when the child exits: wait on it with the deadline, no polling.
-    int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pfd >= 0) {
-      pollfd p{pfd, POLLIN, 0};
-      int rc;
-      do {
-        rc = ::poll(&p, 1, timeout_ms);
-      } while (rc < 0 && errno == EINTR);
-      if (rc == 0) {
-        ::kill(pid, SIGKILL);
-        timed_out = true;
-      }
-      ::close(pfd);
-    }
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // The executor is gone, so its end of the socket is closed and the server sees EOF.
-  server.join();
-  ::close(sv[0]);
-  RunReport out;
-  out.timed_out = timed_out;
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (errfd >= 0) out.stderr_text = read_all_fd(errfd);
-  if (errf) std::fclose(errf);
-  if (!served.ok() && out.stderr_text.empty()) out.stderr_text = served.error().to_string();
-  if (!session.results.empty()) {
-    auto v = calldata::decode(session.results.back());
-    if (v && v->is_map()) {
-      out.report = *v;
-      if (const Value* h = out.report.find("execution_hash"); h && h->is_bytes()) out.execution_hash = h->as_bytes();
-      if (const Value* k = out.report.find("kind"); k && k->is_int()) {
-        out.kind = static_cast<int>(k->as_int().to_int64().value_or(-1));
-      }
-    }
-  }
-  return out;
-}
-
 Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry,
                            const std::optional<Value>& leader_nondet) const {
   executor::ExecutionData d;
@@ -203,6 +62,7 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
   d.message.origin_address = rec.sender;
   d.message.signer_address = rec.sender;
   d.message.chain_id = BigInt(61999);
+  d.message.value = BigInt(rec.value);
   d.message.is_init = code.has_value();
   d.message.datetime = std::string(executor::kDefaultDatetime);
   d.code = code;
@@ -229,6 +89,15 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
     State& st;
     ~Abort() { st.abort(); }  // no-op once commit() has closed the transaction
   } abort_guard{state_};
+  if (rec.value > 0) {
+    // Checked under the write lock, so it still holds at the commit that moves the value.
+    auto bal = state_.balance(rec.sender);
+    if (!bal) return bal.take_error();
+    if (u256_less(*bal, rec.value)) {
+      return make_error("insufficient_balance",
+                        address_text(rec.sender) + " holds less than the value " + std::to_string(rec.value));
+    }
+  }
   TxOutcome out;
   const int n = std::max(opts_.validators, 1);
   const int total_nodes = n + 1;
@@ -243,8 +112,8 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
   for (int r = 0; r < std::max(opts_.rounds, 1) && !accepted; ++r) {
     Round round;
     round.leader = r % total_nodes;
-    auto lead = run_executor(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
-                             opts_.run_timeout_ms);
+    auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
+                            opts_.run_timeout_ms);
     if (!lead) return lead.take_error();
     round.leader_run = std::move(*lead);
     if (round.leader_run.report.is_map()) {
@@ -253,7 +122,7 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
       for (int i = 0; i < n; ++i) {
         Vote v;
         v.node = (round.leader + 1 + i) % total_nodes;
-        auto run = run_executor(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
+        auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
         if (!run) return run.take_error();
         v.kind = run->kind;
         v.execution_hash = run->execution_hash;
@@ -321,6 +190,19 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
       rec.sender = m.from;
       rec.parent = m.tx;
       rec.calldata = calldata::encode(entry);
+      if (const Value* v = m.emission.find("value"); v && v->is_int()) {
+        auto u = v->as_int().to_uint64();
+        rec.value = u && *u <= std::uint64_t(INT64_MAX) ? *u : 0;
+        if (!u || *u > std::uint64_t(INT64_MAX)) {
+          rec.kind = t;
+          rec.status = "unsupported";
+          rec.result_text = "\"the message's value is above 2^63-1\"";
+          auto id = state_.commit(rec, fx);
+          if (!id) return id.take_error();
+          done.push_back(*id);
+          continue;
+        }
+      }
       Result<TxOutcome> r = make_error("unreachable");
       if (t == "PostMessage") {
         const Value* to = m.emission.find("address");
@@ -329,11 +211,15 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
         rec.target = to->as_address();
         auto c = state_.contract(rec.target);
         if (!c) return c.take_error();
-        if (!*c) {
-          // Nothing to run: the receipt says so, and the message counts as served.
+        auto bal = state_.balance(m.from);
+        if (!bal) return bal.take_error();
+        if (!*c || u256_less(*bal, rec.value)) {
+          // Nothing to run: the receipt says so, and the message counts as served. The value
+          // stays with the posting contract (a VMError moves nothing).
           rec.status = "accepted";
           rec.result_kind = 2;
-          rec.result_text = "\"no contract at the message's address\"";
+          rec.result_text = !*c ? "\"no contract at the message's address\""
+                                : "\"the posting contract no longer holds the message's value\"";
           auto id = state_.commit(rec, fx);
           if (!id) return id.take_error();
           done.push_back(*id);
@@ -354,6 +240,20 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
         rec.target = derive_contract_address(m.from, *nonce);
         auto h = sha3_256(code->as_bytes());
         rec.code_hash.assign(h.begin(), h.end());
+        auto bal = state_.balance(m.from);
+        if (!bal) {
+          state_.abort();
+          return bal.take_error();
+        }
+        if (u256_less(*bal, rec.value)) {
+          rec.status = "accepted";  // served, nothing deployed, the value stays (as above)
+          rec.result_kind = 2;
+          rec.result_text = "\"the posting contract no longer holds the message's value\"";
+          auto id = state_.commit(rec, fx);
+          if (!id) return id.take_error();
+          done.push_back(*id);
+          continue;
+        }
         fx.create_contract = true;
         r = write_tx(rec, code->as_bytes(), entry, fx);
       } else {
@@ -375,7 +275,25 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
 
 Result<std::vector<std::int64_t>> Node::serve_pending() { return run_follow_ups(0); }
 
-Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const Value& entry) {
+Result<TxOutcome> Node::fund(const Address& to, std::uint64_t value) {
+  TxRecord rec;
+  rec.kind = "fund";
+  rec.sender = Address{};  // the faucet
+  rec.target = to;
+  rec.value = value;
+  rec.calldata = calldata::encode(Value());
+  rec.status = "accepted";
+  rec.result_kind = 0;
+  rec.result_text = "null";
+  auto id = state_.commit(rec, Effects{});
+  if (!id) return id.take_error();
+  rec.id = *id;
+  TxOutcome out;
+  out.record = std::move(rec);
+  return out;
+}
+
+Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const Value& entry, std::uint64_t value) {
   // The address depends on the nonce: read it under the write lock write_tx keeps.
   if (auto s = state_.begin(); !s) return s.take_error();
   auto nonce = state_.nonce(sender);
@@ -388,6 +306,7 @@ Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const V
   rec.sender = sender;
   rec.target = derive_contract_address(sender, *nonce);
   rec.calldata = calldata::encode(entry);
+  rec.value = value;
   auto h = sha3_256(code);
   rec.code_hash.assign(h.begin(), h.end());
   Effects fx;
@@ -400,7 +319,8 @@ Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const V
   return out;
 }
 
-Result<TxOutcome> Node::call(const Address& sender, const Address& contract, const Value& entry) {
+Result<TxOutcome> Node::call(const Address& sender, const Address& contract, const Value& entry,
+                             std::uint64_t value) {
   auto c = state_.contract(contract);
   if (!c) return c.take_error();
   if (!*c) return make_error("unknown_address", "no contract at " + address_text(contract));
@@ -409,6 +329,7 @@ Result<TxOutcome> Node::call(const Address& sender, const Address& contract, con
   rec.sender = sender;
   rec.target = contract;
   rec.calldata = calldata::encode(entry);
+  rec.value = value;
   auto out = write_tx(rec, std::nullopt, entry, Effects{});
   if (!out) return out;
   auto f = run_follow_ups(out->record.id);
@@ -426,8 +347,8 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   rec.target = contract;
   // No `w` and no `s`: a view can read, call other contracts and run non-deterministic blocks
   // (as their leader), never change anything.
-  return run_executor(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "cn", state_,
-                      opts_.run_timeout_ms);
+  return runner_.run(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "cn", state_,
+                     opts_.run_timeout_ms);
 }
 
 }  // namespace genvm::node

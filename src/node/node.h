@@ -1,5 +1,7 @@
 // node::Node: write transactions with a leader and validators, and read-only views, each run
-// a real `genvm run` process served by serve_host_connection over the committed State.
+// a real `genvm run` started by the manager library (node::Runner: src/manager's Registry, so
+// the deadline, debug-mode policy, capture and process-tree kill of production apply) and
+// served by serve_host_connection over the committed State as host 0.
 //
 //   Node node(state, {.genvm = "build/tools/genvm/genvm", .validators = 4, .rounds = 3});
 //   auto tx = node.deploy(sender, wasm_bytes, Value::map({{"args", ...}}));
@@ -24,19 +26,10 @@
 
 #include "common/calldata.h"
 #include "common/result.h"
+#include "node/runner.h"
 #include "node/state.h"
 
 namespace genvm::node {
-
-// One executor run's outcome as the node sees it.
-struct RunReport {
-  int exit_code = -1;          // genvm's exit status (-1: killed by a signal)
-  std::string stderr_text;     // the executor's stderr (for diagnostics)
-  calldata::Value report;      // the decoded consume_result map; null when nothing delivered
-  Bytes execution_hash;        // from the report; empty when nothing delivered
-  int kind = -1;               // the report's kind; -1 when nothing delivered
-  bool timed_out = false;      // killed by the node after NodeOptions::run_timeout_ms
-};
 
 struct Vote {
   int node = 0;                // which node ran it (0..N)
@@ -63,19 +56,12 @@ struct NodeOptions {
   int validators = 4;
   int rounds = 3;
   int max_follow_ups = 32;     // per top-level transaction; the rest stay pending in the state
-  int run_timeout_ms = 120000; // per executor run; 0: none
+  int run_timeout_ms = 120000; // per executor run (the manager's deadline); 0: its default
   // Progress, e.g. for a status line: (round, validators done, validators total).
   std::function<void(int, int, int)> progress;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
   std::function<std::string(int)> genvm_for_node;
 };
-
-// Runs `genvm run` once on `data` (an ExecutionData calldata map) with `permissions`, serving
-// its host connection from `state`. Fails only when the process could not be started. A run
-// still going after `timeout_ms` (0: none) is SIGKILLed and reports `timed_out` (the executor
-// has no timeout of its own: by design its host ends it).
-Result<RunReport> run_executor(const std::string& genvm, const calldata::Value& data, const std::string& permissions,
-                               State& state, int timeout_ms = 0);
 
 // Majority rule: accepted iff more than half of the validators agree.
 bool majority_agrees(const std::vector<Vote>& votes);
@@ -84,8 +70,15 @@ class Node {
  public:
   Node(State& state, NodeOptions opts) : state_(state), opts_(std::move(opts)) {}
 
-  Result<TxOutcome> deploy(const Address& sender, const Bytes& code, const calldata::Value& entry);
-  Result<TxOutcome> call(const Address& sender, const Address& contract, const calldata::Value& entry);
+  // `value` moves from sender to the contract with an accepted Return (the runs see it as
+  // message.value on top of the stored balances); a sender holding less is
+  // `insufficient_balance` before anything runs.
+  Result<TxOutcome> deploy(const Address& sender, const Bytes& code, const calldata::Value& entry,
+                           std::uint64_t value = 0);
+  Result<TxOutcome> call(const Address& sender, const Address& contract, const calldata::Value& entry,
+                         std::uint64_t value = 0);
+  // The node's faucet: a `fund` receipt that creates `value` for `to` (no run).
+  Result<TxOutcome> fund(const Address& to, std::uint64_t value);
   Result<RunReport> view(const Address& contract, const calldata::Value& entry);
   // Runs the messages still pending in the state (left by a node killed between a commit and
   // its follow-ups), oldest first, and theirs in turn; returns the new transactions.
@@ -100,6 +93,7 @@ class Node {
 
   State& state_;
   NodeOptions opts_;
+  Runner runner_;  // every executor run goes through the manager library
 };
 
 // The `{"": method, "args": [...]}` entry (args omitted when empty; method omitted when empty).

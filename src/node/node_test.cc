@@ -284,6 +284,52 @@ TEST_F(NodeTest, NondetBlocksAgreeThroughLeaderResults) {
   EXPECT_EQ(nd->as_array().size(), 3u);  // one per block, handed to every validator
 }
 
+std::uint64_t low64(const std::array<std::uint8_t, 32>& le) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | le[i];
+  return v;
+}
+
+// A call's value moves from sender to contract with the receipt, only on an accepted Return;
+// the contract sees it (get_self_balance) during the run and afterwards. Fails when the commit
+// does not move the value (balances stay 100/0) or moves it on a UserError.
+TEST_F(NodeTest, ValueMovesWithAnAcceptedReturnOnly) {
+  Node node(*state_, opts(2));
+  ASSERT_TRUE(node.fund(account(0xa1), 100).ok());
+  auto ev = node.deploy(account(0xa1), read_file(examples_ + "events.wasm"), make_entry("", {}));
+  ASSERT_TRUE(ev.ok());
+  const Address c = ev->record.target;
+  // pay(3) posts 3 back to the sender and returns its own balance: 0 stored + 10 arriving - 3.
+  auto paid = node.call(account(0xa1), c, make_entry("pay", {Value(3)}), 10);
+  ASSERT_TRUE(paid.ok()) << paid.error().to_string();
+  expect_unanimous(*paid, 2);
+  EXPECT_EQ(paid->record.result_text, "7");
+  EXPECT_EQ(low64(*state_->balance(account(0xa1))), 90u);
+  // The 3 stay with the contract: the message went to an address without a contract.
+  EXPECT_EQ(low64(*state_->balance(c)), 10u);
+  EXPECT_EQ((*state_->tx(paid->record.id))->value, 10u);
+
+  // A UserError moves nothing.
+  auto bad = node.call(account(0xa1), c, make_entry("no_such_method", {}), 5);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->record.result_kind, 1);
+  EXPECT_EQ(low64(*state_->balance(account(0xa1))), 90u);
+  EXPECT_EQ(low64(*state_->balance(c)), 10u);
+
+  // The committed value is what a later run's get_self_balance reads.
+  auto again = node.call(account(0xa1), c, make_entry("pay", {Value(0)}));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->record.result_text, "10");
+
+  // More than the sender holds: refused before anything runs or is recorded.
+  auto nonce = *state_->nonce(account(0xa1));
+  auto poor = node.call(account(0xa1), c, make_entry("pay", {Value(0)}), 1000);
+  ASSERT_FALSE(poor.ok());
+  EXPECT_EQ(poor.error().code, "insufficient_balance");
+  EXPECT_EQ(*state_->nonce(account(0xa1)), nonce);
+  EXPECT_TRUE(state_->check_consistency().ok()) << state_->check_consistency().error().to_string();
+}
+
 TEST_F(NodeTest, UnknownAddressIsAnError) {
   Node node(*state_, opts(1));
   auto r = node.call(account(0xa1), account(0x77), make_entry("get", {}));

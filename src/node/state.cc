@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "common/sha3.h"
@@ -19,7 +20,8 @@ CREATE TABLE IF NOT EXISTS storage(address BLOB NOT NULL, slot BLOB NOT NULL, da
                                    PRIMARY KEY(address, slot)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS transactions(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, sender BLOB NOT NULL,
   target BLOB NOT NULL, calldata BLOB NOT NULL, code_hash BLOB, status TEXT NOT NULL, result_kind INTEGER NOT NULL,
-  result_text TEXT NOT NULL, execution_hash BLOB, rounds INTEGER NOT NULL, votes TEXT NOT NULL, parent INTEGER NOT NULL);
+  result_text TEXT NOT NULL, execution_hash BLOB, rounds INTEGER NOT NULL, votes TEXT NOT NULL, parent INTEGER NOT NULL,
+  value INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS events(tx INTEGER NOT NULL, idx INTEGER NOT NULL, contract BLOB NOT NULL, topics BLOB NOT NULL,
                                   blob BLOB NOT NULL, PRIMARY KEY(tx, idx));
 CREATE TABLE IF NOT EXISTS messages(tx INTEGER NOT NULL, idx INTEGER NOT NULL, sender BLOB NOT NULL, emission BLOB NOT NULL,
@@ -94,7 +96,46 @@ class TxGuard {
   bool done_ = false;
 };
 
+// u256 little-endian arithmetic for balances.
+using U256 = std::array<std::uint8_t, 32>;
+U256 u256_of(std::uint64_t v) {
+  U256 out{};
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  return out;
+}
+// a += b; false on overflow past 2^256.
+bool u256_add_to(U256& a, const U256& b) {
+  unsigned carry = 0;
+  for (int i = 0; i < 32; ++i) {
+    unsigned s = unsigned(a[i]) + b[i] + carry;
+    a[i] = static_cast<std::uint8_t>(s);
+    carry = s >> 8;
+  }
+  return carry == 0;
+}
+// a -= b; false (a unchanged) when b > a.
+bool u256_sub_from(U256& a, const U256& b) {
+  U256 r = a;
+  int borrow = 0;
+  for (int i = 0; i < 32; ++i) {
+    int d = int(r[i]) - b[i] - borrow;
+    borrow = d < 0;
+    r[i] = static_cast<std::uint8_t>(d + (borrow ? 256 : 0));
+  }
+  if (borrow) return false;
+  a = r;
+  return true;
+}
+
 }  // namespace
+
+bool u256_less(const std::array<std::uint8_t, 32>& a, std::uint64_t v) {
+  U256 b = u256_of(v);
+  for (int i = 31; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i] < b[i];
+  }
+  return false;
+}
 
 std::string hex(const std::uint8_t* p, std::size_t n) {
   static const char* d = "0123456789abcdef";
@@ -169,6 +210,12 @@ Result<std::unique_ptr<State>> State::open(const std::string& path) {
   if (auto s = st->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
   if (auto s = st->exec("PRAGMA foreign_keys=ON"); !s) return s.take_error();
   if (auto s = st->exec(kSchema); !s) return s.take_error();
+  // A file made before transactions carried a value gets the column (default 0: nothing moved).
+  if (sqlite3_exec(db, "SELECT value FROM transactions LIMIT 0", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    if (auto s = st->exec("ALTER TABLE transactions ADD COLUMN value INTEGER NOT NULL DEFAULT 0"); !s) {
+      return s.take_error();
+    }
+  }
   return st;
 }
 
@@ -219,13 +266,18 @@ Result<std::array<std::uint8_t, 32>> State::balance(const Address& a) {
   return out;
 }
 
-Status State::set_balance(const Address& a, std::uint64_t v) {
-  Bytes b(32, 0);
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));
+Status State::add_balance(const Address& a, std::uint64_t v, bool credit) {
+  auto cur = balance(a);
+  if (!cur) return cur.take_error();
+  U256 b = *cur;
+  if (credit ? !u256_add_to(b, u256_of(v)) : !u256_sub_from(b, u256_of(v))) {
+    return make_error(credit ? "balance_overflow" : "insufficient_balance",
+                      address_text(a) + (credit ? " would hold more than 2^256-1" : " holds less than " + std::to_string(v)));
+  }
   Stmt q(db_, "INSERT INTO accounts(address, balance) VALUES(?, ?) ON CONFLICT(address) DO UPDATE SET balance=excluded.balance");
-  if (!q.ok()) return db_error(db_, "set balance");
-  q.addr(1, a).blob(2, b);
-  if (q.step() != SQLITE_DONE) return db_error(db_, "set balance");
+  if (!q.ok()) return db_error(db_, "write balance");
+  q.addr(1, a).blob(2, b.data(), b.size());
+  if (q.step() != SQLITE_DONE) return db_error(db_, "write balance");
   return {};
 }
 
@@ -263,7 +315,7 @@ Result<std::optional<ContractInfo>> State::contract(const Address& a) {
 Result<std::optional<TxRecord>> State::tx(std::int64_t id) {
   Stmt q(db_,
          "SELECT kind, sender, target, calldata, code_hash, status, result_kind, result_text, execution_hash, rounds,"
-         " votes, parent FROM transactions WHERE id=?");
+         " votes, parent, value FROM transactions WHERE id=?");
   if (!q.ok()) return db_error(db_, "read transaction");
   q.i64(1, id);
   int rc = q.step();
@@ -283,6 +335,7 @@ Result<std::optional<TxRecord>> State::tx(std::int64_t id) {
   r.rounds = static_cast<int>(q.col_i64(9));
   r.votes_json = q.col_text(10);
   r.parent = q.col_i64(11);
+  r.value = static_cast<std::uint64_t>(q.col_i64(12));
   return std::optional<TxRecord>(r);
 }
 
@@ -366,11 +419,12 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
   {
     Stmt q(db_,
            "INSERT INTO transactions(kind, sender, target, calldata, code_hash, status, result_kind, result_text,"
-           " execution_hash, rounds, votes, parent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+           " execution_hash, rounds, votes, parent, value) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!q.ok()) return db_error(db_, "insert transaction");
     q.text(1, rec.kind).addr(2, rec.sender).addr(3, rec.target).blob(4, rec.calldata).blob(5, rec.code_hash);
     q.text(6, rec.status).i64(7, rec.result_kind).text(8, rec.result_text).blob(9, rec.execution_hash);
-    q.i64(10, rec.rounds).text(11, rec.votes_json).i64(12, rec.parent);
+    if (rec.value > std::uint64_t(INT64_MAX)) return make_error("bad_value", "a value is at most 2^63-1");
+    q.i64(10, rec.rounds).text(11, rec.votes_json).i64(12, rec.parent).i64(13, static_cast<std::int64_t>(rec.value));
     if (q.step() != SQLITE_DONE) return db_error(db_, "insert transaction");
     id = sqlite3_last_insert_rowid(db_);
   }
@@ -390,6 +444,14 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
     if (sqlite3_changes(db_) != 1) return make_error("state_message", "the message was already served");
   }
   if (accepted && rec.result_kind == 0) {
+    if (rec.value > 0) {
+      // The value moves with the receipt: debit and credit in this same SQL transaction. A
+      // `fund` transaction creates it (the node's faucet); nothing else does.
+      if (rec.kind != "fund") {
+        if (auto s = add_balance(rec.sender, rec.value, false); !s) return s.take_error();
+      }
+      if (auto s = add_balance(rec.target, rec.value, true); !s) return s.take_error();
+    }
     if (fx.create_contract) {
       Stmt q(db_, "INSERT INTO contracts(address, code_hash, deployer, deploy_tx) VALUES(?,?,?,?)");
       if (!q.ok()) return db_error(db_, "insert contract");
@@ -468,6 +530,25 @@ Status State::check_consistency() {
     Stmt q(db_, c.sql);
     if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, c.what);
     if (auto n = q.col_i64(0); n != 0) return make_error("state_inconsistent", std::to_string(n) + " x " + c.what);
+  }
+  {
+    // Value is conserved: every balance together is exactly what `fund` transactions created.
+    U256 held{}, funded{};
+    Stmt b(db_, "SELECT balance FROM accounts");
+    if (!b.ok()) return db_error(db_, "read balances");
+    int rc;
+    while ((rc = b.step()) == SQLITE_ROW) {
+      Bytes x = b.col_blob(0);
+      U256 v{};
+      if (x.size() == 32) std::memcpy(v.data(), x.data(), 32);
+      u256_add_to(held, v);
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "read balances");
+    Stmt f(db_, "SELECT value FROM transactions WHERE kind='fund' AND status='accepted' AND result_kind=0");
+    if (!f.ok()) return db_error(db_, "read funding");
+    while ((rc = f.step()) == SQLITE_ROW) u256_add_to(funded, u256_of(static_cast<std::uint64_t>(f.col_i64(0))));
+    if (rc != SQLITE_DONE) return db_error(db_, "read funding");
+    if (held != funded) return make_error("state_inconsistent", "balances do not sum to the funded total");
   }
   Stmt q(db_, "PRAGMA integrity_check");
   if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "integrity_check");

@@ -45,6 +45,9 @@ struct TxRecord {
   int rounds = 0;
   std::string votes_json;        // [{"round":r,"leader":i,"votes":[...]}...]
   std::int64_t parent = 0;       // the transaction whose posted message this is; 0 for none
+  // Moved from sender to target with an accepted Return, in the commit's SQL transaction;
+  // kind "fund" creates it for the target (the node's faucet). At most 2^63-1.
+  std::uint64_t value = 0;
 };
 
 struct PendingMessage {
@@ -89,7 +92,8 @@ class State {
 
   Result<Bytes> read_storage(const Address& a, const SlotId& slot, std::uint32_t index, std::uint32_t len);
   Result<std::array<std::uint8_t, 32>> balance(const Address& a);  // u256 LE; zero if unknown
-  Status set_balance(const Address& a, std::uint64_t v);
+  // Credits or debits `v`; a debit past zero is `insufficient_balance` and changes nothing.
+  Status add_balance(const Address& a, std::uint64_t v, bool credit);
   Result<std::uint64_t> nonce(const Address& a);
   Result<std::optional<ContractInfo>> contract(const Address& a);
   Result<std::optional<TxRecord>> tx(std::int64_t id);
@@ -115,7 +119,7 @@ class State {
 
   // Whole-database checks for tests and `genvm-node check`: every storage blob's owner is a
   // contract, every event and message belongs to a stored transaction, nonces equal the count
-  // of the sender's transactions.
+  // of the sender's transactions, and all balances sum to what `fund` transactions created.
   Status check_consistency();
 
  private:
@@ -125,6 +129,7 @@ class State {
   bool in_tx_ = false;
 };
 
+bool u256_less(const std::array<std::uint8_t, 32>& a, std::uint64_t v);  // a (u256 LE) < v
 Address derive_contract_address(const Address& deployer, std::uint64_t nonce);
 std::string hex(const std::uint8_t* p, std::size_t n);
 inline std::string hex(const Bytes& b) { return hex(b.data(), b.size()); }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -27,14 +28,16 @@ constexpr const char* kUsage =
     "       genvm-node [OPTIONS] view ADDRESS METHOD [ARG...]\n"
     "       genvm-node [OPTIONS] tx ID\n"
     "       genvm-node [OPTIONS] state ADDRESS\n"
+    "       genvm-node [OPTIONS] fund ADDRESS AMOUNT\n"
     "       genvm-node [OPTIONS] check\n"
     "\n"
     "deploy and call are write transactions: a leader run, then N validator runs that compare\n"
     "their execution hash with the leader's; a majority accepts and the leader's storage changes,\n"
     "events and messages are committed atomically; otherwise the next node leads, up to R rounds,\n"
     "then the transaction is undetermined. Posted messages run as follow-up transactions.\n"
-    "view runs once, read-only. tx shows a receipt; state shows a contract or account; check\n"
-    "verifies the database's consistency.\n"
+    "view runs once, read-only. tx shows a receipt; state shows a contract or account; fund\n"
+    "credits an account from the node's faucet (a `fund` receipt); check verifies the database's\n"
+    "consistency (receipts, nonces, and balances summing to what was funded).\n"
     "ARG is one value in calldata text form: 5, \"text\", addr#<40 hex>, b#<hex>, [1, 2], {\"k\": 1}.\n"
     "\n"
     "options:\n"
@@ -44,6 +47,7 @@ constexpr const char* kUsage =
     "  --rounds R         leader rotations before undetermined (default 3)\n"
     "  --timeout SECONDS  an executor run still going after this is killed (default 120)\n"
     "  --from ADDRESS     the sender (default 0x00000000000000000000000000000000000000a1)\n"
+    "  --value N          deploy/call: move N from the sender to the contract with an accepted Return\n"
     "  --json             machine-readable output on stdout\n"
     "  --help             this text\n"
     "exit: 0 done (whatever the contract returned), 1 bad input or a node failure (one line).\n";
@@ -107,9 +111,10 @@ void print_outcome(const TxOutcome& o, bool json) {
     for (std::size_t i = 0; i < o.follow_ups.size(); ++i) fu += (i ? "," : "") + std::to_string(o.follow_ups[i]);
     fu += "]";
     std::printf(
-        "{\"tx\":%lld,\"kind\":%s,\"address\":%s,\"status\":%s,\"result_kind\":%s,\"result\":%s,"
+        "{\"tx\":%lld,\"kind\":%s,\"address\":%s,\"value\":%llu,\"status\":%s,\"result_kind\":%s,\"result\":%s,"
         "\"execution_hash\":%s,\"rounds\":%s,\"follow_ups\":%s}\n",
         static_cast<long long>(r.id), json_str(r.kind).c_str(), json_str(address_text(r.target)).c_str(),
+        static_cast<unsigned long long>(r.value),
         json_str(r.status).c_str(), json_str(kind_name(r.result_kind)).c_str(), json_str(r.result_text).c_str(),
         json_str(hex(r.execution_hash)).c_str(), r.votes_json.c_str(), fu.c_str());
     return;
@@ -117,6 +122,10 @@ void print_outcome(const TxOutcome& o, bool json) {
   std::printf("tx %lld  %s %s  %s after %d round%s\n", static_cast<long long>(r.id), r.kind.c_str(),
               address_text(r.target).c_str(), r.status.c_str(), r.rounds, r.rounds == 1 ? "" : "s");
   if (r.status == "accepted") std::printf("  result: %s %s\n", kind_name(r.result_kind).c_str(), r.result_text.c_str());
+  if (r.value) {
+    std::printf("  value: %llu %s\n", static_cast<unsigned long long>(r.value),
+                r.status == "accepted" && r.result_kind == 0 ? "moved" : "not moved (stays with the sender)");
+  }
   for (std::size_t i = 0; i < o.rounds.size(); ++i) {
     const Round& rd = o.rounds[i];
     std::printf("  round %zu: leader node %d -> %s, execution hash %s\n", i + 1, rd.leader,
@@ -166,6 +175,11 @@ int main(int argc, char** argv) {
   bool json = false;
   Address sender;
   sender.bytes[19] = 0xa1;
+  std::uint64_t value = 0;
+  auto u63 = [](std::string_view s, std::uint64_t* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size() && *out <= std::uint64_t(INT64_MAX);
+  };
   std::vector<std::string> pos;
   bool only_pos = false;
   auto int_opt = [](const char* v, int lo, int hi, int* out) {
@@ -176,7 +190,7 @@ int main(int argc, char** argv) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    auto value_arg = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (only_pos || a.size() < 2 || a.substr(0, 2) != "--") {
       pos.emplace_back(a);
     } else if (a == "--") {
@@ -187,21 +201,24 @@ int main(int argc, char** argv) {
     } else if (a == "--json") {
       json = true;
     } else if (a == "--state") {
-      const char* v = value();
+      const char* v = value_arg();
       if (!v || !*v) return fail("--state needs a path");
       state_path = v;
     } else if (a == "--genvm") {
-      const char* v = value();
+      const char* v = value_arg();
       if (!v || !*v) return fail("--genvm needs a path");
       genvm_path = v;
     } else if (a == "--validators") {
-      if (!int_opt(value(), 1, 100, &validators)) return fail("--validators needs a number from 1 to 100");
+      if (!int_opt(value_arg(), 1, 100, &validators)) return fail("--validators needs a number from 1 to 100");
     } else if (a == "--rounds") {
-      if (!int_opt(value(), 1, 100, &rounds)) return fail("--rounds needs a number from 1 to 100");
+      if (!int_opt(value_arg(), 1, 100, &rounds)) return fail("--rounds needs a number from 1 to 100");
     } else if (a == "--timeout") {
-      if (!int_opt(value(), 1, 86400, &timeout_s)) return fail("--timeout needs seconds from 1 to 86400");
+      if (!int_opt(value_arg(), 1, 86400, &timeout_s)) return fail("--timeout needs seconds from 1 to 86400");
+    } else if (a == "--value") {
+      const char* v = value_arg();
+      if (!v || !u63(v, &value)) return fail("--value needs an amount from 0 to 2^63-1");
     } else if (a == "--from") {
-      const char* v = value();
+      const char* v = value_arg();
       auto ad = parse_address(v ? v : "");
       if (!ad) return fail("--from: " + ad.error().message);
       sender = *ad;
@@ -218,7 +235,8 @@ int main(int argc, char** argv) {
     }
     return true;
   };
-  if (cmd != "deploy" && cmd != "call" && cmd != "view" && cmd != "tx" && cmd != "state" && cmd != "check") {
+  if (cmd != "deploy" && cmd != "call" && cmd != "view" && cmd != "tx" && cmd != "state" && cmd != "check" &&
+      cmd != "fund") {
     return fail("unknown command '" + cmd + "' (see genvm-node --help)");
   }
   // Check what can be checked before touching the database.
@@ -244,6 +262,12 @@ int main(int argc, char** argv) {
     auto a = parse_args({pos.begin() + 3, pos.end()});
     if (!a) return fail(a.error().message);
     args = std::move(*a);
+  } else if (cmd == "fund") {
+    if (!need(3, "fund ADDRESS AMOUNT")) return 1;
+    auto ad = parse_address(pos[1]);
+    if (!ad) return fail(ad.error().message);
+    target = *ad;
+    if (!u63(pos[2], &value) || value == 0) return fail("an amount is from 1 to 2^63-1: '" + pos[2] + "'");
   } else if (cmd == "state") {
     if (!need(2, "state ADDRESS")) return 1;
     auto ad = parse_address(pos[1]);
@@ -269,7 +293,7 @@ int main(int argc, char** argv) {
   opts.rounds = rounds;
   opts.run_timeout_ms = timeout_s * 1000;
   const bool tty = ::isatty(2);
-  const bool writes = cmd == "deploy" || cmd == "call";
+  const bool writes = cmd == "deploy" || cmd == "call" || cmd == "fund";
   if (cmd == "deploy" || cmd == "call" || cmd == "view") {
     if (::access(opts.genvm.c_str(), X_OK) != 0) {
       return fail("the executor '" + opts.genvm + "' is not an executable file (use --genvm PATH)");
@@ -299,6 +323,13 @@ int main(int argc, char** argv) {
   };
   Node node(state, opts);
 
+  if (cmd == "fund") {
+    auto o = node.fund(target, value);
+    if (!o) return fail(o.error().message.empty() ? o.error().code : o.error().message);
+    print_outcome(*o, json);
+    return 0;
+  }
+
   if (cmd == "deploy" || cmd == "call") {
     // Messages a killed node committed but never ran go first, in the order they were posted.
     auto pending = node.serve_pending();
@@ -306,8 +337,8 @@ int main(int argc, char** argv) {
     if (!pending->empty() && !json) {
       std::fprintf(stderr, "served %zu pending message(s) left by an interrupted node\n", pending->size());
     }
-    auto o = cmd == "deploy" ? node.deploy(sender, code, make_entry("", args))
-                             : node.call(sender, target, make_entry(pos[2], args));
+    auto o = cmd == "deploy" ? node.deploy(sender, code, make_entry("", args), value)
+                             : node.call(sender, target, make_entry(pos[2], args), value);
     if (!o) return fail(o.error().message.empty() ? o.error().code : o.error().message);
     print_outcome(*o, json);
     return 0;
@@ -357,11 +388,13 @@ int main(int argc, char** argv) {
       ms += "]";
       std::printf(
           "{\"tx\":%lld,\"kind\":%s,\"sender\":%s,\"address\":%s,\"entry\":%s,\"status\":%s,\"result_kind\":%s,"
-          "\"result\":%s,\"execution_hash\":%s,\"parent\":%lld,\"rounds\":%s,\"events\":%s,\"messages\":%s}\n",
+          "\"result\":%s,\"execution_hash\":%s,\"parent\":%lld,\"value\":%llu,\"rounds\":%s,\"events\":%s,"
+          "\"messages\":%s}\n",
           static_cast<long long>(t.id), json_str(t.kind).c_str(), json_str(address_text(t.sender)).c_str(),
           json_str(address_text(t.target)).c_str(), json_str(entry).c_str(), json_str(t.status).c_str(),
           json_str(kind_name(t.result_kind)).c_str(), json_str(t.result_text).c_str(),
-          json_str(hex(t.execution_hash)).c_str(), static_cast<long long>(t.parent), t.votes_json.c_str(), ev.c_str(),
+          json_str(hex(t.execution_hash)).c_str(), static_cast<long long>(t.parent),
+          static_cast<unsigned long long>(t.value), t.votes_json.c_str(), ev.c_str(),
           ms.c_str());
     } else {
       std::printf("tx %lld  %s %s  %s\n", static_cast<long long>(t.id), t.kind.c_str(), address_text(t.target).c_str(),
@@ -369,6 +402,7 @@ int main(int argc, char** argv) {
       std::printf("  sender:         %s\n", address_text(t.sender).c_str());
       std::printf("  entry:          %s\n", entry.c_str());
       if (t.parent) std::printf("  message of tx:  %lld\n", static_cast<long long>(t.parent));
+      if (t.value) std::printf("  value:          %llu\n", static_cast<unsigned long long>(t.value));
       std::printf("  result:         %s %s\n", kind_name(t.result_kind).c_str(), t.result_text.c_str());
       std::printf("  execution hash: %s\n", t.execution_hash.empty() ? "-" : hex(t.execution_hash).c_str());
       std::printf("  rounds:         %d\n", t.rounds);

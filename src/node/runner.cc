@@ -1,0 +1,189 @@
+#include "node/runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+#include "manager/config.h"
+#include "manager/log.h"
+#include "manager/registry.h"
+#include "node/host_server.h"
+
+namespace genvm::node {
+
+using calldata::Value;
+
+namespace {
+
+// The stderr tail kept for diagnostics; the manager already bounds what it captures.
+constexpr std::uint32_t kStderrKeep = 64 * 1024;
+
+Error io_error(const std::string& what) { return make_error("node_io", what + ": " + std::strerror(errno)); }
+
+// Collects a run's terminal event.
+struct TerminalSink : manager::EventSink {
+  std::optional<Value> terminal;
+  std::string kind;
+  void on_event(std::uint64_t, const Value& e) override {
+    if (!e.is_map() || e.as_map().empty()) return;
+    const auto& [k, body] = *e.as_map().begin();
+    if (k == "finished" || k == "failed_to_start") {
+      kind = k;
+      terminal = body;
+    }
+  }
+};
+
+}  // namespace
+
+struct Runner::Impl {
+  boost::asio::io_context io;
+  manager::Log log{-1};  // the manager's JSON log lines are not the node's output
+  std::map<std::string, std::unique_ptr<manager::Registry>> registries;  // by executor path
+  std::string dir, socket_path;
+  int listen_fd = -1;
+  int wake[2] = {-1, -1};
+
+  ~Impl() {
+    registries.clear();  // kills anything still running before the sockets go
+    if (listen_fd >= 0) ::close(listen_fd);
+    for (int fd : wake) {
+      if (fd >= 0) ::close(fd);
+    }
+    if (!socket_path.empty()) ::unlink(socket_path.c_str());
+    if (!dir.empty()) ::rmdir(dir.c_str());
+  }
+
+  Status ensure_socket() {
+    if (listen_fd >= 0) return {};
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/genvm-node-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) return io_error("mkdtemp " + tmpl);
+    dir = tmpl;  // mkdtemp makes it 0700: only our uid reaches the socket
+    socket_path = dir + "/host.sock";
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket_path.size() >= sizeof(addr.sun_path)) {
+      return make_error("node_io", "the host socket path " + socket_path + " is too long (set TMPDIR)");
+    }
+    std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd < 0) return io_error("socket");
+    if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return io_error("bind " + socket_path);
+    if (::listen(listen_fd, 8) != 0) return io_error("listen");
+    if (::pipe2(wake, O_CLOEXEC) != 0) return io_error("pipe");
+    return {};
+  }
+
+  manager::Registry& registry_for(const std::string& genvm) {
+    auto it = registries.find(genvm);
+    if (it != registries.end()) return *it->second;
+    manager::Config c;
+    c.executor = {genvm, "run"};
+    c.executor_protocol = manager::Config::ExecutorProtocol::kGenvm;
+    c.execution_retention = std::chrono::minutes(1);  // we ack at once; this only bounds a leak
+    auto reg = std::make_unique<manager::Registry>(io, c, log);
+    return *registries.emplace(genvm, std::move(reg)).first->second;
+  }
+
+  // Host 0 for the life of one run: connections are served one after another until `wake`.
+  // A connection left in the backlog by an earlier, dead executor reads EOF at once and the
+  // loop goes on to the next, so it can never stand in for this run's executor.
+  void serve(State& state, HostSession& session, std::vector<std::string>& errors) {
+    for (;;) {
+      pollfd p[2] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}};
+      int rc = ::poll(p, 2, -1);
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc < 0 || (p[1].revents & POLLIN)) return;
+      if (!(p[0].revents & POLLIN)) continue;
+      int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      Status s = serve_host_connection(c, state, session);
+      if (!s.ok()) errors.push_back(s.error().to_string());
+      ::close(c);
+    }
+  }
+};
+
+Runner::Runner() : impl_(std::make_unique<Impl>()) {}
+Runner::~Runner() = default;
+
+Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_data, const std::string& permissions,
+                              State& state, int timeout_ms) {
+  if (::access(genvm.c_str(), X_OK) != 0) {
+    return make_error("genvm_missing", "the executor '" + genvm + "' is not an executable file (use --genvm PATH)");
+  }
+  if (!execution_data.is_map()) return make_error("node_internal", "execution data is not a map");
+  if (auto s = impl_->ensure_socket(); !s) return s.take_error();
+  manager::Registry& reg = impl_->registry_for(genvm);
+
+  // The GenvmRunRequest: the ExecutionData's fields plus the manager's own.
+  Value::Map body = execution_data.as_map();
+  body["selector"] = Value::map({});
+  body["is_sync"] = false;
+  const Value* msg = execution_data.find("message");
+  const Value* dt = msg ? msg->find("datetime") : nullptr;
+  body["timestamp"] = dt && dt->is_string() ? *dt : Value("");
+  body["host"] = "unix://" + impl_->socket_path;
+  body["debug_mode"] = "safe";  // bounded capture: the stderr tail explains a failed run
+  body["permissions"] = permissions;
+  if (timeout_ms > 0) body["deadline"] = std::to_string(timeout_ms) + "ms";
+
+  HostSession session;
+  std::vector<std::string> host_errors;
+  std::thread server([&] { impl_->serve(state, session, host_errors); });
+  auto sink = std::make_shared<TerminalSink>();
+  std::uint64_t id = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node"}, sink);
+  // The deadline is the manager's: every run ends in a terminal event.
+  while (!sink->terminal) {
+    impl_->io.restart();
+    impl_->io.run_one_for(std::chrono::milliseconds(200));
+  }
+  std::uint8_t one = 1;
+  while (::write(impl_->wake[1], &one, 1) < 0 && errno == EINTR) {
+  }
+  server.join();
+  while (::read(impl_->wake[0], &one, 1) < 0 && errno == EINTR) {
+  }
+
+  RunReport out;
+  const Value& t = *sink->terminal;
+  if (sink->kind == "failed_to_start") {
+    const Value* e = t.find("error");
+    out.stderr_text = e && e->is_string() ? e->as_string() : "the run failed to start";
+    return out;
+  }
+  if (const Value* c = t.find("cause"); c && c->is_string()) out.timed_out = c->as_string() == "deadline";
+  if (const Value* x = t.find("exit_code"); x && x->is_int()) {
+    out.exit_code = static_cast<int>(x->as_int().to_int64().value_or(-1));
+  }
+  if (auto a = reg.get_artifact(id, manager::ArtifactField::kStderr, 0, kStderrKeep); a) out.stderr_text = a->data;
+  if (out.stderr_text.empty() && !host_errors.empty()) out.stderr_text = host_errors.front();
+  if (const Value* r = t.find("consumed_result"); r && r->is_bytes() && r->as_bytes().size() > 1) {
+    const Bytes& b = r->as_bytes();  // the manager's outer result-code byte, then the map
+    auto v = calldata::decode(std::span<const std::uint8_t>(b.data() + 1, b.size() - 1));
+    if (v && v->is_map()) {
+      out.report = std::move(*v);
+      if (const Value* h = out.report.find("execution_hash"); h && h->is_bytes()) out.execution_hash = h->as_bytes();
+      if (const Value* k = out.report.find("kind"); k && k->is_int()) {
+        out.kind = static_cast<int>(k->as_int().to_int64().value_or(-1));
+      }
+    }
+  }
+  (void)reg.ack(id);
+  return out;
+}
+
+}  // namespace genvm::node

@@ -1,0 +1,60 @@
+// node::Runner: one executor run, the production way — through src/manager's run Registry
+// (in-process, on the Runner's own io_context), with the node's State served as host 0.
+//
+//   Runner runner;                                           // lazily: socket dir, registries
+//   Result<RunReport> r = runner.run(genvm, exec_data, "wscn", state, /*timeout_ms=*/120000);
+//
+// Contract:
+//  - The run request carries the ExecutionData's fields, `host: unix://<dir>/host.sock` and
+//    `debug_mode: safe` from a trusted caller; the Registry (executor_protocol genvm) spawns
+//    `genvm run` through the supervisor in its own process group, serves host connection 1
+//    (consume_result, resolve_callcontract_executor; `method_hosts` routes them there), applies
+//    the deadline (`timeout_ms`, 0: the manager's default) and kills the whole tree when the
+//    run ends. Everything else the executor asks goes to host 0: serve_host_connection over
+//    `state`, one connection at a time, on a thread that lives exactly as long as the run.
+//  - The report is the finished event's consumed_result (checked by the manager); stderr_text
+//    is the captured stderr tail (bounded capture of debug mode `safe`), or the
+//    failed_to_start reason.
+//  - One Registry per executor path (the path is manager configuration, not a request field).
+//  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700, and removed
+//    by the destructor. Not thread-safe; one run at a time.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/calldata.h"
+#include "common/result.h"
+#include "node/state.h"
+
+namespace genvm::node {
+
+// One executor run's outcome as the node sees it.
+struct RunReport {
+  int exit_code = -1;          // genvm's exit status (-1: killed, or never started)
+  std::string stderr_text;     // the executor's stderr tail, or why it did not start
+  calldata::Value report;      // the decoded consume_result map; null when nothing delivered
+  calldata::Bytes execution_hash;  // from the report; empty when nothing delivered
+  int kind = -1;               // the report's kind; -1 when nothing delivered
+  bool timed_out = false;      // the manager killed it at the deadline
+};
+
+class Runner {
+ public:
+  Runner();
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Fails only when the run could not be set up (no executable, no socket); an executor that
+  // starts and delivers nothing is a RunReport with a null report.
+  Result<RunReport> run(const std::string& genvm, const calldata::Value& execution_data,
+                        const std::string& permissions, State& state, int timeout_ms);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace genvm::node
