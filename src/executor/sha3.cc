@@ -74,7 +74,7 @@ Digest32 Sha3Hasher::digest() const {
   std::array<std::uint64_t, 25> state = state_;
   std::array<std::uint8_t, kRate> last{};
   std::memcpy(last.data(), block_.data(), used_);
-  last[used_] ^= 0x06;        // SHA3 domain bits and the first padding bit
+  last[used_] ^= domain_;     // domain bits and the first padding bit
   last[kRate - 1] ^= 0x80;    // the last padding bit
   absorb(state, last.data(), kRate);
   Digest32 out;
@@ -84,6 +84,13 @@ Digest32 Sha3Hasher::digest() const {
 
 Digest32 sha3_256(std::span<const std::uint8_t> data) {
   Sha3Hasher h;
+  h.update(data);
+  return h.digest();
+}
+
+Digest32 keccak256(std::span<const std::uint8_t> data) {
+  Sha3Hasher h;
+  h.domain_ = 0x01;
   h.update(data);
   return h.digest();
 }

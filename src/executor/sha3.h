@@ -19,6 +19,7 @@ using Digest32 = std::array<std::uint8_t, 32>;
 
 class Sha3Hasher {
  public:
+  Sha3Hasher() = default;
   void update(std::span<const std::uint8_t> data);
   // The digest of everything so far; the hasher stays usable (finalizes a copy).
   Digest32 digest() const;
@@ -28,8 +29,13 @@ class Sha3Hasher {
   std::array<std::uint64_t, 25> state_{};
   std::array<std::uint8_t, kRate> block_{};
   std::size_t used_ = 0;  // octets of block_ filled
+  std::uint8_t domain_ = 0x06;  // SHA3's domain bits; the original Keccak pads with 0x01
+
+  friend Digest32 keccak256(std::span<const std::uint8_t> data);
 };
 
 Digest32 sha3_256(std::span<const std::uint8_t> data);
+// Keccak-256 as Ethereum uses it (the pre-FIPS padding): call keys of long method names.
+Digest32 keccak256(std::span<const std::uint8_t> data);
 
 }  // namespace genvm::executor

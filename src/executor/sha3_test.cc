@@ -53,6 +53,14 @@ TEST(Sha3, MatchesOpenSslForEveryLengthAndSplit) {
   }
 }
 
+TEST(Sha3, Keccak256Vectors) {
+  auto k = [](std::string_view s) {
+    return hex(keccak256(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())));
+  };
+  EXPECT_EQ(k(""), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+  EXPECT_EQ(k("abc"), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45");
+}
+
 TEST(Sha3, DigestLeavesTheHasherUsable) {
   Sha3Hasher h;
   const std::uint8_t a[3] = {'a', 'b', 'c'};

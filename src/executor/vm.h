@@ -127,8 +127,8 @@ struct WriteProtection {
 };
 Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address);
 
-// gl_call helper: the call key of a method call (spec 04-contract-interface/02-abi.rst) for
-// names shorter than 32 bytes; longer names need keccak256 and give an error.
+// gl_call helper: the call key of a method call (spec 04-contract-interface/02-abi.rst): the
+// zero-padded name below 32 bytes, keccak256(name) with the lowest bit set from 32 bytes on.
 Result<calldata::Bytes> call_key(const calldata::Value& call, bool is_deploy);
 
 }  // namespace genvm::executor
