@@ -597,6 +597,22 @@ class FuncCompiler {
           return;
         }
       }
+      if (op == 0x6a && !top_is_const(0) && !top_is_const(1)) {
+        // i32.add of a just-computed `shl by constant`: one kAddShl (array indexing).
+        for (size_t k = 0; k < 2; ++k) {
+          size_t at = fresh_producer(k);
+          if (at == SIZE_MAX || code_[at] != kImmBase + (0x74 - 0x40)) continue;
+          uint32_t other = top_slot(1 - k), x = code_[at + 1], sh = code_[at + 2];
+          code_.resize(at);
+          pop(s.b);
+          pop(s.a);
+          uint32_t d = push_result(s.r);
+          last_op_pos_ = code_.size();
+          code_.insert(code_.end(), {kAddShl, other, x, sh, d});
+          last_dst_ = code_.size() - 1;
+          return;
+        }
+      }
       uint32_t b = top_slot(0), a = top_slot(1);
       pop(s.b);
       pop(s.a);
@@ -634,6 +650,24 @@ class FuncCompiler {
 
   void step();
   void step_inner();
+
+  // If the value k from the top was computed by the instruction emitted last (still in its
+  // home slot, nothing emitted since, no label in between), returns that instruction's
+  // position; else SIZE_MAX. Such an instruction may be fused into its consumer.
+  size_t fresh_producer(size_t k) const {
+    if (!live() || last_dst_ == SIZE_MAX || last_dst_ + 1 != code_.size()) return SIZE_MAX;
+    if (vals_.size() <= ctrls_.back().height + k) return SIZE_MAX;
+    size_t i = vals_.size() - 1 - k;
+    if (vals_[i].is_const || vals_[i].local >= 0 || code_[last_dst_] != home(i)) return SIZE_MAX;
+    return last_op_pos_;
+  }
+  // After replacing the instruction at `pos` with a fused one that can trap for the current
+  // wasm instruction: the backtrace offset of `pos` becomes this instruction's.
+  void retag_offset(size_t pos) {
+    auto& offs = m_.code_offsets;
+    if (!offs.empty() && offs.back().first == pos) offs.back().second = uint32_t(op_at_);
+    else offs.emplace_back(uint32_t(pos), uint32_t(op_at_));
+  }
 
   ModuleImpl& m_;
   uint32_t def_;
@@ -892,7 +926,9 @@ void FuncCompiler::step_inner() {
       if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
       push(locals_[x]);
       vals_.back().local = int32_t(x);
-      last_dst_ = SIZE_MAX;
+      // last_dst_ stays: local.get emits nothing, so the previous result may still be fused
+      // into a later consumer (fresh_producer(1)); every user of last_dst_ also checks that
+      // the slot it expects is the one written, which a local reference never is.
       break;
     }
     case 0x21: case 0x22: {  // local.set, local.tee
@@ -981,6 +1017,21 @@ void FuncCompiler::step_inner() {
                                      ValType::I64, ValType::I64, ValType::I64, ValType::I64,
                                      ValType::I64, ValType::I64};
       uint32_t off = memarg(kNat[op - 0x28]);
+      size_t at = fresh_producer(0);
+      if (at != SIZE_MAX && (code_[at] == 0x6a || code_[at] == kImmBase + (0x6a - 0x40))) {
+        // The address is an i32.add (of two slots or a slot and a constant) computed just
+        // before and used only here: one fused load.
+        uint32_t fused = (code_[at] == 0x6a ? kLoadAddBase : kLoadAddImmBase) + (op - 0x28);
+        uint32_t a = code_[at + 1], b = code_[at + 2];
+        code_.resize(at);
+        pop(ValType::I32);
+        uint32_t d = push_result(kRes[op - 0x28]);
+        last_op_pos_ = code_.size();
+        code_.insert(code_.end(), {fused, a, b, off, d});
+        last_dst_ = code_.size() - 1;
+        retag_offset(at);
+        break;
+      }
       uint32_t a = top_slot(0);
       pop(ValType::I32);
       uint32_t d = push_result(kRes[op - 0x28]);

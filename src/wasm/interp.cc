@@ -153,6 +153,21 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCopy] = &&op_copy;
   L[kCopy2] = &&op_copy2;
   L[kCopyBr] = &&op_copy_br;
+  L[kAddShl] = &&op_add_shl;
+  {
+    // Fused add+load: the same handler set twice (address from slot+imm, or slot+slot).
+    static const uint8_t kLoadKind[14] = {0, 1, 0, 1, 2, 3, 4, 5, 6, 3, 7, 5, 8, 0};
+    void* const ai[9] = {&&op_ai_i32_load, &&op_ai_i64_load, &&op_ai_i32_load8_s, &&op_ai_i32_load8_u,
+                         &&op_ai_i32_load16_s, &&op_ai_i32_load16_u, &&op_ai_i64_load8_s,
+                         &&op_ai_i64_load16_s, &&op_ai_i64_load32_s};
+    void* const aa[9] = {&&op_aa_i32_load, &&op_aa_i64_load, &&op_aa_i32_load8_s, &&op_aa_i32_load8_u,
+                         &&op_aa_i32_load16_s, &&op_aa_i32_load16_u, &&op_aa_i64_load8_s,
+                         &&op_aa_i64_load16_s, &&op_aa_i64_load32_s};
+    for (int k = 0; k < 14; ++k) {
+      L[kLoadAddImmBase + k] = ai[kLoadKind[k]];
+      L[kLoadAddBase + k] = aa[kLoadKind[k]];
+    }
+  }
   L[kConst32] = &&op_const32;
   L[kConst64] = &&op_const64;
   L[kBr] = &&op_br;
@@ -299,6 +314,10 @@ op_copy_br:
   S(2) = S(1);
   pc = code + pc[3];
   NEXT();
+op_add_shl:
+  S(4) = uint32_t(uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)));
+  pc += 5;
+  NEXT();
 op_const32:
   S(2) = pc[1];
   pc += 3;
@@ -357,6 +376,35 @@ op_i32_load16_u: LOAD(uint16_t, v)
 op_i64_load8_s: LOAD(int8_t, uint64_t(int64_t(v)))
 op_i64_load16_s: LOAD(int16_t, uint64_t(int64_t(v)))
 op_i64_load32_s: LOAD(int32_t, uint64_t(int64_t(v)))
+// Fused i32.add + load: ea = uint32(a + b) + offset, the wasm address of the unfused pair.
+#define LOAD_ADD(T, CONV, B)                                \
+  {                                                         \
+    uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + (B))) + pc[3]; \
+    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
+    T v;                                                    \
+    std::memcpy(&v, mbase + ea, sizeof(T));                 \
+    S(4) = CONV;                                            \
+    pc += 5;                                                \
+    NEXT();                                                 \
+  }
+op_ai_i32_load: LOAD_ADD(uint32_t, v, pc[2])
+op_ai_i64_load: LOAD_ADD(uint64_t, v, pc[2])
+op_ai_i32_load8_s: LOAD_ADD(int8_t, uint32_t(int32_t(v)), pc[2])
+op_ai_i32_load8_u: LOAD_ADD(uint8_t, v, pc[2])
+op_ai_i32_load16_s: LOAD_ADD(int16_t, uint32_t(int32_t(v)), pc[2])
+op_ai_i32_load16_u: LOAD_ADD(uint16_t, v, pc[2])
+op_ai_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), pc[2])
+op_ai_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), pc[2])
+op_ai_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), pc[2])
+op_aa_i32_load: LOAD_ADD(uint32_t, v, uint32_t(S(2)))
+op_aa_i64_load: LOAD_ADD(uint64_t, v, uint32_t(S(2)))
+op_aa_i32_load8_s: LOAD_ADD(int8_t, uint32_t(int32_t(v)), uint32_t(S(2)))
+op_aa_i32_load8_u: LOAD_ADD(uint8_t, v, uint32_t(S(2)))
+op_aa_i32_load16_s: LOAD_ADD(int16_t, uint32_t(int32_t(v)), uint32_t(S(2)))
+op_aa_i32_load16_u: LOAD_ADD(uint16_t, v, uint32_t(S(2)))
+op_aa_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), uint32_t(S(2)))
+op_aa_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), uint32_t(S(2)))
+op_aa_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 #define STORE(T)                                            \
   {                                                         \
     uint64_t ea = uint64_t(uint32_t(S(1))) + pc[3];         \
@@ -653,6 +701,7 @@ done:
 #undef TRAP
 #undef RELOAD_MEM
 #undef LOAD
+#undef LOAD_ADD
 #undef STORE
 }
 

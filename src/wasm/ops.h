@@ -54,6 +54,8 @@ enum Op : uint32_t {
                                  //     loop head)
   kCopy2,                        // [src1, dst1, src2, dst2] two copies, in that order
   kCopyBr,                       // [src, dst, target] copy, then branch
+  kAddShl,                       // [a, b, k, dst] i32: a + (b << k), from i32.shl by a constant
+                                 //     feeding i32.add (scaled array indexing)
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
@@ -67,7 +69,12 @@ enum Op : uint32_t {
   kBrIfCmpImmBase = 0x2f0,
   kBrIfnCmpBase = 0x310,
   kBrIfnCmpImmBase = 0x330,
-  kNumOps = 0x350,
+  // Loads whose address is an i32.add computed just before (the sum is not kept), one dispatch
+  // instead of two; the effective address is still uint32(a + b) + offset, exactly as wasm:
+  // + wasm opcode 0x28..0x35 - 0x28. AddImm: [a, imm, offset, dst]; Add: [a, b, offset, dst].
+  kLoadAddImmBase = 0x350,
+  kLoadAddBase = 0x360,
+  kNumOps = 0x370,
 };
 
 }  // namespace genvm::wasm

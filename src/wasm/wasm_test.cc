@@ -771,5 +771,39 @@ TEST(WasmBacktrace, MalformedNameSectionIsIgnored) {
   EXPECT_EQ(e2.inst->func_name(1), "b");
 }
 
+// ------------------------------------------------------------------------ superinstructions
+// The compiler fuses `i32.add` into the load that consumes it and `i32.shl` by a constant into
+// the `i32.add` that consumes it. These pin that the fused forms keep wasm's exact semantics:
+// the sum wraps at 32 bits before the offset is added (no trap when the wrapped address is in
+// bounds), a sum past the end traps with the load's offset in the backtrace, shift counts are
+// taken mod 32. Each expectation fails if the fused handler computes the address in 64 bits
+// or skips the mask.
+TEST(WasmFusion, AddThenLoadWrapsLikeWasm) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module (memory 1) (data (i32.const 16) "\01\02\03\04\05\06\07\08")
+    (func $imm (export "imm") (param i32) (result i32) (i32.load offset=4 (i32.add (local.get 0) (i32.const 32))))
+    (func $reg (export "reg") (param i32 i32) (result i64) (i64.load8_u (i32.add (local.get 0) (local.get 1))))
+    (func $shl (export "shl") (param i32 i32 i32) (result i32) (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 33))))
+    (func $shl2 (export "shl2") (param i32 i32) (result i32) (i32.add (i32.shl (local.get 1) (i32.const 3)) (local.get 0)))))",
+                   "--debug-names");
+  Env e;
+  e.load(bytes);
+  // 0xfffffff0 + 32 wraps to 16; +4 offset reads bytes 20..23.
+  EXPECT_EQ(e.call("imm", {Value::i32(int32_t(0xfffffff0u))}).values[0].bits, 0x08070605u);
+  EXPECT_EQ(e.call("reg", {Value::i32(int32_t(0xffffff00u)), Value::i32(0x113)}).values[0].bits, 4u);
+  EXPECT_EQ(e.call("shl", {Value::i32(1), Value::i32(5), Value::i32(0)}).values[0].bits, 11u);
+  EXPECT_EQ(e.call("shl", {Value::i32(0), Value::i32(int32_t(0x80000001u)), Value::i32(0)}).values[0].bits, 2u);
+  EXPECT_EQ(e.call("shl2", {Value::i32(int32_t(0xfffffffcu)), Value::i32(1)}).values[0].bits, 4u);
+  Outcome o = e.call("imm", {Value::i32(65536 - 32 - 4 - 3)});
+  ASSERT_TRUE(o.trap);
+  EXPECT_EQ(o.trap->kind, TrapKind::kMemoryOutOfBounds);
+  ASSERT_EQ(o.trap->frames.size(), 1u);
+  EXPECT_EQ(o.trap->frames[0].func_name, "imm");
+  EXPECT_EQ(bytes[o.trap->frames[0].code_offset], 0x28);  // the load, not the fused add
+  Outcome r = e.call("reg", {Value::i32(65536), Value::i32(0)});
+  ASSERT_TRUE(r.trap);
+  EXPECT_EQ(bytes[r.trap->frames[0].code_offset], 0x31);
+}
+
 }  // namespace
 }  // namespace genvm::wasm
