@@ -581,6 +581,10 @@ void Server::Impl::accept_tcp() {
   tcp_acceptor->async_accept([self](beast::error_code ec, tcp::socket socket) {
     if (self->stopped || !self->tcp_acceptor) return;
     if (!ec) {
+      // Events are small messages written back to back (a run's reply, then `started`): with
+      // Nagle on, the second waits for the client's delayed ACK, ~40 ms per run.
+      beast::error_code nd_ec;
+      socket.set_option(tcp::no_delay(true), nd_ec);
       beast::error_code ep_ec;
       auto ep = socket.remote_endpoint(ep_ec);
       Caller c{false, "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string())};
