@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "wasm/leb128.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
 
@@ -262,48 +263,13 @@ class FuncCompiler {
     if (pos_ >= end_) throw Fail{pos_, "unexpected end", true};
     return m_.bytes[pos_++];
   }
-  uint64_t uleb(int bits) {
-    uint64_t result = 0;
-    int shift = 0;
-    size_t start = pos_;
-    int max_bytes = (bits + 6) / 7;
-    for (int i = 0;; ++i) {
-      uint8_t b = u8();
-      if (i == max_bytes - 1) {
-        if (b & 0x80) throw Fail{start, "integer representation too long", true};
-        int used = bits - 7 * i;
-        if (used < 7 && (b >> used) != 0) throw Fail{start, "integer too large", true};
-        return result | (uint64_t(b) << shift);
-      }
-      result |= uint64_t(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) return result;
-    }
-  }
-  int64_t sleb(int bits) {
-    int64_t result = 0;
-    int shift = 0;
-    size_t start = pos_;
-    int max_bytes = (bits + 6) / 7;
-    for (int i = 0;; ++i) {
-      uint8_t b = u8();
-      if (i == max_bytes - 1) {
-        if (b & 0x80) throw Fail{start, "integer representation too long", true};
-        int used = bits - 7 * i;
-        if (used < 7) {
-          uint8_t sign = (b >> (used - 1)) & 1;
-          uint8_t rest = uint8_t(b >> used) & uint8_t((1 << (7 - used)) - 1);
-          uint8_t want = sign ? uint8_t((1 << (7 - used)) - 1) : 0;
-          if (rest != want) throw Fail{start, "integer too large", true};
-        }
-      }
-      result |= int64_t(uint64_t(b & 0x7f) << shift);
-      shift += 7;
-      if (!(b & 0x80) || i == max_bytes - 1) {
-        if (shift < 64 && (b & 0x40)) result |= int64_t(~uint64_t(0) << shift);
-        return result;
-      }
-    }
+  uint64_t uleb(int bits) { return leb(bits, false); }
+  int64_t sleb(int bits) { return int64_t(leb(bits, true)); }
+  uint64_t leb(int bits, bool is_signed) {
+    Leb r = read_leb(m_.bytes.data(), pos_, end_, bits, is_signed);
+    if (r.error) throw Fail{r.error_at, r.error, true};
+    pos_ = r.next;
+    return r.value;
   }
   uint32_t u32() { return uint32_t(uleb(32)); }
   uint32_t fixed32() {

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "wasm/leb128.h"
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
@@ -803,6 +804,29 @@ TEST(WasmFusion, AddThenLoadWrapsLikeWasm) {
   Outcome r = e.call("reg", {Value::i32(65536), Value::i32(0)});
   ASSERT_TRUE(r.trap);
   EXPECT_EQ(bytes[r.trap->frames[0].code_offset], 0x31);
+}
+
+// The shared LEB128 decoder (reader and compiler): the spec's limits and error offsets.
+TEST(WasmLeb128, DecodesAndRejectsPerSpec) {
+  auto dec = [](std::vector<uint8_t> b, int bits, bool sgn) { return read_leb(b.data(), 0, b.size(), bits, sgn); };
+  Leb r = dec({0xff, 0xff, 0xff, 0xff, 0x0f}, 32, false);
+  EXPECT_EQ(r.error, nullptr);
+  EXPECT_EQ(r.value, 0xffffffffu);
+  EXPECT_EQ(r.next, 5u);
+  EXPECT_STREQ(dec({0xff, 0xff, 0xff, 0xff, 0x1f}, 32, false).error, "integer too large");
+  EXPECT_STREQ(dec({0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, 32, false).error, "integer representation too long");
+  r = dec({0xff, 0xff, 0xff, 0xff, 0x7f}, 32, true);
+  EXPECT_EQ(r.error, nullptr);
+  EXPECT_EQ(int64_t(r.value), -1);
+  EXPECT_STREQ(dec({0xff, 0xff, 0xff, 0xff, 0x4f}, 32, true).error, "integer too large");
+  EXPECT_EQ(int64_t(dec({0x40}, 33, true).value), -64);
+  r = dec({0x80, 0x80}, 64, false);
+  EXPECT_STREQ(r.error, "unexpected end");
+  EXPECT_EQ(r.error_at, 2u);
+  r = dec({0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 64, false);
+  EXPECT_EQ(r.error, nullptr);
+  EXPECT_EQ(r.value, uint64_t(1) << 63);
+  EXPECT_STREQ(dec({0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}, 64, false).error, "integer too large");
 }
 
 }  // namespace
