@@ -6,7 +6,9 @@
 // Frames are built by hand here (u16 method BE | u64 request id BE | calldata via genlayer-js),
 // so the manager's codec is checked against an independent encoder. Covers: hello, run and its
 // events, idempotent host_genvm_id, attach after a reconnect, cancel, deadline, artifacts,
-// ack, every protocol error code the client can provoke, the oversized-message drop (1006),
+// ack, queued (permits), disconnect while running then attach, retention expiry without ack,
+// every protocol error code the client can provoke (all but `internal`, which no request can
+// cause), the oversized-message drop (1006),
 // the unix socket, SIGTERM (`shutdown` events, exit 0) and kill -9 (the guard kills the trees).
 // Exit codes: 0 pass, 1 fail, 77 skipped (only when GENVM_SKIP_NPM=1).
 import { spawn } from "node:child_process";
@@ -250,6 +252,36 @@ try {
   check(down.get("cause") === "shutdown", "SIGTERM -> finished with cause shutdown");
   const ex = await m.exited;
   check(ex.code === 0, `manager exits 0 after SIGTERM (got ${ex.code}/${ex.signal})`);
+
+  // ------------------------------- queued, disconnect while running, retention expiry (TTL 400 ms)
+  const q = await startManager(dir, "execution_retention: 400ms\npermits: {total: 8, sync: 8, nondet: 8}\n");
+  const x = await new Client(q.url).open();
+  r = await x.request(M.run, "run", runRequest("exec sleep 1000"));
+  const holder = r.payload.get("genvm_id");  // holds every permit
+  await x.event("started", holder);
+  r = await x.request(M.run, "run", runRequest("sleep 0.3; exit 5"));
+  const waiter = r.payload.get("genvm_id");
+  check((await x.event("queued", waiter)).get("genvm_id") === waiter, "a run without permits is queued");
+  r = await x.request(M.get_artifact, "get_artifact", map({ genvm_id: waiter, field: "stdout", offset: 0n, max_len: 10n }));
+  check(r.method === M.error && r.payload.get("code") === BigInt(E.not_finished), "get_artifact before the end is not_finished");
+  r = await x.request(M.cancel, "cancel", map({ genvm_id: holder }));
+  await x.event("started", waiter);
+  const bootQ = x.bootId;
+  x.ws.close();  // the waiter runs on without a connection
+  await x.closed;
+  const y = await new Client(q.url).open();
+  r = await y.request(M.attach, "attach", map({ boot_id: bootQ, genvm_id: waiter }));
+  check(r.method === M.attach, "attach to a running run from a new connection");
+  const snap = r.payload.get("snapshot");
+  const waited = snap.has("finished") ? snap : await y.terminal(waiter);
+  check(waited.get("finished").get("exit_code") === 5n, "a disconnect does not kill the run; the new connection gets its end");
+  r = await y.request(M.attach, "attach", map({ boot_id: bootQ, genvm_id: waiter }));
+  check(r.method === M.attach && r.payload.get("snapshot").has("finished"), "retained before the TTL");
+  await sleep(1200);
+  r = await y.request(M.attach, "attach", map({ boot_id: bootQ, genvm_id: waiter }));
+  check(r.method === M.error && r.payload.get("code") === BigInt(E.unknown_id), "forgotten after execution_retention without an ack");
+  q.proc.kill("SIGTERM");
+  check((await q.exited).code === 0, "second manager exits 0 after SIGTERM");
 
   // ------------------------------------------------ the unix socket, and kill -9 of the manager
   const sock = join(dir, "m.sock");
