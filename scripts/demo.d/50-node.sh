@@ -24,6 +24,12 @@ n call "$counter" add 41 2>/dev/null | sed -n '1,2p'
 say view "$counter" get
 n view "$counter" get
 
+me=0x00000000000000000000000000000000000000a1
+say fund "$me" 1000 "  (the node's faucet: value exists only through fund receipts)"
+n fund "$me" 1000 | sed -n '1p'
+say --value 25 call "$counter" increment "  (25 move from the sender to the contract together with the accepted receipt)"
+n --value 25 call "$counter" increment 2>/dev/null | sed -n '1,3p'
+
 say deploy token.wasm 1000
 token=$(n --json deploy "$ex/token.wasm" 1000 2>/dev/null | addr_of)
 echo "token at $token"
@@ -57,5 +63,7 @@ fi
 
 say state "$counter"
 n state "$counter"
+say state "$me"
+n state "$me"
 say check
 n check

@@ -63,7 +63,9 @@ class NodeTest : public ::testing::Test {
   void TearDown() override {
     state_.reset();
     if (dir_.empty()) return;
-    for (const char* s : {"/state.db", "/state.db-wal", "/state.db-shm"}) ::unlink((dir_ + s).c_str());
+    for (const char* s : {"/state.db", "/state.db-wal", "/state.db-shm", "/hang.sh", "/byzantine.sh"}) {
+      ::unlink((dir_ + s).c_str());
+    }
     ::rmdir(dir_.c_str());
   }
   NodeOptions opts(int validators = 4, int rounds = 3) {
@@ -174,6 +176,71 @@ TEST_F(NodeTest, NoMajorityRotatesLeadersThenUndetermined) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->record.status, "accepted");
   EXPECT_EQ(ok->record.result_text, "1");
+}
+
+// Real disagreement: "byzantine" nodes run the real executor on a tampered entry (add 42 where
+// the transaction says add 41), so their execution hashes differ from the honest nodes'. With
+// nodes 1..3 byzantine, no round finds a majority (1/4, then 2/4 twice: the byzantine leaders
+// are seconded only by each other) and the transaction is undetermined with nothing written;
+// with node 4 alone byzantine, 3/4 agree and the honest result is committed. Fails when votes
+// compare anything other than the execution hash (e.g. only the result kind: all are Return).
+TEST_F(NodeTest, ByzantineNodesDisagreeRotateAndEndUndetermined) {
+  const std::string tool = binary_dir() + "/tools/genvm-calldata/genvm-calldata";
+  if (::access(tool.c_str(), X_OK) != 0) GTEST_SKIP() << "needs " << tool;
+  Node deployer(*state_, opts(1));
+  auto d = deployer.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  const Address c = d->record.target;
+  const std::string honest = hex(calldata::encode(make_entry("add", {Value(41)})));
+  const std::string tampered = hex(calldata::encode(make_entry("add", {Value(42)})));
+  const std::string liar = dir_ + "/byzantine.sh";
+  {
+    std::ofstream f(liar);
+    f << "#!/bin/sh\n\"" << tool << "\" decode | sed 's/" << honest << "/" << tampered << "/' | \"" << tool
+      << "\" encode | \"" << genvm_ << "\" \"$@\"\n";
+  }
+  ASSERT_EQ(::chmod(liar.c_str(), 0755), 0);
+  NodeOptions o = opts(4, 3);
+  o.genvm_for_node = [liar](int node) { return node >= 1 && node <= 3 ? liar : std::string(); };
+  Node node(*state_, o);
+  auto r = node.call(account(0xa1), c, make_entry("add", {Value(41)}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->record.status, "undetermined");
+  ASSERT_EQ(r->rounds.size(), 3u);
+  const int expected_agree[3] = {1, 2, 2};
+  for (int i = 0; i < 3; ++i) {
+    const Round& rd = r->rounds[i];
+    EXPECT_EQ(rd.leader, i);
+    EXPECT_FALSE(rd.accepted);
+    int agree = 0;
+    for (const Vote& v : rd.votes) {
+      // Every vote is a delivered result with a real hash, agreeing exactly when it is the leader's.
+      EXPECT_EQ(v.execution_hash.size(), 32u);
+      EXPECT_EQ(v.vote, v.execution_hash == rd.leader_run.execution_hash ? "agree" : "disagree");
+      agree += v.vote == "agree";
+    }
+    EXPECT_EQ(agree, expected_agree[i]) << "round " << i + 1;
+  }
+  EXPECT_NE(r->rounds[0].leader_run.execution_hash, r->rounds[1].leader_run.execution_hash);
+  auto v = deployer.view(c, make_entry("get", {}));
+  ASSERT_TRUE(v.ok() && v->report.is_map());
+  EXPECT_EQ(*v->report.find("data"), Value(0));  // nothing committed
+
+  o.genvm_for_node = [liar](int node) { return node == 4 ? liar : std::string(); };
+  Node mostly(*state_, o);
+  auto ok = mostly.call(account(0xa1), c, make_entry("add", {Value(41)}));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->record.status, "accepted");
+  EXPECT_EQ(ok->record.result_text, "41");
+  ASSERT_EQ(ok->rounds.size(), 1u);
+  for (const Vote& vt : ok->rounds[0].votes) {
+    EXPECT_EQ(vt.vote, vt.node == 4 ? "disagree" : "agree");
+    if (vt.node != 4) {
+      EXPECT_EQ(vt.execution_hash, ok->rounds[0].leader_run.execution_hash);
+    }
+  }
+  ::unlink(liar.c_str());
+  EXPECT_TRUE(state_->check_consistency().ok());
 }
 
 TEST_F(NodeTest, EventsAreStoredAndPostedMessagesBecomeFollowUps) {

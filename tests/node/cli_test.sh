@@ -51,6 +51,15 @@ out=$("$node" --state "$db" --genvm /bin/false --rounds 2 --json call "$addr" in
 echo "$out" | grep -q '"status":"undetermined"' && ok || bad "undetermined: $out"
 [ "$("$node" --state "$db" view "$addr" get)" = "Return 8" ] && ok || bad "undetermined changed state"
 
+# Value: funded from the faucet, moved to the contract with an accepted Return.
+me=0x00000000000000000000000000000000000000a1
+"$node" --state "$db" fund "$me" 100 >/dev/null && ok || bad "fund"
+out=$("$node" --state "$db" --validators 2 --value 30 --json call "$addr" increment 2>/dev/null)
+echo "$out" | grep -q '"value":30,"status":"accepted","result_kind":"Return"' && ok || bad "call with value: $out"
+"$node" --state "$db" state "$addr" | grep -qx '  balance: 30' && ok || bad "contract balance"
+"$node" --state "$db" state "$me" | grep -qx '  balance: 70' && ok || bad "sender balance"
+"$node" --state "$db" check | grep -qx consistent && ok || bad "check after value"
+
 # Bad inputs.
 printf 'not wasm' >"$dir/junk.wasm"
 expect_error "malformed wasm" "$node" --state "$db" deploy "$dir/junk.wasm"
@@ -67,6 +76,10 @@ expect_error "unknown command" "$node" --state "$db" frobnicate
 expect_error "unknown option" "$node" --bogus
 expect_error "no command" "$node"
 expect_error "bad validators" "$node" --validators 0 check
+expect_error "insufficient balance" "$node" --state "$db" --value 1000 call "$addr" increment
+expect_error "bad value" "$node" --state "$db" --value -1 call "$addr" increment
+expect_error "bad fund amount" "$node" --state "$db" fund "$me" 0
+expect_error "bad fund address" "$node" --state "$db" fund 0x12 5
 expect_error "missing executor" "$node" --state "$db" --genvm "$dir/none" call "$addr" get
 expect_error "unreadable state" "$node" --state "$dir/no/such/dir/s.db" check
 

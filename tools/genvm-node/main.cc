@@ -119,6 +119,11 @@ void print_outcome(const TxOutcome& o, bool json) {
         json_str(hex(r.execution_hash)).c_str(), r.votes_json.c_str(), fu.c_str());
     return;
   }
+  if (r.kind == "fund") {
+    std::printf("tx %lld  fund %s  credited %llu\n", static_cast<long long>(r.id), address_text(r.target).c_str(),
+                static_cast<unsigned long long>(r.value));
+    return;
+  }
   std::printf("tx %lld  %s %s  %s after %d round%s\n", static_cast<long long>(r.id), r.kind.c_str(),
               address_text(r.target).c_str(), r.status.c_str(), r.rounds, r.rounds == 1 ? "" : "s");
   if (r.status == "accepted") std::printf("  result: %s %s\n", kind_name(r.result_kind).c_str(), r.result_text.c_str());
