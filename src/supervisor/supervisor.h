@@ -14,7 +14,7 @@
 //    every group (and cgroup) still listed; release() takes a run off that list.
 //  - kill_tree never signals pid 0/1 or a group already released (its number may be reused).
 //  - Tree membership ignores zombies: an orphan that died waits for init to reap it.
-//  - Not thread-safe: one thread (the manager's event loop) drives a Supervisor, and no Child
+//  - Not thread-safe: one thread (the manager's supervisor thread) drives a Supervisor, and no Child
 //    outlives the Supervisor that spawned it.
 #pragma once
 
