@@ -563,18 +563,21 @@ class FuncCompiler {
           return;
         }
       }
-      if (op == 0x6a && !top_is_const(0) && !top_is_const(1)) {
-        // i32.add of a just-computed `shl by constant`: one kAddShl (array indexing).
+      int oi = fuse_outer(op);
+      if (oi >= 0 && !top_is_const(0) && !top_is_const(1)) {
+        // An operand computed by the i32 instruction just before (and used only here): one
+        // fused instruction `other OUTER (x INNER y)` (kFuseBase).
         for (size_t k = 0; k < 2; ++k) {
           size_t at = fresh_producer(k);
-          if (at == SIZE_MAX || code_[at] != kImmBase + (0x74 - 0x40)) continue;
-          uint32_t other = top_slot(1 - k), x = code_[at + 1], sh = code_[at + 2];
+          int ii = at == SIZE_MAX ? -1 : fuse_inner(code_[at]);
+          if (ii < 0) continue;
+          uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
           code_.resize(at);
           pop(s.b);
           pop(s.a);
           uint32_t d = push_result(s.r);
           last_op_pos_ = code_.size();
-          code_.insert(code_.end(), {kAddShl, other, x, sh, d});
+          code_.insert(code_.end(), {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y, d});
           last_dst_ = code_.size() - 1;
           return;
         }
@@ -588,6 +591,30 @@ class FuncCompiler {
     }
   }
 
+  // Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
+  static int fuse_outer(uint32_t op) {
+    switch (op) {
+      case 0x6a: return 0;
+      case 0x71: return 1;
+      case 0x72: return 2;
+      case 0x73: return 3;
+      default: return -1;
+    }
+  }
+  static int fuse_inner(uint32_t code_op) {
+    switch (code_op) {
+      case 0x6a: return 0;
+      case 0x6b: return 1;
+      case 0x71: return 2;
+      case 0x72: return 3;
+      case 0x73: return 4;
+      case kImmBase + (0x74 - 0x40): return 5;
+      case kImmBase + (0x76 - 0x40): return 6;
+      case kImmBase + (0x77 - 0x40): return 7;
+      case kImmBase + (0x78 - 0x40): return 8;
+      default: return -1;
+    }
+  }
   static bool has_imm_form(uint32_t op) {
     return (op >= 0x46 && op <= 0x4f) || op == 0x6a || op == 0x6b || op == 0x6c || (op >= 0x71 && op <= 0x78) ||
            (op >= 0x51 && op <= 0x5a) || op == 0x7c || op == 0x7d || op == 0x7e || (op >= 0x83 && op <= 0x8a);
@@ -984,6 +1011,18 @@ void FuncCompiler::step_inner() {
                                      ValType::I64, ValType::I64};
       uint32_t off = memarg(kNat[op - 0x28]);
       size_t at = fresh_producer(0);
+      if (at != SIZE_MAX && code_[at] == kFuseAddShl) {
+        // Address `a + (b << k)` computed just before: one fused load.
+        uint32_t a = code_[at + 1], b = code_[at + 2], k = code_[at + 3];
+        code_.resize(at);
+        pop(ValType::I32);
+        uint32_t d = push_result(kRes[op - 0x28]);
+        last_op_pos_ = code_.size();
+        code_.insert(code_.end(), {kLoadAddShlBase + (op - 0x28), a, b, k, off, d});
+        last_dst_ = code_.size() - 1;
+        retag_offset(at);
+        break;
+      }
       if (at != SIZE_MAX && (code_[at] == 0x6a || code_[at] == kImmBase + (0x6a - 0x40))) {
         // The address is an i32.add (of two slots or a slot and a constant) computed just
         // before and used only here: one fused load.

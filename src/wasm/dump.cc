@@ -15,6 +15,7 @@ static int operand_words(uint32_t op) {
   }
   if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
   if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kLoadAddShlBase) return 5;
   if (op >= kLoadAddImmBase) return 4;
   if (op >= kBrIfCmpBase && op < kLoadAddImmBase) {
     uint32_t c = (op - kBrIfCmpBase) % 0x20;  // 0 = i32.eqz, 0xb = i64.eqz
@@ -46,7 +47,6 @@ static int operand_words(uint32_t op) {
     case kFuel: case kFuelCheck: return 1;
     case kCopy2: return 4;
     case kCopyBr: return 3;
-    case kAddShl: return 4;
   }
   return 0;
 }

@@ -136,6 +136,11 @@ inline void zero_locals(uint64_t* p, uint32_t n) {
   }
 }
 
+// Called from each trap kind's landing label (see TRAP in Interp::run).
+[[gnu::noinline, gnu::cold]] void set_trap(std::optional<Trap>& result, TrapKind k) {
+  result = Trap{k, trap_kind_name(k), 0, nullptr, {}};
+}
+
 }  // namespace
 
 struct Interp {
@@ -153,7 +158,6 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCopy] = &&op_copy;
   L[kCopy2] = &&op_copy2;
   L[kCopyBr] = &&op_copy_br;
-  L[kAddShl] = &&op_add_shl;
   {
     // Fused add+load: the same handler set twice (address from slot+imm, or slot+slot).
     static const uint8_t kLoadKind[14] = {0, 1, 0, 1, 2, 3, 4, 5, 6, 3, 7, 5, 8, 0};
@@ -163,9 +167,13 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
     void* const aa[9] = {&&op_aa_i32_load, &&op_aa_i64_load, &&op_aa_i32_load8_s, &&op_aa_i32_load8_u,
                          &&op_aa_i32_load16_s, &&op_aa_i32_load16_u, &&op_aa_i64_load8_s,
                          &&op_aa_i64_load16_s, &&op_aa_i64_load32_s};
+    void* const as[9] = {&&op_as_i32_load, &&op_as_i64_load, &&op_as_i32_load8_s, &&op_as_i32_load8_u,
+                         &&op_as_i32_load16_s, &&op_as_i32_load16_u, &&op_as_i64_load8_s,
+                         &&op_as_i64_load16_s, &&op_as_i64_load32_s};
     for (int k = 0; k < 14; ++k) {
       L[kLoadAddImmBase + k] = ai[kLoadKind[k]];
       L[kLoadAddBase + k] = aa[kLoadKind[k]];
+      L[kLoadAddShlBase + k] = as[kLoadKind[k]];
     }
   }
   L[kConst32] = &&op_const32;
@@ -244,15 +252,14 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   if (!fuel_on) store.fuel_ = INT64_MAX;
   int64_t& fuel = store.fuel_;
   std::optional<Trap> result;
-  TrapKind trap_kind = TrapKind::kUnreachable;
 
   Instance::Impl* inst = entry->instance;
   const uint32_t* code = inst->code;
   uint64_t* fp = S_.stack.data();
-  uint64_t* const stack_end = S_.stack.data() + S_.stack.size();
   const uint32_t* pc = nullptr;
   uint8_t* mbase = nullptr;
   uint64_t msize = 0;
+  uint64_t* const stack_end = S_.stack.data() + S_.stack.size();
   FuncInst* callee = nullptr;
   uint64_t* nfp = nullptr;
   const uint32_t* ret = nullptr;
@@ -267,11 +274,11 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
 #define NEXT() goto* L[*pc]
 #endif
 #define S(i) fp[pc[i]]
-#define TRAP(k)            \
-  do {                     \
-    trap_kind = TrapKind::k; \
-    goto trap;             \
-  } while (0)
+// One landing label per trap kind, each storing its kind through an out-of-line call: the hot
+// path then sets nothing before its bounds check (with a shared `trap_kind = k; goto trap`,
+// clang merged the paths into one value, hoisted its assignment into the handlers and
+// borrowed a register for it).
+#define TRAP(k) goto trap_##k
 #define RELOAD_MEM()          \
   do {                        \
     mbase = inst->mem0->base; \
@@ -280,10 +287,7 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
 
   {
     const CompiledFunc* cf = entry->code;
-    if (calls_left == 0 || values_left < cf->cost) {
-      trap_kind = TrapKind::kStackOverflow;
-      goto trap;
-    }
+    if (calls_left == 0 || values_left < cf->cost) TRAP(kStackOverflow);
     calls_left--;
     values_left -= cf->cost;
     *fs->top++ = Frame{nullptr, nullptr, nullptr, cf->cost};
@@ -313,10 +317,6 @@ op_copy2:
 op_copy_br:
   S(2) = S(1);
   pc = code + pc[3];
-  NEXT();
-op_add_shl:
-  S(4) = uint32_t(uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)));
-  pc += 5;
   NEXT();
 op_const32:
   S(2) = pc[1];
@@ -405,6 +405,26 @@ op_aa_i32_load16_u: LOAD_ADD(uint16_t, v, uint32_t(S(2)))
 op_aa_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 op_aa_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 op_aa_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), uint32_t(S(2)))
+// Fused i32.add(a, i32.shl(b, k)) + load: [a, b, k, offset, dst].
+#define LOAD_ADD_SHL(T, CONV)                               \
+  {                                                         \
+    uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)))) + pc[4]; \
+    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
+    T v;                                                    \
+    std::memcpy(&v, mbase + ea, sizeof(T));                 \
+    S(5) = CONV;                                            \
+    pc += 6;                                                \
+    NEXT();                                                 \
+  }
+op_as_i32_load: LOAD_ADD_SHL(uint32_t, v)
+op_as_i64_load: LOAD_ADD_SHL(uint64_t, v)
+op_as_i32_load8_s: LOAD_ADD_SHL(int8_t, uint32_t(int32_t(v)))
+op_as_i32_load8_u: LOAD_ADD_SHL(uint8_t, v)
+op_as_i32_load16_s: LOAD_ADD_SHL(int16_t, uint32_t(int32_t(v)))
+op_as_i32_load16_u: LOAD_ADD_SHL(uint16_t, v)
+op_as_i64_load8_s: LOAD_ADD_SHL(int8_t, uint64_t(int64_t(v)))
+op_as_i64_load16_s: LOAD_ADD_SHL(int16_t, uint64_t(int64_t(v)))
+op_as_i64_load32_s: LOAD_ADD_SHL(int32_t, uint64_t(int64_t(v)))
 #define STORE(T)                                            \
   {                                                         \
     uint64_t ea = uint64_t(uint32_t(S(1))) + pc[3];         \
@@ -683,8 +703,19 @@ do_tail_call: {
   NEXT();
 }
 
+trap_kUnreachable: set_trap(result, TrapKind::kUnreachable); goto trap;
+trap_kMemoryOutOfBounds: set_trap(result, TrapKind::kMemoryOutOfBounds); goto trap;
+trap_kTableOutOfBounds: set_trap(result, TrapKind::kTableOutOfBounds); goto trap;
+trap_kIndirectCallToNull: set_trap(result, TrapKind::kIndirectCallToNull); goto trap;
+trap_kBadSignature: set_trap(result, TrapKind::kBadSignature); goto trap;
+trap_kIntegerOverflow: set_trap(result, TrapKind::kIntegerOverflow); goto trap;
+trap_kIntegerDivideByZero: set_trap(result, TrapKind::kIntegerDivideByZero); goto trap;
+trap_kBadConversionToInteger: set_trap(result, TrapKind::kBadConversionToInteger); goto trap;
+trap_kStackOverflow: set_trap(result, TrapKind::kStackOverflow); goto trap;
+trap_kOutOfFuel: set_trap(result, TrapKind::kOutOfFuel); goto trap;
+trap_kInterrupt: set_trap(result, TrapKind::kInterrupt); goto trap;
+trap_kNondetInstruction: set_trap(result, TrapKind::kNondetInstruction); goto trap;
 trap:
-  result = Trap{trap_kind, trap_kind_name(trap_kind), 0, nullptr, {}};
 host_trap:  // (also reached directly with a trap a host function returned: it gets the wasm
             // frames below it)
   if (pc) collect_frames(*result, store.cfg_.max_trap_frames, inst, pc, std::span<const Frame>(fs->base, fs->top));
@@ -702,6 +733,7 @@ done:
 #undef RELOAD_MEM
 #undef LOAD
 #undef LOAD_ADD
+#undef LOAD_ADD_SHL
 #undef STORE
 }
 

@@ -54,8 +54,6 @@ enum Op : uint32_t {
                                  //     loop head)
   kCopy2,                        // [src1, dst1, src2, dst2] two copies, in that order
   kCopyBr,                       // [src, dst, target] copy, then branch
-  kAddShl,                       // [a, b, k, dst] i32: a + (b << k), from i32.shl by a constant
-                                 //     feeding i32.add (scaled array indexing)
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
@@ -74,7 +72,17 @@ enum Op : uint32_t {
   // + wasm opcode 0x28..0x35 - 0x28. AddImm: [a, imm, offset, dst]; Add: [a, b, offset, dst].
   kLoadAddImmBase = 0x350,
   kLoadAddBase = 0x360,
-  kNumOps = 0x370,
+  // An i32 add/and/or/xor (outer, index 0..3) whose operand is the result of the i32
+  // instruction just before it (inner, index 0..8: add sub and or xor, then shl shr_u rotl
+  // rotr by a constant), the inner result not kept: + outer * 16 + inner,
+  // [op, other, x, y_or_k, dst] = other OUTER (x INNER y). Chosen from executed-pair counts
+  // (sha256's rotate/xor/add chains, array indexing `base + (i << k)`).
+  kFuseBase = 0x370,
+  kFuseAddShl = kFuseBase + 5,
+  // Loads whose address is a kFuseAddShl just before: + (wasm op - 0x28),
+  // [a, b, k, offset, dst], ea = uint32(a + (b << k)) + offset.
+  kLoadAddShlBase = 0x3b0,
+  kNumOps = 0x3c0,
 };
 
 }  // namespace genvm::wasm

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -827,6 +828,70 @@ TEST(WasmLeb128, DecodesAndRejectsPerSpec) {
   EXPECT_EQ(r.error, nullptr);
   EXPECT_EQ(r.value, uint64_t(1) << 63);
   EXPECT_STREQ(dec({0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}, 64, false).error, "integer too large");
+}
+
+// The fused `other OP (x OP2 y)` family and the load of `a + (b << k)`: results equal the
+// unfused arithmetic for every outer/inner pair, and the listing shows the fused opcodes (so
+// the test fails if fusion silently stops, not only if it computes wrongly).
+TEST(WasmFusion, BinopOfBinopMatchesUnfusedArithmetic) {
+  REQUIRE_WAT2WASM();
+  const char* outer[] = {"add", "and", "or", "xor"};
+  const char* inner[] = {"add", "sub", "and", "or", "xor"};
+  const char* inner_imm[] = {"shl", "shr_u", "rotl", "rotr"};
+  std::string text = "(module (memory 1)\n";
+  int n = 0;
+  for (const char* o : outer) {
+    for (const char* i : inner)
+      text += "(func (export \"f" + std::to_string(n++) + "\") (param i32 i32 i32) (result i32) (i32." + o +
+              " (local.get 0) (i32." + i + " (local.get 1) (local.get 2))))\n";
+    for (const char* i : inner_imm)
+      text += "(func (export \"f" + std::to_string(n++) + "\") (param i32 i32 i32) (result i32) (i32." + o + " (i32." + i +
+              " (local.get 1) (i32.const 37)) (local.get 0)))\n";
+  }
+  text += R"((func (export "ld") (param i32 i32) (result i32) (i32.load offset=8 (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 2)))))))";
+  auto bytes = wat(text, "--debug-names");
+  Env e;
+  e.load(bytes);
+  auto ref = [](int o, int i, uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t t = 0;
+    switch (i) {
+      case 0: t = b + c; break;
+      case 1: t = b - c; break;
+      case 2: t = b & c; break;
+      case 3: t = b | c; break;
+      case 4: t = b ^ c; break;
+      case 5: t = b << 5; break;
+      case 6: t = b >> 5; break;
+      case 7: t = std::rotl(b, 5); break;
+      default: t = std::rotr(b, 5); break;
+    }
+    switch (o) {
+      case 0: return a + t;
+      case 1: return a & t;
+      case 2: return a | t;
+      default: return a ^ t;
+    }
+  };
+  const uint32_t samples[][3] = {{0x12345678u, 0x9abcdef0u, 0x0f0f0f0fu}, {0xffffffffu, 1, 0x80000000u}, {7, 0xdeadbeefu, 3}};
+  for (int k = 0; k < n; ++k)
+    for (const auto& v : samples) {
+      Outcome o = e.call("f" + std::to_string(k), {Value::i32(int32_t(v[0])), Value::i32(int32_t(v[1])), Value::i32(int32_t(v[2]))});
+      ASSERT_TRUE(o.ok());
+      EXPECT_EQ(uint32_t(o.values[0].bits), ref(k / 9, k % 9, v[0], v[1], v[2])) << "f" << k;
+    }
+  // Dump listing: "op 0x375" is kFuseAddShl (f5 = add of shl), 0x3b0 the fused i32 load.
+  auto m = Module::load(bytes);
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(dump_function(**m, 5).find("op 0x375"), std::string::npos) << dump_function(**m, 5);
+  EXPECT_NE(dump_function(**m, uint32_t(n)).find("op 0x3b0"), std::string::npos) << dump_function(**m, uint32_t(n));
+  // The fused load: 0xfffffffc + (2 << 2) wraps to 4, +8 offset reads [12, 16).
+  auto mem = e.inst->memory(0);
+  mem[12] = 0x2a;
+  EXPECT_EQ(e.call("ld", {Value::i32(int32_t(0xfffffffcu)), Value::i32(2)}).values[0].bits, 0x2au);
+  Outcome t = e.call("ld", {Value::i32(65536 - 8 - 3), Value::i32(0)});
+  ASSERT_TRUE(t.trap);
+  EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
+  EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x28);
 }
 
 }  // namespace
