@@ -9,9 +9,9 @@
 // time); get_balance reads accounts; consume_result is recorded and acknowledged; consume_fuel
 // and notify_nondet_disagreement are recorded; eth_call answers evm_reverted (no EVM chain);
 // remaining_fuel_as_gen answers zero; resolve_callcontract_executor answers null (same
-// executor); run_nested is not offered and ends the connection with an error.
-// TODO(later): the wire codec here duplicates tests/test_host; a shared server-side codec
-// belongs in src/executor next to host_protocol.h.
+// executor); run_nested is not offered and ends the connection with an error. Under
+// node::Runner the execution data routes consume_result, resolve_callcontract_executor and
+// run_nested to the manager's host 1, so this server sees only the state methods.
 #pragma once
 
 #include <cstdint>

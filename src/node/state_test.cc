@@ -230,3 +230,69 @@ TEST_F(StateTest, AnOpenStateLocksOutASecondNode) {
 
 }  // namespace
 }  // namespace genvm::node
+
+namespace genvm::node {
+namespace {
+
+TxRecord call_record(const Address& sender, const Address& target, std::uint64_t value) {
+  TxRecord r = deploy_record(sender, target);
+  r.kind = "call";
+  r.code_hash.clear();
+  r.value = value;
+  return r;
+}
+
+std::uint64_t low64(const std::array<std::uint8_t, 32>& le) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | le[i];
+  return v;
+}
+
+// The value moves in the receipt's SQL transaction: a debit past zero fails the whole commit
+// (no receipt, no nonce, no credit). Fails when the transfer is written outside the commit's
+// transaction or without the balance check.
+TEST_F(StateTest, ValueMovesWithTheReceiptOrNotAtAll) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  TxRecord fund = call_record(Address{}, addr(0xa1), 50);
+  fund.kind = "fund";
+  ASSERT_TRUE((*st)->commit(fund, Effects{}).ok());
+  ASSERT_TRUE((*st)->commit(call_record(addr(0xa1), addr(0xc0), 20), Effects{}).ok());
+  EXPECT_EQ(low64(*(*st)->balance(addr(0xa1))), 30u);
+  EXPECT_EQ(low64(*(*st)->balance(addr(0xc0))), 20u);
+  auto too_much = (*st)->commit(call_record(addr(0xa1), addr(0xc0), 31), Effects{});
+  ASSERT_FALSE(too_much.ok());
+  EXPECT_EQ(too_much.error().code, "insufficient_balance");
+  EXPECT_EQ(low64(*(*st)->balance(addr(0xa1))), 30u);
+  EXPECT_EQ(low64(*(*st)->balance(addr(0xc0))), 20u);
+  EXPECT_EQ(*(*st)->nonce(addr(0xa1)), 1u);
+  EXPECT_FALSE((*(*st)->tx(3)).has_value());
+  // A UserError receipt moves nothing.
+  TxRecord err = call_record(addr(0xa1), addr(0xc0), 10);
+  err.result_kind = 1;
+  ASSERT_TRUE((*st)->commit(err, Effects{}).ok());
+  EXPECT_EQ(low64(*(*st)->balance(addr(0xa1))), 30u);
+  EXPECT_TRUE((*st)->check_consistency().ok());
+}
+
+// Fails without the conservation check: a balance that no fund receipt created goes unnoticed.
+TEST_F(StateTest, ConsistencyCheckFindsValueFromNowhere) {
+  { ASSERT_TRUE(State::open(path_).ok()); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "INSERT INTO accounts(address, balance, nonce) VALUES(x'01',"
+                         " x'0500000000000000000000000000000000000000000000000000000000000000', 0)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  auto s = (*st)->check_consistency();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "state_inconsistent");
+  EXPECT_NE(s.error().message.find("funded"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace genvm::node
