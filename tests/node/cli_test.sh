@@ -60,6 +60,25 @@ echo "$out" | grep -q '"value":30,"status":"accepted","result_kind":"Return"' &&
 "$node" --state "$db" state "$me" | grep -qx '  balance: 70' && ok || bad "sender balance"
 "$node" --state "$db" check | grep -qx consistent && ok || bad "check after value"
 
+# A posted message's value reaches a contract target with the follow-up's accepted Return: the
+# sink (as sender) pays 10 into events' pay(3), which posts 3 back to the sink.
+if [ -e "$b/tests/node/sink.wasm" ]; then
+  sink=$("$node" --state "$db" --validators 1 --json deploy "$b/tests/node/sink.wasm" 2>/dev/null |
+    sed -n 's/.*"address":"\(0x[0-9a-f]*\)".*/\1/p')
+  events=$("$node" --state "$db" --validators 1 --json deploy "$ex/events.wasm" 2>/dev/null |
+    sed -n 's/.*"address":"\(0x[0-9a-f]*\)".*/\1/p')
+  "$node" --state "$db" fund "$sink" 10 >/dev/null
+  out=$("$node" --state "$db" --validators 2 --from "$sink" --value 10 --json call "$events" pay 3 2>/dev/null)
+  echo "$out" | grep -q '"result_kind":"Return","result":"7"' && ok || bad "pay with value: $out"
+  fu=$(echo "$out" | sed -n 's/.*"follow_ups":\[\([0-9]*\).*/\1/p')
+  "$node" --state "$db" --json tx "${fu:-0}" 2>/dev/null | grep -q '"value":3,' && ok || bad "follow-up value"
+  "$node" --state "$db" state "$sink" | grep -qx '  balance: 3' && ok || bad "sink balance: $("$node" --state "$db" state "$sink")"
+  "$node" --state "$db" state "$events" | grep -qx '  balance: 7' && ok || bad "events balance"
+  "$node" --state "$db" check | grep -qx consistent && ok || bad "check after message value"
+else
+  bad "no $b/tests/node/sink.wasm (build target genvm_node_test_contracts)"
+fi
+
 # Bad inputs.
 printf 'not wasm' >"$dir/junk.wasm"
 expect_error "malformed wasm" "$node" --state "$db" deploy "$dir/junk.wasm"
