@@ -11,8 +11,8 @@
 // Consensus (impl-spec/02-vm/03-consensus.rst, spec/03-vm/05-result.rst): the leader runs with
 // no leader_nondet_results; N validators run the same execution data handed the leader's
 // nondet_results; a validator agrees iff its execution hash equals the leader's. More than half
-// of the validators agreeing accepts the leader's result: its storage changes and emissions and
-// the receipt are committed in one SQL transaction. Otherwise the next node leads, up to R
+// of the validators agreeing accepts the leader's result: its storage changes, its emissions,
+// the transaction's value (on a Return) and the receipt are committed in one SQL transaction. Otherwise the next node leads, up to R
 // rounds, then the transaction is recorded `undetermined` with no effects. Messages that an
 // accepted result posts become follow-up transactions (sender: the posting contract), run
 // after the commit. Views run once with no write permission and commit nothing.
