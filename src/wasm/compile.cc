@@ -227,7 +227,7 @@ class FuncCompiler {
     fc.results = ft_.results;
     fc.height = 0;
     ctrls_.push_back(std::move(fc));
-    new_block(true);
+    new_region();
     // The entry fuel check (if any) belongs to the function's first instruction.
     if (code_.size() > cf.code) m_.code_offsets.emplace_back(cf.code, uint32_t(body_.body_offset));
     while (!ctrls_.empty()) {
@@ -256,6 +256,7 @@ class FuncCompiler {
     uint32_t start_pc = 0;
     std::vector<uint32_t> patches;
     uint32_t else_patch = UINT32_MAX;
+    size_t outer_fuel_pos = SIZE_MAX;  // loops: the enclosing region's fuel word
   };
 
   // --- decoding ---
@@ -453,13 +454,14 @@ class FuncCompiler {
     for (size_t i = 0; i < vals_.size(); ++i)
       if (vals_[i].local == int32_t(x)) materialize(i);
   }
-  // Starts a basic block: with metering, a fuel charge whose count the following instructions
-  // increment. `check` also polls the interrupt flag (function entries and loop heads, so any
-  // unbounded execution passes one).
-  void new_block(bool check = false) {
+  // Starts a fuel region (the function body, or a loop body): with metering, one charge
+  // (kFuelCheck, which also polls the interrupt flag) whose amount every instruction of the
+  // region increments, except those inside nested loops, which are regions of their own. See
+  // DESIGN.md "Fuel": a region is charged its static size each time it is entered.
+  void new_region() {
     fuel_pos_ = SIZE_MAX;
     if (m_.options.metering && live()) {
-      emit({check ? uint32_t(kFuelCheck) : uint32_t(kFuel), 0});
+      emit({uint32_t(kFuelCheck), 0});
       fuel_pos_ = code_.size() - 1;
     }
   }
@@ -725,8 +727,11 @@ void FuncCompiler::step_inner() {
       c.start_pc = pc();
       ctrls_.push_back(std::move(c));
       last_dst_ = SIZE_MAX;
-      new_block(op == 0x03);
-      if (op == 0x03) ctrls_.back().start_pc = fuel_pos_ != SIZE_MAX ? uint32_t(fuel_pos_ - 1) : pc();
+      if (op == 0x03) {
+        ctrls_.back().outer_fuel_pos = fuel_pos_;
+        new_region();
+        ctrls_.back().start_pc = fuel_pos_ != SIZE_MAX ? uint32_t(fuel_pos_ - 1) : pc();
+      }
       break;
     }
     case 0x05: {  // else
@@ -745,7 +750,6 @@ void FuncCompiler::step_inner() {
       c.else_patch = UINT32_MAX;
       push_vals(c.params);
       last_dst_ = SIZE_MAX;
-      new_block();
       break;
     }
     case 0x0b: {  // end
@@ -770,13 +774,11 @@ void FuncCompiler::step_inner() {
       bool outer_live = live();
       if (done.kind == kIf && done.else_patch != UINT32_MAX) done.patches.push_back(done.else_patch);
       (void)was_live;
-      // A label nobody branches to does not start a new basic block: the fallthrough keeps
-      // charging the current fuel instruction (fewer fuel instructions, same determinism).
-      bool is_target = !done.patches.empty();
       if (outer_live) bind(done);
       push_vals(done.results);
       last_dst_ = SIZE_MAX;
-      if (is_target || fuel_pos_ == SIZE_MAX) new_block();
+      // After a loop, instructions count towards the enclosing region again.
+      if (done.kind == kLoop) fuel_pos_ = done.outer_fuel_pos;
       break;
     }
     case 0x0c: {  // br

@@ -44,7 +44,7 @@ static int operand_words(uint32_t op) {
     case kTableGrow: case kTableFill: return 4;
     case kTableCopy: case kTableInit: return 5;
     case kRefIsNull: case kRefFunc: return 2;
-    case kFuel: case kFuelCheck: return 1;
+    case kFuelCheck: return 1;
     case kCopy2: return 4;
     case kCopyBr: return 3;
   }

@@ -206,7 +206,6 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kElemDrop] = &&op_elem_drop;
   L[kRefIsNull] = &&op_ref_is_null;
   L[kRefFunc] = &&op_ref_func;
-  L[kFuel] = &&op_fuel;
   L[kFuelCheck] = &&op_fuel_check;
   L[kLoadBase + 0x28] = &&op_i32_load;
   L[kLoadBase + 0x29] = &&op_i64_load;
@@ -546,14 +545,6 @@ op_ref_is_null:
 op_ref_func:
   S(2) = reinterpret_cast<uint64_t>(inst->funcs[pc[1]]);
   pc += 3;
-  NEXT();
-op_fuel:
-  fuel -= int64_t(pc[1]);
-  if (fuel < 0) {
-    fuel = 0;
-    TRAP(kOutOfFuel);
-  }
-  pc += 2;
   NEXT();
 op_fuel_check:
   fuel -= int64_t(pc[1]);

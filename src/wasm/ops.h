@@ -49,9 +49,8 @@ enum Op : uint32_t {
   kElemDrop,                     // [seg]
   kRefIsNull,                    // [src, dst]
   kRefFunc,                      // [func, dst]
-  kFuel,                         // [n] charge n fuel (basic block start)
-  kFuelCheck,                    // [n] charge n and check the interrupt flag (function entry,
-                                 //     loop head)
+  kFuelCheck,                    // [n] charge n fuel and check the interrupt flag (function
+                                 //     entry, loop head: the start of a fuel region)
   kCopy2,                        // [src1, dst1, src2, dst2] two copies, in that order
   kCopyBr,                       // [src, dst, target] copy, then branch
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]

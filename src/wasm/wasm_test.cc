@@ -430,6 +430,39 @@ TEST(WasmFuel, OutOfFuelIsDeterministic) {
   EXPECT_GT(e.inst->get_global("n")->as_i32(), counts[0]);
 }
 
+// The fuel rule (DESIGN.md "Fuel"): a region (function body outside loops, or one loop body
+// outside nested loops) is charged its static instruction count (every instruction but
+// `else`/`end`, branches not taken included) when it is entered, and out_of_fuel fires only
+// there. Pinned exactly: fails if charges move back to basic blocks (the untaken arm would
+// not be charged) or if a region's count is off by one.
+TEST(WasmFuel, RegionsAreChargedTheirStaticSizeOnEntry) {
+  REQUIRE_WAT2WASM();
+  // Function region: local.get, if, i32.const, i32.const = 4 (the loop is its own region).
+  // Loop region: local.get, i32.const, i32.sub, local.tee, br_if = 5 per iteration.
+  auto bytes = wat(R"((module
+    (func (export "pick") (param i32) (result i32) (if (result i32) (local.get 0) (then (i32.const 1)) (else (i32.const 2))))
+    (func (export "count") (param i32) (loop $l (br_if $l (local.tee 0 (i32.sub (local.get 0) (i32.const 1))))))))");
+  LoadOptions lo;
+  lo.metering = true;
+  StoreConfig cfg;
+  cfg.fuel_enabled = true;
+  Env e(cfg);
+  e.load(bytes, lo);
+  for (int32_t arg : {0, 1}) {
+    e.store.set_fuel(4);
+    EXPECT_TRUE(e.call("pick", {Value::i32(arg)}).ok());
+    EXPECT_EQ(e.store.fuel(), 0u);
+    e.store.set_fuel(3);
+    EXPECT_EQ(e.trap_of("pick", {Value::i32(arg)}), TrapKind::kOutOfFuel);
+  }
+  // "count": its function region is the `loop` instruction (1), then 3 iterations cost 3 * 5.
+  e.store.set_fuel(100);
+  EXPECT_TRUE(e.call("count", {Value::i32(3)}).ok());
+  EXPECT_EQ(e.store.fuel(), 100u - 16u);
+  e.store.set_fuel(15);
+  EXPECT_EQ(e.trap_of("count", {Value::i32(3)}), TrapKind::kOutOfFuel);
+}
+
 TEST(WasmFuel, InterruptFromAnotherThreadStopsAnInfiniteLoop) {
   REQUIRE_WAT2WASM();
   Env e;
