@@ -90,7 +90,12 @@ class Registry::Spawner {
     thread_.join();
     // The thread is gone: what it owned is ours now. Whatever still runs dies with us (the
     // guard would do it too; this does it before the Children release their groups).
-    for (auto& [id, child] : children) child.kill_tree(SIGKILL);
+    // A reaped leader's tree was killed in the same job that reaped it (and a release may still
+    // be queued): signalling its group again could reach a reused number.
+    for (auto& [id, child] : children) {
+      if (!child.leader_reaped()) child.kill_tree(SIGKILL);
+      child.release();
+    }
     children.clear();
   }
   template <class F>
@@ -241,9 +246,10 @@ Registry::Registry(asio::io_context& io, const Config& config, Log& log, std::ui
 }
 
 Registry::~Registry() {
-  // The spawner kills whatever still runs and destroys the Children before the Supervisor; the
-  // owner runs the io_context no more after this.
+  // The spawner kills whatever still runs and destroys the Children before the Supervisor.
+  // Results it already handed to io_ find the registry gone (alive_) if io_ runs on.
   spawner_.reset();
+  alive_.reset();
   for (auto& [id, run] : runs_) {
     run->deadline_timer.cancel();
     run->drain_timer.cancel();
@@ -345,7 +351,8 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   Spawner* sp = spawner_.get();
   std::uint64_t id = run->id;
   int child_end = host1[1];
-  sp->post([this, sp, run, sr, id, child_end]() mutable {
+  std::weak_ptr<int> alive = alive_;
+  sp->post([this, alive, sp, run, sr, id, child_end]() mutable {
     auto out = std::make_shared<SpawnOutcome>();
     auto child = sp->sup.spawn(*sr);
     close_fd(child_end);  // the child has its copy
@@ -365,7 +372,9 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
       c.close_stdin();
       sp->children.emplace(id, std::move(c));
     }
-    asio::post(io_, [this, run, out] { on_spawned(run, out); });
+    asio::post(io_, [this, alive, run, out] {
+      if (!alive.expired()) on_spawned(run, out);
+    });
   });
 }
 
@@ -507,7 +516,8 @@ void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
   run->reaping = true;
   Spawner* sp = spawner_.get();
   std::uint64_t id = run->id;
-  sp->post([this, sp, run, id] {
+  std::weak_ptr<int> alive = alive_;
+  sp->post([this, alive, sp, run, id] {
     std::optional<sup::WaitStatus> ws;
     auto it = sp->children.find(id);
     if (it != sp->children.end()) {
@@ -515,7 +525,8 @@ void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
       // The executor is done: anything it left in its tree goes now, so pipes it shared close.
       if (ws) it->second.kill_tree(SIGKILL);
     }
-    asio::post(io_, [this, run, ws] {
+    asio::post(io_, [this, alive, run, ws] {
+      if (alive.expired()) return;
       run->reaping = false;
       on_reaped(run, ws);
     });
@@ -554,14 +565,16 @@ void Registry::stop_run(const std::shared_ptr<Run>& run, const char* cause) {
   run->stopping = true;
   Spawner* sp = spawner_.get();
   std::uint64_t id = run->id;
-  sp->post([this, sp, run, id, cause] {
+  std::weak_ptr<int> alive = alive_;
+  sp->post([this, alive, sp, run, id, cause] {
     std::optional<sup::WaitStatus> ws;
     auto it = sp->children.find(id);
     if (it != sp->children.end()) {
       ws = it->second.try_wait();  // already exited on its own: it keeps cause `exited`
       it->second.kill_tree(SIGKILL);
     }
-    asio::post(io_, [this, run, ws, cause] {
+    asio::post(io_, [this, alive, run, ws, cause] {
+      if (alive.expired()) return;
       run->stopping = false;
       if (ws) return on_reaped(run, ws);
       if (run->leader_exited || run->cause || run->state != Run::State::kRunning) return;

@@ -153,6 +153,7 @@ class Registry {
   std::function<void()> shutdown_done_;
   supervisor::Containment containment_ = supervisor::Containment::kProcessGroup;
   std::unique_ptr<Spawner> spawner_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expires with the registry
   std::unique_ptr<supervisor::TreeWatcher> watcher_;
   std::map<std::string, std::uint64_t> outcomes_;
   Histogram duration_seconds_;

@@ -3,6 +3,7 @@
 // is the manager's own socketpair, and the finished event carries the checked consume_result.
 // Skips (naming what is missing) when the genvm binary or the example contracts are not built.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -100,8 +101,14 @@ TEST(ManagerEndToEnd, RealGenvmRunsACounterAndTheManagerRetainsItsResult) {
 bool pid_running(pid_t pid) {
   // Gone, or a zombie waiting for init: either way it runs no more.
   if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(stat)), {});
+  // read(2), not ifstream: a process that ends between open and read fails the read (ESRCH),
+  // which ifstream would throw.
+  std::string s(512, '\0');
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : ::read(fd, s.data(), s.size());
+  if (fd >= 0) ::close(fd);
+  if (n <= 0) return false;
+  s.resize(static_cast<std::size_t>(n));
   auto close = s.rfind(')');
   return !(close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z');
 }
