@@ -22,14 +22,16 @@ USAGE
 
 build="${GENVM_BUILD:-build}"
 runs=50
-while getopts "b:r:h" opt; do
+while getopts ":b:r:h" opt; do
   case "$opt" in
     b) build="$OPTARG" ;;
     r) runs="$OPTARG" ;;
     h) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
+    :) echo "bench/executor.sh: -$OPTARG needs a value (see -h)" >&2; exit 2 ;;
+    *) echo "bench/executor.sh: unknown option -$OPTARG (see -h)" >&2; exit 2 ;;
   esac
 done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench/executor.sh: -r needs a positive number" >&2; exit 2; }
 src="$(cd "$(dirname "$0")/.." && pwd)"
 genvm="$build/tools/genvm/genvm"
 host="$build/tests/test_host/genvm-test-host"
