@@ -621,7 +621,9 @@ do_call: {
 }
 op_return: {
   uint32_t src = pc[1], n = pc[2];
-  if (src != 0 && n) std::memmove(fp, fp + src, n * sizeof(uint64_t));
+  // Most functions return one value: a store, not a call into libc's memmove.
+  if (n == 1) fp[0] = fp[src];
+  else if (src != 0 && n) std::memmove(fp, fp + src, n * sizeof(uint64_t));
   goto do_return;
 }
 do_return: {
