@@ -186,6 +186,36 @@ TEST_F(RegistryTest, CancelKillsARunningTree) {
   EXPECT_EQ(rec_->terminal_count(id), 1);
 }
 
+// A cancel (or shutdown) that arrives while the spawn is on the supervisor thread is held and
+// applied once the run is up: the run ends `cancelled`, with one terminal event. Fails if the
+// held cause is dropped (the sleep would run until the test's limit).
+TEST_F(RegistryTest, CancelWhileTheSpawnIsInFlightStopsTheRunOnceItStarts) {
+  make();
+  std::uint64_t id = run("exec sleep 1000");
+  // The only handler ready is the run's start, which hands the spawn to the supervisor thread;
+  // the outcome can only be handled on this thread, so the run is now mid-spawn.
+  ASSERT_EQ(io_.run_one(), 1u);
+  EXPECT_TRUE(rec_->kinds(id).empty());
+  ASSERT_TRUE(reg_->cancel(id).ok());
+  ASSERT_TRUE(wait_terminal(id));
+  EXPECT_EQ(rec_->kinds(id), (std::vector<std::string>{"started", "finished"}));
+  EXPECT_EQ(field(*rec_->terminal(id), "cause"), Value("cancelled"));
+  EXPECT_TRUE(field(*rec_->terminal(id), "exit_code").is_null());
+  EXPECT_EQ(rec_->terminal_count(id), 1);
+}
+
+TEST_F(RegistryTest, ShutdownWhileASpawnIsInFlightEndsItWithCauseShutdown) {
+  make();
+  std::uint64_t id = run("exec sleep 1000");
+  ASSERT_EQ(io_.run_one(), 1u);  // start: the spawn is on the supervisor thread
+  bool done = false;
+  reg_->shutdown([&] { done = true; });
+  ASSERT_TRUE(run_until(io_, [&] { return done; }));
+  ASSERT_NE(rec_->terminal(id), nullptr);
+  EXPECT_EQ(field(*rec_->terminal(id), "cause"), Value("shutdown"));
+  EXPECT_EQ(rec_->terminal_count(id), 1);
+}
+
 TEST_F(RegistryTest, PermitsQueueRunsInOrderAndCancelOfAQueuedRunSpawnsNothing) {
   make("permits: {total: 8, sync: 4, nondet: 8}\n");
   std::uint64_t a = run("exec sleep 1000");                 // sync: 4 of 8
