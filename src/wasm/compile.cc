@@ -888,7 +888,7 @@ void FuncCompiler::step_inner() {
       if (m_.tables[table].elem != ValType::FuncRef) invalid(op_at_, "type mismatch: call_indirect on a non-funcref table");
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
-      do_call(ti, {op == 0x11 ? uint32_t(kCallIndirect) : uint32_t(kReturnCallIndirect), m_.type_ids[ti], table, idx}, op == 0x13);
+      do_call(ti, {op == 0x11 ? uint32_t(kCallIndirect) : uint32_t(kReturnCallIndirect), ti, table, idx}, op == 0x13);
       break;
     }
     case 0x1a:  // drop

@@ -568,7 +568,7 @@ op_call_indirect: {
   if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
   callee = reinterpret_cast<FuncInst*>(t->elems[i]);
   if (!callee) TRAP(kIndirectCallToNull);
-  if (callee->type_id != pc[1]) TRAP(kBadSignature);
+  if (callee->type_id != inst->m->type_ids[pc[1]]) TRAP(kBadSignature);
   nfp = fp + pc[4];
   ret = pc + 5;
   goto do_call;
@@ -652,7 +652,7 @@ op_return_call_indirect: {
   if (i >= t->elems.size()) TRAP(kTableOutOfBounds);
   callee = reinterpret_cast<FuncInst*>(t->elems[i]);
   if (!callee) TRAP(kIndirectCallToNull);
-  if (callee->type_id != pc[1]) TRAP(kBadSignature);
+  if (callee->type_id != inst->m->type_ids[pc[1]]) TRAP(kBadSignature);
   nfp = fp + pc[4];
   goto do_tail_call;
 }

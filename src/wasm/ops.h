@@ -27,9 +27,10 @@ enum Op : uint32_t {
   kBrTable,                      // [idx, n, target * n]  (last = default)
   kReturn,                       // [src, count]
   kCall,                         // [func, base]
-  kCallIndirect,                 // [type_id, table, idx, base]
+  kCallIndirect,                 // [type_index, table, idx, base] (the module's own type index:
+                                 //  compiled code holds no process-wide id, so it can be cached)
   kReturnCall,                   // [func, base]
-  kReturnCallIndirect,           // [type_id, table, idx, base]
+  kReturnCallIndirect,           // [type_index, table, idx, base]
   kSelect,                       // [a, b, cond, dst]
   kGlobalGet,                    // [global, dst]
   kGlobalSet,                    // [global, src]
