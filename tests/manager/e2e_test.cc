@@ -126,8 +126,9 @@ struct DeadlineFixture {
     std::error_code ignored;
     if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
   }
-  Value body(const std::string& host_uri, const std::string& deadline) const {
-    std::ifstream f(wasm, std::ios::binary);
+  Value body(const std::string& host_uri, const std::string& deadline) const { return body_with(wasm, host_uri, deadline); }
+  Value body_with(const std::string& code_path, const std::string& host_uri, const std::string& deadline) const {
+    std::ifstream f(code_path, std::ios::binary);
     calldata::Bytes code((std::istreambuf_iterator<char>(f)), {});
     Value message = Value::map({{"contract_address", addr(1)}, {"sender_address", addr(0xaa)},
                                 {"origin_address", addr(0xaa)}, {"signer_address", addr(0xaa)},
@@ -205,6 +206,37 @@ TEST(ManagerDeadline, AnExecutorHangingBeforeConnectingEndsAtTheDeadlineWithItsT
   bool gone = testing::run_until(io, [&] { return !pid_running(sleeper); }, std::chrono::seconds(5));
   EXPECT_TRUE(gone) << "the sleeping grandchild " << sleeper << " outlived the run";
   if (!gone) ::kill(sleeper, SIGKILL);
+}
+
+// A contract that loops forever (tests/executor/contracts/infinite_loop.wat) under a manager
+// deadline: the executor has no timeout of its own, so only the manager's deadline ends it; the
+// run is reported `deadline` and the host never receives a result. Fails without the
+// manager's deadline (the run would never end) or if a partial result reached the host.
+TEST(ManagerDeadline, AContractLoopingForeverIsKilledAtTheDeadlineAndDeliversNothing) {
+  DeadlineFixture fx;
+  std::string loop = binary_dir() + "/tests/executor/infinite_loop.wasm";
+  if (!fx.ok() || ::access(loop.c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "needs " << fx.genvm << " and " << loop << " (set GENVM_BINARY_DIR; loop needs wat2wasm)";
+  }
+  ASSERT_FALSE(fx.dir.empty());
+  test_host::TestHost host;
+  auto uri = host.listen_unix(fx.dir + "/host.sock");
+  ASSERT_TRUE(uri.ok());
+  auto config = parse_config("executor: [" + fx.genvm + ", run]\nexecutor_protocol: genvm\n");
+  ASSERT_TRUE(config.ok());
+  boost::asio::io_context io;
+  Log log(-1);
+  Registry reg(io, *config, log, 64ull << 30);
+  auto sink = std::make_shared<Sink>();
+  reg.submit(fx.body_with(loop, *uri, "700ms"), {false, "test"}, sink);
+  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+  host.stop();
+  const Value& fin = *sink->terminal();
+  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
+  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("consumed_result")->is_null()) << calldata::to_text(fin);
+  EXPECT_EQ(host.with_state([](test_host::State& s) { return s.results.size(); }), 0u);
 }
 
 }  // namespace
