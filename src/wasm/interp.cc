@@ -356,16 +356,20 @@ op_global_set:
   pc += 3;
   NEXT();
 
-#define LOAD(T, CONV)                                       \
+// Every load: ea = uint32(ADDR) + the offset word (the wasm address wraps at 32 bits before the
+// offset is added, as in the unfused instruction), one bounds check, the value converted into
+// slot DST; LEN words consumed.
+#define LOAD_AT(T, CONV, ADDR, OFF, DST, LEN)               \
   {                                                         \
-    uint64_t ea = uint64_t(uint32_t(S(1))) + pc[2];         \
+    uint64_t ea = uint64_t(uint32_t(ADDR)) + pc[OFF];       \
     if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
     T v;                                                    \
     std::memcpy(&v, mbase + ea, sizeof(T));                 \
-    S(3) = CONV;                                            \
-    pc += 4;                                                \
+    S(DST) = CONV;                                          \
+    pc += LEN;                                              \
     NEXT();                                                 \
   }
+#define LOAD(T, CONV) LOAD_AT(T, CONV, S(1), 2, 3, 4)
 op_i32_load: LOAD(uint32_t, v)
 op_i64_load: LOAD(uint64_t, v)
 op_i32_load8_s: LOAD(int8_t, uint32_t(int32_t(v)))
@@ -376,16 +380,7 @@ op_i64_load8_s: LOAD(int8_t, uint64_t(int64_t(v)))
 op_i64_load16_s: LOAD(int16_t, uint64_t(int64_t(v)))
 op_i64_load32_s: LOAD(int32_t, uint64_t(int64_t(v)))
 // Fused i32.add + load: ea = uint32(a + b) + offset, the wasm address of the unfused pair.
-#define LOAD_ADD(T, CONV, B)                                \
-  {                                                         \
-    uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + (B))) + pc[3]; \
-    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
-    T v;                                                    \
-    std::memcpy(&v, mbase + ea, sizeof(T));                 \
-    S(4) = CONV;                                            \
-    pc += 5;                                                \
-    NEXT();                                                 \
-  }
+#define LOAD_ADD(T, CONV, B) LOAD_AT(T, CONV, uint32_t(S(1)) + (B), 3, 4, 5)
 op_ai_i32_load: LOAD_ADD(uint32_t, v, pc[2])
 op_ai_i64_load: LOAD_ADD(uint64_t, v, pc[2])
 op_ai_i32_load8_s: LOAD_ADD(int8_t, uint32_t(int32_t(v)), pc[2])
@@ -405,16 +400,7 @@ op_aa_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 op_aa_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 op_aa_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), uint32_t(S(2)))
 // Fused i32.add(a, i32.shl(b, k)) + load: [a, b, k, offset, dst].
-#define LOAD_ADD_SHL(T, CONV)                               \
-  {                                                         \
-    uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)))) + pc[4]; \
-    if (ea + sizeof(T) > msize) TRAP(kMemoryOutOfBounds);   \
-    T v;                                                    \
-    std::memcpy(&v, mbase + ea, sizeof(T));                 \
-    S(5) = CONV;                                            \
-    pc += 6;                                                \
-    NEXT();                                                 \
-  }
+#define LOAD_ADD_SHL(T, CONV) LOAD_AT(T, CONV, uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)), 4, 5, 6)
 op_as_i32_load: LOAD_ADD_SHL(uint32_t, v)
 op_as_i64_load: LOAD_ADD_SHL(uint64_t, v)
 op_as_i32_load8_s: LOAD_ADD_SHL(int8_t, uint32_t(int32_t(v)))
