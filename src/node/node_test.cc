@@ -1,6 +1,7 @@
 // Node: deploy, call and view the example contracts through real `genvm run` processes, and
 // the vote rule that decides what is committed.
 #include "node/node.h"
+#include "node/test_state_dir.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ TEST(Majority, MoreThanHalfOfTheValidatorsMustAgree) {
   EXPECT_FALSE(majority_agrees(votes({})));
 }
 
-class NodeTest : public ::testing::Test {
+class NodeTest : public testing::StateDir {
  protected:
   void SetUp() override {
     genvm_ = binary_dir() + "/tools/genvm/genvm";
@@ -53,20 +54,8 @@ class NodeTest : public ::testing::Test {
       GTEST_SKIP() << "needs the genvm binary and the example contracts in " << binary_dir()
                    << " (set GENVM_BINARY_DIR)";
     }
-    char tmpl[] = "/tmp/genvm-node-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    auto st = State::open(dir_ + "/state.db");
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
-    state_ = std::move(*st);
-  }
-  void TearDown() override {
-    state_.reset();
-    if (dir_.empty()) return;
-    for (const char* s : {"/state.db", "/state.db-wal", "/state.db-shm", "/hang.sh", "/byzantine.sh"}) {
-      ::unlink((dir_ + s).c_str());
-    }
-    ::rmdir(dir_.c_str());
+    make_dir();
+    ASSERT_TRUE(open_state());
   }
   NodeOptions opts(int validators = 4, int rounds = 3) {
     NodeOptions o;
@@ -89,8 +78,7 @@ class NodeTest : public ::testing::Test {
     EXPECT_EQ(o.record.status, "accepted");
   }
 
-  std::string genvm_, examples_, dir_;
-  std::unique_ptr<State> state_;
+  std::string genvm_, examples_;
 };
 
 TEST_F(NodeTest, CounterDeployCallViewThroughRealExecutors) {

@@ -2,6 +2,7 @@
 // fork/exec — the process-tree kill, the deadline and the failed_to_start path — with stand-in
 // executors (shell scripts) so each mechanism is seen on its own.
 #include "node/runner.h"
+#include "node/test_state_dir.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,22 +18,11 @@ namespace {
 
 using calldata::Value;
 
-class RunnerTest : public ::testing::Test {
+class RunnerTest : public testing::StateDir {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/genvm-node-runner-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    auto st = State::open(dir_ + "/state.db");
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
-    state_ = std::move(*st);
-  }
-  void TearDown() override {
-    state_.reset();
-    for (const char* s : {"/state.db", "/state.db-wal", "/state.db-shm", "/exe.sh", "/pid"}) {
-      ::unlink((dir_ + s).c_str());
-    }
-    ::rmdir(dir_.c_str());
+    StateDir::SetUp();
+    ASSERT_TRUE(open_state());
   }
   std::string script(const std::string& body) {
     std::string p = dir_ + "/exe.sh";
@@ -50,8 +40,6 @@ class RunnerTest : public ::testing::Test {
                        {"bucket_totals", Value::Array{}},
                        {"message", Value::map({{"chain_id", 1}, {"value", 0}})}});
   }
-  std::string dir_;
-  std::unique_ptr<State> state_;
 };
 
 bool alive(pid_t pid) {

@@ -1,5 +1,6 @@
 // State: atomic commits, rollback on failure, locked database, consistency checks.
 #include "node/state.h"
+#include "node/test_state_dir.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,20 +14,7 @@ namespace {
 
 using calldata::Value;
 
-class StateTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/genvm-node-state-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/state.db";
-  }
-  void TearDown() override {
-    for (const char* s : {"", "-wal", "-shm"}) ::unlink((path_ + s).c_str());
-    ::rmdir(dir_.c_str());
-  }
-  std::string dir_, path_;
-};
+class StateTest : public testing::StateDir {};
 
 Address addr(std::uint8_t b) {
   Address a;
