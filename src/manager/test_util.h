@@ -5,6 +5,12 @@
 #include <functional>
 #include <string>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include <boost/asio/io_context.hpp>
 
 #include "common/calldata.h"
@@ -41,6 +47,23 @@ inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& 
     io.run_one_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+// A unix socket that listens and never accepts: a host that never answers. Connections queue
+// in the backlog (then block in connect), so an executor given it waits forever and only a
+// kill ends it. Returns the listening fd (close it at the end) or -1.
+inline int listen_never_accept(const std::string& path, int backlog = 1024) {
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() >= sizeof sa.sun_path) return -1;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, backlog) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace genvm::manager::testing

@@ -141,6 +141,15 @@ struct DeadlineFixture {
 
 const Value& finished_body(const Value& terminal) { return terminal.as_map().begin()->second; }
 
+// A run the deadline ended: `finished` with cause deadline, no exit code of its own (it was
+// killed) and no consumed result.
+void expect_ended_by_deadline(const Value& fin) {
+  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
+  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
+  EXPECT_TRUE(finished_body(fin).find("consumed_result")->is_null()) << calldata::to_text(fin);
+}
+
 // The real `genvm run` connects to a host that never answers (a socket nobody accepts) and
 // waits for it forever: the deadline kills it and the run is reported `deadline`, with no exit
 // code of its own. Fails without the manager's deadline (the run would never end).
@@ -148,14 +157,9 @@ TEST(ManagerDeadline, AnExecutorWaitingOnItsHostIsKilledAtTheDeadline) {
   DeadlineFixture fx;
   if (!fx.ok()) GTEST_SKIP() << "needs " << fx.genvm << " and " << fx.wasm << " (set GENVM_BINARY_DIR)";
   ASSERT_FALSE(fx.dir.empty());
-  int stall = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(stall, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
   std::string path = fx.dir + "/stall.sock";
-  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-  ASSERT_EQ(::bind(stall, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-  ASSERT_EQ(::listen(stall, 16), 0);
+  int stall = testing::listen_never_accept(path, 16);
+  ASSERT_GE(stall, 0);
 
   auto config = parse_config("executor: [" + fx.genvm + ", run]\nexecutor_protocol: genvm\n");
   ASSERT_TRUE(config.ok());
@@ -166,10 +170,7 @@ TEST(ManagerDeadline, AnExecutorWaitingOnItsHostIsKilledAtTheDeadline) {
   reg.submit(fx.body("unix://" + path, "700ms"), {false, "test"}, sink);
   ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
   const Value& fin = *sink->terminal();
-  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
-  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
-  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
-  EXPECT_TRUE(finished_body(fin).find("consumed_result")->is_null());
+  expect_ended_by_deadline(fin);
   ::close(stall);
 }
 
@@ -195,9 +196,7 @@ TEST(ManagerDeadline, AnExecutorHangingBeforeConnectingEndsAtTheDeadlineWithItsT
   ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
   host.stop();
   const Value& fin = *sink->terminal();
-  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
-  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
-  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null());
+  expect_ended_by_deadline(fin);
   std::ifstream pf(pidfile);
   pid_t sleeper = 0;
   pf >> sleeper;
@@ -232,10 +231,7 @@ TEST(ManagerDeadline, AContractLoopingForeverIsKilledAtTheDeadlineAndDeliversNot
   ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
   host.stop();
   const Value& fin = *sink->terminal();
-  ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
-  EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
-  EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
-  EXPECT_TRUE(finished_body(fin).find("consumed_result")->is_null()) << calldata::to_text(fin);
+  expect_ended_by_deadline(fin);
   EXPECT_EQ(host.with_state([](test_host::State& s) { return s.results.size(); }), 0u);
 }
 

@@ -33,6 +33,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include "manager/protocol.h"
+#include "manager/test_util.h"
 #include "test_host.h"
 
 extern char** environ;
@@ -513,15 +514,9 @@ TEST(ManagerLoad, Kill9OfTheManagerMidLoadLeavesNoExecutorAliveWithinTwoSeconds)
   Client client(io, mgr.port);
 
   // A host that never answers: connections queue in the backlog (or block in connect).
-  int stall = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(stall, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
   std::string stall_path = tmp.path + "/stall.sock";
-  ASSERT_LT(stall_path.size(), sizeof sa.sun_path);
-  std::memcpy(sa.sun_path, stall_path.c_str(), stall_path.size() + 1);
-  ASSERT_EQ(::bind(stall, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-  ASSERT_EQ(::listen(stall, 1024), 0);
+  int stall = testing::listen_never_accept(stall_path);
+  ASSERT_GE(stall, 0);
 
   // In the middle of the load: some runs done, the next ones submitted and running.
   LoadDriver load(client, counter_run(fx.code(), *uri), 100000, in_flight);
