@@ -157,6 +157,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.sync = opts.sync;
   ctx.module_llm_uri = opts.module_llm;
   ctx.module_web_uri = opts.module_web;
+  ctx.module_cache_dir = opts.module_cache;
 
   RunOutcome o = execute(*data, opts, ctx, storage);
   o.nondet_disagreement = ctx.nondet_disagreement;

@@ -32,6 +32,7 @@ struct RunOptions {
   std::uint64_t nondet_fuel = std::uint64_t(1) << 32;  // fuel of each non-deterministic block
   std::string module_llm;  // URI of the LLM module (empty: none)
   std::string module_web;  // URI of the web module (empty: none)
+  std::string module_cache;  // compiled-module cache directory (empty: no cache)
 };
 
 int run_execution(const RunOptions& opts, std::string* err);

@@ -6,7 +6,13 @@
 #include <map>
 #include <memory>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
 
 #include "common/blake3.h"
 #include "wasm/wasm.h"
@@ -68,6 +74,9 @@ class VmState {
   VmResult run(const calldata::Bytes& code);
 
  private:
+  // Module::load through ctx_.module_cache_dir when set (hit, or load then store the entry).
+  Result<std::shared_ptr<const wasm::Module>> load_module_cached(const calldata::Bytes& code,
+                                                                 const wasm::LoadOptions& lo);
   const calldata::Bytes* code_ = nullptr;  // this sub-VM's module (nondet blocks run it too)
   Trap end(ResultCode kind, Value data) {
     ending_ = Ending{kind, std::move(data)};
@@ -780,6 +789,88 @@ WasmStoreHashes fingerprint(const wasm::Store& store) {
   return out;
 }
 
+std::string module_cache_path(const std::string& dir, const calldata::Bytes& code, const wasm::LoadOptions& lo) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto h = blake3::hash(code);
+  std::string name;
+  for (std::uint8_t b : h) {
+    name += kHex[b >> 4];
+    name += kHex[b & 15];
+  }
+  name += lo.deterministic ? "-d1" : "-d0";
+  name += lo.metering ? "m1" : "m0";
+  return dir + "/" + name + ".gvmc";
+}
+
+// Whole file, or nullopt when it cannot be read (absent is the common case: a miss).
+std::optional<std::vector<std::uint8_t>> read_whole_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::vector<std::uint8_t> out;
+  std::uint8_t buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  ::close(fd);
+  return out;
+}
+
+// Temp file in the cache directory, then rename: a reader sees the old entry, no entry, or the
+// whole new one, however many runs race to write it. Returns "" or why it failed.
+std::string write_atomically(const std::string& path, const std::vector<std::uint8_t>& data) {
+  // The directory is made on first use (owner-only: see --help on who may write it).
+  if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0)
+    ::mkdir(path.substr(0, slash).c_str(), 0700);
+  std::string tmp = path + ".tmp-XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return std::string("cannot create a temp file: ") + std::strerror(errno);
+  std::size_t done = 0;
+  std::string err;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = std::string("write: ") + std::strerror(errno);
+      break;
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0 && err.empty()) err = std::string("close: ") + std::strerror(errno);
+  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) err = std::string("rename: ") + std::strerror(errno);
+  if (!err.empty()) ::unlink(tmp.c_str());
+  return err;
+}
+
+Result<std::shared_ptr<const wasm::Module>> VmState::load_module_cached(const calldata::Bytes& code,
+                                                                        const wasm::LoadOptions& lo) {
+  if (ctx_.module_cache_dir.empty()) return wasm::Module::load(code, lo);
+  const std::string path = module_cache_path(ctx_.module_cache_dir, code, lo);
+  if (auto blob = read_whole_file(path)) {
+    auto hit = wasm::Module::load_with_compiled(code, lo, *blob);
+    if (hit) {
+      log("module_cache", "module cache hit " + path);
+      return hit;
+    }
+    log("module_cache", "module cache entry refused (" + hit.error().to_string() + "), compiling: " + path);
+  } else {
+    log("module_cache", "module cache miss " + path);
+  }
+  auto loaded = wasm::Module::load(code, lo);
+  if (!loaded) return loaded;
+  // A cache that cannot be written costs the next run its compile, never this run its result.
+  auto blob = (*loaded)->serialize_compiled();
+  std::string err = blob ? write_atomically(path, *blob) : blob.error().to_string();
+  log("module_cache", err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
+  return loaded;
+}
+
 VmResult VmState::run(const calldata::Bytes& code) {
   code_ = &code;
   VmResult out;
@@ -802,7 +893,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
   if (cached != ctx_.modules.end()) {
     module = cached->second;
   } else {
-    auto loaded = wasm::Module::load(code, lo);
+    auto loaded = load_module_cached(code, lo);
     if (!loaded) return fail(VmError::invalid_contract().wasm().validating(), "");
     module = *loaded;
     ctx_.modules.emplace(std::move(key), module);

@@ -70,6 +70,9 @@ struct RunContext {
   // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
   // again, up to 4096 times, and compiling is the dearest part of a small block.
   std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;
+  // Cross-process compiled-module cache (genvm run --module-cache DIR); empty: off. Behind
+  // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc.
+  std::string module_cache_dir;
   // Non-deterministic modules (--module-llm / --module-web): URIs as for hosts, connected on
   // first use; frames are `u32 big-endian length ‖ calldata`, one answer frame per request.
   std::string module_llm_uri;

@@ -135,6 +135,17 @@ class Module {
   // with "at offset N: " when a byte position is known.
   static Result<std::shared_ptr<const Module>> load(std::span<const uint8_t> bytes,
                                                     const LoadOptions& opts = {});
+  // The compiled form as a self-checking blob (src/wasm/module_cache.cc has the layout): engine
+  // build identity, the LoadOptions, BLAKE3 of the module bytes, the code, a trailing BLAKE3.
+  Result<std::vector<uint8_t>> serialize_compiled() const;
+  // Module::load that takes the compiled code from `blob` instead of compiling: the module is
+  // still read and validated (module-level), bodies are not. A blob that is corrupt, truncated,
+  // from another engine build, for other options or another module is refused with error code
+  // "module_cache" (the caller then does a full load). Only trust blobs from a place only the
+  // operator can write: the checksum detects corruption, not forgery.
+  static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
+                                                                  const LoadOptions& opts,
+                                                                  std::span<const uint8_t> blob);
   struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
   struct ExportDesc { std::string name; char kind; };
   std::vector<ImportDesc> imports() const;

@@ -4,14 +4,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "common/blake3.h"
 #include "wasm/leb128.h"
+#include "wasm/module.h"
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
@@ -925,6 +929,197 @@ TEST(WasmFusion, BinopOfBinopMatchesUnfusedArithmetic) {
   ASSERT_TRUE(t.trap);
   EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
   EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x28);
+}
+
+// ---------------------------------------------------------------------- compiled-module blob
+
+// A module that uses what the compiled code encodes: calls, call_indirect through a table
+// (matching and mismatching signatures), memory with data, mutable globals, loops (fuel
+// regions under metering), and traps deep in a call chain (backtraces with names and offsets).
+const char* kBlobModule = R"((module
+  (type $ii (func (param i32) (result i32)))
+  (type $v (func))
+  (memory 1)
+  (data (i32.const 16) "\2a\00\00\00")
+  (global $g (mut i32) (i32.const 7))
+  (table 4 funcref)
+  (elem (i32.const 0) $double $inc)
+  (func $double (type $ii) (i32.mul (local.get 0) (i32.const 2)))
+  (func $inc (type $ii) (i32.add (local.get 0) (i32.const 1)))
+  (func (export "indirect") (param i32 i32) (result i32)
+    (call_indirect (type $ii) (local.get 1) (local.get 0)))
+  (func (export "badsig") (call_indirect (type $v) (i32.const 0)))
+  (func (export "sum") (param $n i32) (result i32) (local $acc i32)
+    (block $out (loop $l
+      (br_if $out (i32.eqz (local.get $n)))
+      (local.set $acc (i32.add (local.get $acc) (local.get $n)))
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br $l)))
+    (local.get $acc))
+  (func (export "mem") (result i32)
+    (i32.store (i32.const 20) (i32.add (i32.load (i32.const 16)) (global.get $g)))
+    (global.set $g (i32.const 100))
+    (i32.load (i32.const 20)))
+  (func (export "glob") (result i32) (global.get $g))
+  (func $deep (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (i32.load (i32.const 70000)))
+      (else (call $deep (i32.sub (local.get 0) (i32.const 1))))))
+  (func (export "trap") (result i32) (call $deep (i32.const 3)))
+))";
+
+// Everything observable about running kBlobModule: values, trap kinds, backtrace frames, fuel.
+std::string blob_transcript(const std::shared_ptr<const Module>& m, bool metered) {
+  StoreConfig cfg;
+  cfg.fuel_enabled = metered;
+  Store store(cfg);
+  Linker linker;
+  auto inst = linker.instantiate(store, m, "blob");
+  if (!inst) return "instantiate: " + inst.error().to_string();
+  std::string out;
+  auto call = [&](const std::string& name, std::vector<Value> args) {
+    if (metered) store.set_fuel(100000);
+    auto r = store.call((*inst)->get_func(name), args);
+    out += name + ":";
+    if (!r) return void(out += " error " + r.error().to_string() + "\n");
+    for (const Value& v : r->values) out += " " + std::to_string(v.bits);
+    if (r->trap) out += " " + r->trap->public_string() + "\n" + format_backtrace(r->trap->frames);
+    if (metered) out += " fuel " + std::to_string(store.fuel());
+    out += "\n";
+  };
+  call("indirect", {Value::i32(0), Value::i32(21)});
+  call("indirect", {Value::i32(1), Value::i32(21)});
+  call("indirect", {Value::i32(3), Value::i32(21)});
+  call("badsig", {});
+  call("sum", {Value::i32(100)});
+  call("mem", {});
+  call("glob", {});
+  call("trap", {});
+  return out;
+}
+
+TEST(WasmModuleCache, ModuleLoadedFromItsBlobRunsExactlyLikeTheFreshOne) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kBlobModule, "--debug-names");
+  for (LoadOptions lo : {LoadOptions{}, LoadOptions{true, true}}) {
+    auto fresh = Module::load(bytes, lo);
+    ASSERT_TRUE(fresh.ok()) << fresh.error().to_string();
+    auto blob = (*fresh)->serialize_compiled();
+    ASSERT_TRUE(blob.ok()) << blob.error().to_string();
+    auto cached = Module::load_with_compiled(bytes, lo, *blob);
+    ASSERT_TRUE(cached.ok()) << cached.error().to_string();
+    EXPECT_EQ((*cached)->impl().code, (*fresh)->impl().code);
+    EXPECT_EQ((*cached)->impl().code_offsets, (*fresh)->impl().code_offsets);
+    ASSERT_EQ((*cached)->impl().compiled.size(), (*fresh)->impl().compiled.size());
+    for (size_t i = 0; i < (*fresh)->impl().compiled.size(); ++i)
+      EXPECT_EQ(std::memcmp(&(*cached)->impl().compiled[i], &(*fresh)->impl().compiled[i], sizeof(CompiledFunc)), 0) << i;
+    std::string want = blob_transcript(*fresh, lo.metering);
+    // The transcript really exercises the module: a broken module could not produce these.
+    EXPECT_NE(want.find("indirect: 42"), std::string::npos) << want;
+    EXPECT_NE(want.find("indirect: 22"), std::string::npos) << want;
+    EXPECT_NE(want.find("wasm_trap indirect_call_to_null"), std::string::npos) << want;
+    EXPECT_NE(want.find("wasm_trap bad_signature"), std::string::npos) << want;
+    EXPECT_NE(want.find("sum: 5050"), std::string::npos) << want;
+    EXPECT_NE(want.find("mem: 49"), std::string::npos) << want;
+    EXPECT_NE(want.find("glob: 100"), std::string::npos) << want;
+    EXPECT_NE(want.find("wasm_trap memory_out_of_bounds"), std::string::npos) << want;
+    EXPECT_NE(want.find("blob!deep"), std::string::npos) << want;
+    if (lo.metering) {
+      EXPECT_NE(want.find("fuel"), std::string::npos);
+    }
+    EXPECT_EQ(blob_transcript(*cached, lo.metering), want);
+    // And the blob of the cached module is the same blob.
+    auto again = (*cached)->serialize_compiled();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *blob);
+  }
+}
+
+TEST(WasmModuleCache, EveryFlippedByteAndEveryTruncationIsRefused) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kBlobModule, "--debug-names");
+  auto fresh = Module::load(bytes);
+  ASSERT_TRUE(fresh.ok());
+  auto blob = (*fresh)->serialize_compiled();
+  ASSERT_TRUE(blob.ok());
+  ASSERT_TRUE(Module::load_with_compiled(bytes, {}, *blob).ok());
+  for (size_t i = 0; i < blob->size(); ++i) {
+    for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
+      std::vector<uint8_t> bad = *blob;
+      bad[i] ^= mask;
+      auto r = Module::load_with_compiled(bytes, {}, bad);
+      ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
+      EXPECT_EQ(r.error().code, "module_cache");
+    }
+  }
+  for (size_t n = 0; n < blob->size(); ++n) {
+    auto r = Module::load_with_compiled(bytes, {}, std::span<const uint8_t>(blob->data(), n));
+    ASSERT_FALSE(r.ok()) << "truncated to " << n;
+  }
+  std::vector<uint8_t> longer = *blob;
+  longer.push_back(0);
+  EXPECT_FALSE(Module::load_with_compiled(bytes, {}, longer).ok());
+}
+
+// Re-seals a tampered blob with a correct checksum, so the field checks themselves are tested
+// (with the checksum alone these cases would be caught earlier and the checks never reached).
+std::vector<uint8_t> reseal(std::vector<uint8_t> b) {
+  b.resize(b.size() - 32);
+  auto h = blake3::hash(b);
+  b.insert(b.end(), h.begin(), h.end());
+  return b;
+}
+void put_le32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + size_t(i)] = uint8_t(v >> (8 * i));
+}
+
+TEST(WasmModuleCache, BlobForOtherOptionsOtherModuleOrWithImplausibleFieldsIsRefused) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kBlobModule, "--debug-names");
+  auto other = wat("(module (func (export \"f\") (result i32) (i32.const 1)))");
+  auto fresh = Module::load(bytes);
+  ASSERT_TRUE(fresh.ok());
+  auto blob = (*fresh)->serialize_compiled();
+  ASSERT_TRUE(blob.ok());
+  auto refused = [&](std::span<const uint8_t> mod, LoadOptions lo, const std::vector<uint8_t>& b, const char* why) {
+    auto r = Module::load_with_compiled(mod, lo, b);
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_EQ(r.error().code, "module_cache") << why;
+    EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
+  };
+  refused(bytes, LoadOptions{true, false}, *blob, "other load options");
+  refused(bytes, LoadOptions{false, true}, *blob, "other load options");
+  refused(other, LoadOptions{}, *blob, "another module");
+  // Layout offsets (module_cache.cc): 4 magic + 6 header words + 32 hash = 60, then n_funcs,
+  // n_code, n_offsets, then the first function's {type_index, code, ...} at 72.
+  auto t = *blob;
+  put_le32(t, 8, 999);  // engine build
+  refused(bytes, {}, reseal(t), "another engine build");
+  t = *blob;
+  put_le32(t, 60, uint32_t((*fresh)->impl().compiled.size() + 1));
+  refused(bytes, {}, reseal(t), "counts do not match");
+  t = *blob;
+  put_le32(t, 64, 0x40000000u);  // n_code far past the blob
+  refused(bytes, {}, reseal(t), "counts do not match");
+  t = *blob;
+  put_le32(t, 76, uint32_t((*fresh)->impl().code.size()));  // first function's code index
+  refused(bytes, {}, reseal(t), "code index out of range");
+  t = *blob;
+  put_le32(t, 72, 1);  // first function's type index ($double is type 0)
+  refused(bytes, {}, reseal(t), "function type differs");
+  // A blob whose counts are self-consistent but describe another function count: the blob of
+  // a one-function module presented with kBlobModule's bytes fails the module hash first, so
+  // re-point its module hash at kBlobModule to reach the count check.
+  auto small = Module::load(other);
+  ASSERT_TRUE(small.ok());
+  auto sb = (*small)->serialize_compiled();
+  ASSERT_TRUE(sb.ok());
+  auto h = blake3::hash(bytes);
+  std::copy(h.begin(), h.end(), sb->begin() + 28);
+  refused(bytes, {}, reseal(*sb), "function count differs");
+  // Invalid module bytes with a good-looking blob: the module's own errors come first.
+  std::vector<uint8_t> junk = {0, 'a', 's', 'm', 9, 0, 0, 0};
+  EXPECT_FALSE(Module::load_with_compiled(junk, {}, *blob).ok());
 }
 
 }  // namespace

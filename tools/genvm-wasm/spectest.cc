@@ -126,7 +126,15 @@ struct Runner {
     std::ifstream in(dir / filename, std::ios::binary);
     if (!in) return genvm::make_error("io", "cannot read " + filename);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return Module::load(bytes);
+    auto m = Module::load(bytes);
+    // GENVM_SPEC_VIA_BLOB=1: every module that loads is loaded again from its compiled blob (the
+    // `genvm run --module-cache` path), and that copy is the one the script runs.
+    if (m && std::getenv("GENVM_SPEC_VIA_BLOB")) {
+      auto blob = (*m)->serialize_compiled();
+      if (!blob) return blob.take_error();
+      return Module::load_with_compiled(bytes, {}, *blob);
+    }
+    return m;
   }
 
   Instance* target(const Json& action) {

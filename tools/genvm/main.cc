@@ -1,6 +1,7 @@
 // genvm: run one contract execution to completion and deliver its result to the host.
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -13,7 +14,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: genvm run --execution-data (-|PATH|fd://N) --host URI [--host URI]...\n"
     "                 [--debug-mode LEVEL] [--permissions [wscn]] [--genvm-id ID] [--log-fd N] [--sync]\n"
-    "                 [--nondet-fuel N] [--module-llm URI] [--module-web URI]\n"
+    "                 [--nondet-fuel N] [--module-llm URI] [--module-web URI] [--module-cache DIR]\n"
     "       genvm check FILE\n"
     "       genvm --help\n"
     "\n"
@@ -26,6 +27,10 @@ constexpr const char* kUsage =
     "       --nondet-fuel N: fuel of each non-deterministic block (default 2^32).\n"
     "       --module-llm/--module-web: module sockets for prompts / web calls in nondet blocks\n"
     "       (frames: u32 big-endian length + calldata); without one those calls are refused.\n"
+    "       --module-cache DIR: keep compiled contracts in DIR (files <blake3>-d?m?.gvmc) so a\n"
+    "       repeated contract starts without compiling; default: env GENVM_MODULE_CACHE, and no\n"
+    "       cache when neither is set. DIR must be writable only by the operator (cached code\n"
+    "       is not re-validated). A cache that cannot be written never fails the run.\n"
     "       Leader run without leader_nondet_results in the execution data, validator run with.\n"
     "       Exit: 0 result delivered, 1 not delivered (host failure), 2 bad input.\n"
     "check  validates FILE as a contract module (loads, imports only genlayer_sdk and\n"
@@ -39,6 +44,7 @@ int bad(const std::string& line) {
 int run_cmd(int argc, char** argv) {
   genvm::executor::RunOptions opts;
   bool have_data = false;
+  bool have_cache = false;
   for (int i = 2; i < argc; ++i) {
     std::string_view a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -88,6 +94,11 @@ int run_cmd(int argc, char** argv) {
       const char* v = value();
       if (!v || !*v) return bad(std::string(a) + " needs a URI");
       (a == "--module-llm" ? opts.module_llm : opts.module_web) = v;
+    } else if (a == "--module-cache") {
+      const char* v = value();
+      if (!v || !*v) return bad("--module-cache needs a directory");
+      opts.module_cache = v;
+      have_cache = true;
     } else if (a == "--sync") {
       opts.sync = true;
     } else {
@@ -95,6 +106,10 @@ int run_cmd(int argc, char** argv) {
     }
   }
   if (!have_data) return bad("--execution-data is required");
+  if (!have_cache) {
+    const char* env = std::getenv("GENVM_MODULE_CACHE");
+    if (env && *env) opts.module_cache = env;
+  }
   if (opts.hosts.empty()) return bad("at least one --host is required");
   std::string err;
   int code = genvm::executor::run_execution(opts, &err);

@@ -1,0 +1,168 @@
+// The compiled-module blob: Module::serialize_compiled and Module::load_with_compiled.
+//
+// Layout (all integers u32 little-endian):
+//   "GVMC" | kFormatVersion | kEngineBuild | sizeof(CompiledFunc) | kNumOps |
+//   deterministic | metering | BLAKE3(module bytes) (32) |
+//   n_funcs | n_code | n_offsets |
+//   n_funcs * {type_index, code, num_params, num_results, num_locals, frame_slots, cost} |
+//   n_code words | n_offsets * {code index, wasm offset} |
+//   BLAKE3(every byte before this one) (32)
+//
+// Why the cached path may skip body validation and compilation: the compiled code is position-
+// and process-independent (operands are slot/func/type indices; dispatch is by op number), and
+// the only process-dependent field, CompiledFunc::type_id, is recomputed here from the
+// module's own type_ids (which validate_module fills). What the blob cannot prove is that its
+// code came from this compiler: the trailing checksum catches corruption, and the cache
+// directory must be writable only by the operator (src/wasm/DESIGN.md, "Compiled-module cache").
+#include <cstring>
+
+#include "common/blake3.h"
+#include "wasm/module.h"
+#include "wasm/ops.h"
+
+namespace genvm::wasm {
+
+namespace {
+
+constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
+constexpr uint32_t kFormatVersion = 1;
+// Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
+// a CompiledFunc field: a blob from another engine build must be refused, never run.
+constexpr uint32_t kEngineBuild = 1;
+constexpr size_t kFuncWords = 7;
+constexpr size_t kHashLen = 32;
+
+void put32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+
+// Bounds-checked little-endian reader over the blob.
+struct Reader {
+  std::span<const uint8_t> b;
+  size_t pos = 0;
+  bool get32(uint32_t& v) {
+    if (b.size() - pos < 4) return false;
+    v = uint32_t(b[pos]) | uint32_t(b[pos + 1]) << 8 | uint32_t(b[pos + 2]) << 16 | uint32_t(b[pos + 3]) << 24;
+    pos += 4;
+    return true;
+  }
+  size_t left() const { return b.size() - pos; }
+};
+
+Error refuse(const std::string& why) { return make_error("module_cache", why); }
+
+}  // namespace
+
+Result<std::vector<uint8_t>> Module::serialize_compiled() const {
+  const ModuleImpl& m = *impl_;
+  if (m.compiled.size() > UINT32_MAX / 64 || m.code.size() > UINT32_MAX / 8 || m.code_offsets.size() > UINT32_MAX / 16)
+    return refuse("module too large to cache");
+  std::vector<uint8_t> out;
+  out.reserve(96 + m.compiled.size() * kFuncWords * 4 + m.code.size() * 4 + m.code_offsets.size() * 8);
+  out.insert(out.end(), kMagic, kMagic + 4);
+  put32(out, kFormatVersion);
+  put32(out, kEngineBuild);
+  put32(out, uint32_t(sizeof(CompiledFunc)));
+  put32(out, uint32_t(kNumOps));
+  put32(out, m.options.deterministic ? 1 : 0);
+  put32(out, m.options.metering ? 1 : 0);
+  auto h = blake3::hash(m.bytes);
+  out.insert(out.end(), h.begin(), h.end());
+  put32(out, uint32_t(m.compiled.size()));
+  put32(out, uint32_t(m.code.size()));
+  put32(out, uint32_t(m.code_offsets.size()));
+  for (const CompiledFunc& f : m.compiled) {
+    for (uint32_t v : {f.type_index, f.code, f.num_params, f.num_results, f.num_locals, f.frame_slots, f.cost})
+      put32(out, v);
+  }
+  for (uint32_t w : m.code) put32(out, w);
+  for (const auto& [ci, off] : m.code_offsets) {
+    put32(out, ci);
+    put32(out, off);
+  }
+  auto sum = blake3::hash(out);
+  out.insert(out.end(), sum.begin(), sum.end());
+  return out;
+}
+
+Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const uint8_t> bytes,
+                                                                 const LoadOptions& opts,
+                                                                 std::span<const uint8_t> blob) {
+  // The blob is checked whole before any field is believed: a flipped or missing byte anywhere
+  // is refused here, so the field checks below only guard against a blob that was well formed
+  // for some other module or engine.
+  if (blob.size() < 4 + 9 * 4 + kHashLen + kHashLen) return refuse("blob truncated");
+  if (std::memcmp(blob.data(), kMagic, 4) != 0) return refuse("not a compiled-module blob");
+  auto body = blob.first(blob.size() - kHashLen);
+  auto sum = blake3::hash(body);
+  if (std::memcmp(sum.data(), blob.data() + body.size(), kHashLen) != 0) return refuse("blob checksum mismatch");
+
+  Reader r{body, 4};
+  uint32_t version = 0, build = 0, cf_size = 0, num_ops = 0, det = 0, met = 0;
+  r.get32(version);
+  r.get32(build);
+  r.get32(cf_size);
+  r.get32(num_ops);
+  r.get32(det);
+  r.get32(met);
+  if (version != kFormatVersion || build != kEngineBuild || cf_size != sizeof(CompiledFunc) || num_ops != kNumOps)
+    return refuse("blob from another engine build");
+  if (det != (opts.deterministic ? 1u : 0u) || met != (opts.metering ? 1u : 0u))
+    return refuse("blob compiled with other load options");
+  auto h = blake3::hash(bytes);
+  if (r.left() < kHashLen || std::memcmp(h.data(), body.data() + r.pos, kHashLen) != 0)
+    return refuse("blob is for another module");
+  r.pos += kHashLen;
+
+  uint32_t n_funcs = 0, n_code = 0, n_offsets = 0;
+  if (!r.get32(n_funcs) || !r.get32(n_code) || !r.get32(n_offsets)) return refuse("blob truncated");
+  // Counts are checked against what is left before anything is allocated from them.
+  if (uint64_t(n_funcs) * kFuncWords * 4 + uint64_t(n_code) * 4 + uint64_t(n_offsets) * 8 != r.left())
+    return refuse("blob counts do not match its size");
+
+  // The module itself is read and validated for real (cheap, module-level); only the bodies'
+  // validation and compilation are taken from the blob.
+  auto rm = read_module(bytes);
+  if (!rm) return rm.take_error();
+  std::unique_ptr<ModuleImpl> m = std::move(*rm);
+  m->options = opts;
+  Status v = validate_module(*m);
+  if (!v) return v.take_error();
+  if (n_funcs != m->bodies.size()) return refuse("blob function count differs from the module's");
+  if (n_code == 0 && n_funcs != 0) return refuse("blob has no code");
+
+  m->compiled.resize(n_funcs);
+  for (uint32_t i = 0; i < n_funcs; ++i) {
+    CompiledFunc& f = m->compiled[i];
+    r.get32(f.type_index);
+    r.get32(f.code);
+    r.get32(f.num_params);
+    r.get32(f.num_results);
+    r.get32(f.num_locals);
+    r.get32(f.frame_slots);
+    r.get32(f.cost);
+    const uint32_t fi = m->num_imported_funcs + i;
+    if (fi >= m->funcs.size() || f.type_index != m->funcs[fi]) return refuse("blob function type differs");
+    const FuncType& t = m->types[f.type_index];
+    if (f.num_params != t.params.size() || f.num_results != t.results.size() ||
+        f.num_locals != m->bodies[i].locals.size())
+      return refuse("blob function shape differs");
+    if (f.code >= n_code) return refuse("blob code index out of range");
+    if (uint64_t(f.frame_slots) < uint64_t(f.num_params) + f.num_locals)
+      return refuse("blob frame size implausible");
+    f.type_id = m->type_ids[f.type_index];
+  }
+  m->code.resize(n_code);
+  for (uint32_t& w : m->code) r.get32(w);
+  m->code_offsets.resize(n_offsets);
+  // Not checked for order: the compiler's retag of a fused instruction may append an entry
+  // whose code index is below the previous one, and the blob must reproduce the table as is.
+  for (auto& [ci, off] : m->code_offsets) {
+    r.get32(ci);
+    r.get32(off);
+    if (ci >= n_code || off > bytes.size()) return refuse("blob offset table implausible");
+  }
+  return std::shared_ptr<const Module>(std::make_shared<Module>(std::move(m)));
+}
+
+}  // namespace genvm::wasm

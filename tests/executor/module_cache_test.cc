@@ -1,0 +1,115 @@
+// `genvm run --module-cache DIR` end to end: a second run of the same contract takes its
+// compiled module from DIR, and a cached, a corrupted-cache and an unwritable-cache run all
+// deliver byte for byte the result of a run without any cache.
+#include <fcntl.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "executor_fixture.h"
+
+namespace genvm {
+namespace {
+
+using calldata::Value;
+using exec_test::addr;
+using exec_test::read_file;
+using exec_test::RunResult;
+using exec_test::ExecutorTest;
+
+class ModuleCacheTest : public ExecutorTest {
+ protected:
+  // One run of counter.add(41) without applying its changes (so every run sees the same state),
+  // with its --log-fd lines collected in *log.
+  RunResult add(std::vector<std::string> extra, std::string* log) {
+    std::string path = dir_ + "/log.jsonl";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);  // inherited by genvm
+    EXPECT_GE(fd, 0);
+    extra.push_back("--log-fd");
+    extra.push_back(std::to_string(fd));
+    auto r = run(data(addr(1), addr(0xaa), call("add", {Value(41)}), false, std::nullopt), "wscn", extra, false);
+    ::close(fd);
+    auto text = read_file(path);
+    log->assign(text.begin(), text.end());
+    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+    return r;
+  }
+  // Every file in the cache directory (entries and any leftover temp file).
+  std::vector<std::string> files(const std::string& cache) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cache, ec)) out.push_back(e.path().string());
+    return out;
+  }
+};
+
+TEST_F(ModuleCacheTest, SecondRunHitsTheCacheAndEveryRunDeliversTheSameBytes) {
+  deploy("counter.wasm", addr(1));
+  std::string log;
+  RunResult plain = add({}, &log);
+  ASSERT_FALSE(plain.result_bytes.empty());
+  EXPECT_EQ(*plain.report.find("data"), Value(41));  // a fresh counter is 0
+  EXPECT_EQ(log.find("module cache"), std::string::npos) << "no cache unless asked: " << log;
+
+  const std::string cache = dir_ + "/cache";  // made by genvm on first use
+  RunResult first = add({"--module-cache", cache}, &log);
+  EXPECT_NE(log.find("module cache miss"), std::string::npos) << log;
+  EXPECT_NE(log.find("module cache stored"), std::string::npos) << log;
+  auto entries = files(cache);
+  ASSERT_EQ(entries.size(), 1u) << "one entry, no temp file left";
+  EXPECT_EQ(std::filesystem::path(entries[0]).extension(), ".gvmc");
+  const auto entry = read_file(entries[0]);
+  EXPECT_EQ(first.result_bytes, plain.result_bytes);
+
+  RunResult second = add({"--module-cache", cache}, &log);
+  EXPECT_NE(log.find("module cache hit"), std::string::npos) << log;
+  EXPECT_EQ(log.find("module cache miss"), std::string::npos) << log;
+  EXPECT_EQ(second.result_bytes, plain.result_bytes);
+
+  // The environment variable is the default for the flag.
+  ::setenv("GENVM_MODULE_CACHE", cache.c_str(), 1);
+  RunResult env = add({}, &log);
+  ::unsetenv("GENVM_MODULE_CACHE");
+  EXPECT_NE(log.find("module cache hit"), std::string::npos) << log;
+  EXPECT_EQ(env.result_bytes, plain.result_bytes);
+
+  // A corrupted entry is refused (never run), the module is compiled again, the result is the
+  // same, and the entry is rewritten whole.
+  auto bad = entry;
+  bad[bad.size() / 2] ^= 0x5a;
+  exec_test::write_file(entries[0], bad);
+  RunResult corrupt = add({"--module-cache", cache}, &log);
+  EXPECT_NE(log.find("module cache entry refused"), std::string::npos) << log;
+  EXPECT_EQ(corrupt.result_bytes, plain.result_bytes);
+  EXPECT_EQ(read_file(entries[0]), entry);
+  EXPECT_EQ(files(cache).size(), 1u);
+
+  // A truncated entry: the same.
+  exec_test::write_file(entries[0], calldata::Bytes(entry.begin(), entry.begin() + 40));
+  RunResult truncated = add({"--module-cache", cache}, &log);
+  EXPECT_NE(log.find("module cache entry refused"), std::string::npos) << log;
+  EXPECT_EQ(truncated.result_bytes, plain.result_bytes);
+  EXPECT_EQ(read_file(entries[0]), entry);
+}
+
+TEST_F(ModuleCacheTest, ACacheThatCannotBeWrittenNeverFailsTheRun) {
+  deploy("counter.wasm", addr(1));
+  std::string log;
+  RunResult plain = add({}, &log);
+  // A regular file where the directory should be: nothing can be created under it.
+  exec_test::write_file(dir_ + "/not-a-dir", calldata::Bytes{1});
+  RunResult r = add({"--module-cache", dir_ + "/not-a-dir/cache"}, &log);
+  EXPECT_NE(log.find("module cache write failed"), std::string::npos) << log;
+  EXPECT_EQ(r.result_bytes, plain.result_bytes);
+}
+
+TEST_F(ModuleCacheTest, EmptyCacheFlagIsOneLineAndExitTwo) {
+  RunResult r = exec_genvm({"run", "--execution-data", "-", "--host", uri_, "--module-cache", ""});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.stderr_text, "genvm: --module-cache needs a directory\n");
+}
+
+}  // namespace
+}  // namespace genvm
