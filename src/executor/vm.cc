@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -802,25 +803,35 @@ std::string module_cache_path(const std::string& dir, const calldata::Bytes& cod
   return dir + "/" + name + ".gvmc";
 }
 
-// Whole file, or nullopt when it cannot be read (absent is the common case: a miss).
-std::optional<std::vector<std::uint8_t>> read_whole_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::vector<std::uint8_t> out;
-  std::uint8_t buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
+// A cache entry mapped read-only (no copy: a 1 MiB contract's entry is ~3 MB); empty when the
+// file cannot be read (absent is the common case: a miss). Unmapped on destruction.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const std::uint8_t*>(p);
+        size_ = std::size_t(st.st_size);
+      }
     }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
+    ::close(fd);
   }
-  ::close(fd);
-  return out;
-}
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  bool ok() const { return data_ != nullptr; }
+  std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 // Temp file in the cache directory, then rename: a reader sees the old entry, no entry, or the
 // whole new one, however many runs race to write it. Returns "" or why it failed.
@@ -852,8 +863,10 @@ Result<std::shared_ptr<const wasm::Module>> VmState::load_module_cached(const ca
                                                                         const wasm::LoadOptions& lo) {
   if (ctx_.module_cache_dir.empty()) return wasm::Module::load(code, lo);
   const std::string path = module_cache_path(ctx_.module_cache_dir, code, lo);
-  if (auto blob = read_whole_file(path)) {
-    auto hit = wasm::Module::load_with_compiled(code, lo, *blob);
+  if (MappedFile blob(path); blob.ok()) {
+    // A file truncated under the mapping by a concurrent writer cannot happen: writers rename a
+    // new file over the name, so this mapping keeps the old inode whole.
+    auto hit = wasm::Module::load_with_compiled(code, lo, blob.bytes());
     if (hit) {
       log("module_cache", "module cache hit " + path);
       return hit;

@@ -14,6 +14,7 @@
 // module's own type_ids (which validate_module fills). What the blob cannot prove is that its
 // code came from this compiler: the trailing checksum catches corruption, and the cache
 // directory must be writable only by the operator (src/wasm/DESIGN.md, "Compiled-module cache").
+#include <bit>
 #include <cstring>
 
 #include "common/blake3.h"
@@ -34,6 +35,17 @@ constexpr size_t kHashLen = 32;
 
 void put32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+
+// The code array, the bulk of a blob: one memcpy on a little-endian host.
+void put_words(std::vector<uint8_t>& out, const std::vector<uint32_t>& words) {
+  if constexpr (std::endian::native == std::endian::little) {
+    size_t at = out.size();
+    out.resize(at + words.size() * 4);
+    if (!words.empty()) std::memcpy(out.data() + at, words.data(), words.size() * 4);
+  } else {
+    for (uint32_t w : words) put32(out, w);
+  }
 }
 
 // Bounds-checked little-endian reader over the blob.
@@ -75,7 +87,7 @@ Result<std::vector<uint8_t>> Module::serialize_compiled() const {
     for (uint32_t v : {f.type_index, f.code, f.num_params, f.num_results, f.num_locals, f.frame_slots, f.cost})
       put32(out, v);
   }
-  for (uint32_t w : m.code) put32(out, w);
+  put_words(out, m.code);
   for (const auto& [ci, off] : m.code_offsets) {
     put32(out, ci);
     put32(out, off);
@@ -153,7 +165,12 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
     f.type_id = m->type_ids[f.type_index];
   }
   m->code.resize(n_code);
-  for (uint32_t& w : m->code) r.get32(w);
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n_code) std::memcpy(m->code.data(), body.data() + r.pos, size_t(n_code) * 4);  // size checked above
+    r.pos += size_t(n_code) * 4;
+  } else {
+    for (uint32_t& w : m->code) r.get32(w);
+  }
   m->code_offsets.resize(n_offsets);
   // Not checked for order: the compiler's retag of a fused instruction may append an entry
   // whose code index is below the previous one, and the blob must reproduce the table as is.
