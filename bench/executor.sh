@@ -6,8 +6,9 @@
 #   1mib      a generated 1 MiB contract (585 functions of straight-line arithmetic) that
 #             returns at once: what loading (parse, validate, compile) of a big module costs
 # "first" is the first run of each in a fresh process with nothing warm but the page cache; the
-# others are means after warmup. There is no cross-process compiled-module cache (see
-# docs/BENCHMARKS.md, ## Executor), so a first run compiles exactly as much as a warm one.
+# others are means after warmup. Without a module cache every run compiles the contract.
+# Then trivial and 1mib again with `--module-cache DIR` (a fresh DIR each): "first" is the run
+# that compiles and stores the entry, the warm figures are runs that load the compiled entry.
 set -euo pipefail
 
 usage() {
@@ -84,14 +85,19 @@ host_pid=$!
 for _ in $(seq 50); do [[ -S "$work/h.sock" ]] && break; sleep 0.05; done
 
 echo "sizes: trivial $(stat -c %s "$work/trivial.wasm") B, counter $(stat -c %s "$build/examples/counter.wasm") B, 1mib $(stat -c %s "$work/big.wasm") B"
-for c in trivial counter big; do
-  cmd="$genvm run --execution-data $work/$c.bin --host unix://$work/h.sock --permissions wscn"
+for c in trivial counter big trivial+cache big+cache; do
+  base="${c%+cache}"
+  cmd="$genvm run --execution-data $work/$base.bin --host unix://$work/h.sock --permissions wscn"
+  if [[ "$c" == *+cache ]]; then
+    rm -rf "$work/cache-$base"
+    cmd+=" --module-cache $work/cache-$base"
+  fi
   # First run: a new process, nothing of ours cached (the OS page cache aside).
   hyperfine -N --runs 1 --style none --export-json "$work/first.json" "$cmd" > /dev/null 2>&1
   first=$(node -e "const r=require('$work/first.json').results[0]; console.log((r.mean*1000).toFixed(1))")
   hyperfine -N --warmup 5 --runs "$runs" --style none --export-json "$work/warm.json" "$cmd" > /dev/null 2>&1
   node -e "const r=require('$work/warm.json').results[0];
     const f=(x)=>(x*1000).toFixed(1);
-    console.log('$c'.padEnd(8), 'first', '$first'.padStart(6), 'ms   warm mean', f(r.mean).padStart(6), '± ' + f(r.stddev),
+    console.log('$c'.padEnd(12), 'first', '$first'.padStart(6), 'ms   warm mean', f(r.mean).padStart(6), '± ' + f(r.stddev),
                 'ms   median', f(r.median), 'ms   min', f(r.min), 'ms   user', f(r.user), 'ms  sys', f(r.system), 'ms')"
 done
