@@ -2,6 +2,8 @@
 // compiled module from DIR, and a cached, a corrupted-cache and an unwritable-cache run all
 // deliver byte for byte the result of a run without any cache.
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -103,6 +105,42 @@ TEST_F(ModuleCacheTest, ACacheThatCannotBeWrittenNeverFailsTheRun) {
   RunResult r = add({"--module-cache", dir_ + "/not-a-dir/cache"}, &log);
   EXPECT_NE(log.find("module cache write failed"), std::string::npos) << log;
   EXPECT_EQ(r.result_bytes, plain.result_bytes);
+}
+
+// Many runs that start together on an empty cache all miss, compile and write the same entry:
+// each writes its own temp file and renames it over the name, so every run delivers the plain
+// result and the folder ends with exactly one whole entry and no temp file.
+TEST_F(ModuleCacheTest, RunsRacingOnAnEmptyCacheLeaveOneWholeEntry) {
+  deploy("counter.wasm", addr(1));
+  std::string log;
+  RunResult plain = add({}, &log);
+  const std::string cache = dir_ + "/cache";
+  ASSERT_EQ(::mkdir(cache.c_str(), 0700), 0);
+  constexpr int kRuns = 6;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kRuns; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(genvm_.c_str(), genvm_.c_str(), "run", "--execution-data", (dir_ + "/data.bin").c_str(), "--host",
+              uri_.c_str(), "--permissions", "wscn", "--module-cache", cache.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto results = host_.with_state([](test_host::State& s) { return s.results; });
+  ASSERT_GE(results.size(), std::size_t(kRuns));
+  for (std::size_t i = results.size() - kRuns; i < results.size(); ++i) EXPECT_EQ(results[i], plain.result_bytes);
+  auto entries = files(cache);
+  ASSERT_EQ(entries.size(), 1u);
+  // The surviving entry is whole: the next run hits it.
+  RunResult next = add({"--module-cache", cache}, &log);
+  EXPECT_NE(log.find("module cache hit"), std::string::npos) << log;
+  EXPECT_EQ(next.result_bytes, plain.result_bytes);
 }
 
 TEST_F(ModuleCacheTest, EmptyCacheFlagIsOneLineAndExitTwo) {
