@@ -926,16 +926,11 @@ VmResult VmState::run(const calldata::Bytes& code) {
   if (!inst) {
     const Error& e = inst.error();
     if (e.code == "unlinkable") return fail(VmError::invalid_contract().wasm().linking(), "");
-    // The engine says why instantiation failed in its message: an initial reservation over the
-    // RAM budget (spec 03-ram-limiting.rst: out_of memory wasm_memory / wasm_table), or a trap
-    // of the start function or of a segment initializer ("wasm_trap <kind>").
-    if (e.message.find("memory exceeds the RAM budget") != std::string::npos ||
-        e.message.find("cannot reserve memory") != std::string::npos) {
-      return fail(VmError::out_of().memory().wasm_memory(), "");
-    }
-    if (e.message.find("table exceeds the RAM budget") != std::string::npos) {
-      return fail(VmError::out_of().memory().wasm_table(), "");
-    }
+    // An initial reservation over the RAM budget (spec 03-ram-limiting.rst: out_of memory
+    // wasm_memory / wasm_table), or a trap of the start function or of a segment initializer
+    // (code "uninstantiable", message "wasm_trap <kind>").
+    if (e.code == "memory_over_budget") return fail(VmError::out_of().memory().wasm_memory(), "");
+    if (e.code == "table_over_budget") return fail(VmError::out_of().memory().wasm_table(), "");
     if (e.message.starts_with("wasm_trap ")) {
       if (auto t = VmError::parse(e.message)) {
         out.kind = ResultCode::kVmError;

@@ -446,7 +446,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     std::optional<uint32_t> mx;
     if (tt.limits.max) mx = uint32_t(*tt.limits.max);
     auto t = s.new_table(tt.elem, uint32_t(tt.limits.min), mx);
-    if (!t) return make_error("uninstantiable", t.error().message);
+    if (!t) return make_error(t.error().code == "resource_exhausted" ? "table_over_budget" : "uninstantiable", t.error().message);
     ip->tables.push_back(*t);
   }
   for (size_t i = m.num_imported_memories; i < m.memories.size(); ++i) {
@@ -454,7 +454,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     std::optional<uint32_t> mx;
     if (mt.limits.max) mx = uint32_t(*mt.limits.max);
     auto mem = s.new_memory(uint32_t(mt.limits.min), mx);
-    if (!mem) return make_error("uninstantiable", mem.error().message);
+    if (!mem) return make_error(mem.error().code == "resource_exhausted" ? "memory_over_budget" : "uninstantiable", mem.error().message);
     (*mem)->has_declared_max = mt.limits.max.has_value();
     ip->memories.push_back(*mem);
   }

@@ -271,8 +271,10 @@ class Linker {
   void define_instance(const std::string& module, const Instance& inst);
   std::optional<Extern> lookup(const std::string& module, const std::string& name) const;
   // Resolves imports, allocates, runs element/data segments and the start function. Error code
-  // "unlinkable" (unknown import / incompatible import type) or "uninstantiable" (trap; the
-  // message is the trap's public string).
+  // "unlinkable" (unknown import / incompatible import type), "memory_over_budget" /
+  // "table_over_budget" (a defined memory's or table's initial size does not fit the store's
+  // RAM budget, or the memory cannot be reserved), or "uninstantiable" (trap; the message is the
+  // trap's public string). Embedders map these codes; the messages are for people.
   Result<Instance*> instantiate(Store& s, const std::shared_ptr<const Module>& m,
                                 const std::string& name = "");
 

@@ -400,7 +400,23 @@ TEST(WasmBudget, HostileInitialMemoryFailsCleanly) {
   auto m = Module::load(wat("(module (memory 65536))"));
   ASSERT_TRUE(m.ok());
   auto i = l.instantiate(s, *m);
-  EXPECT_FALSE(i.ok());
+  ASSERT_FALSE(i.ok());
+  // The code, not the message, is what embedders map (the executor: out_of memory wasm_memory).
+  EXPECT_EQ(i.error().code, "memory_over_budget") << i.error().message;
+  EXPECT_EQ(s.ram_used(), 0u);
+}
+
+TEST(WasmBudget, HostileInitialTableFailsWithItsOwnCode) {
+  REQUIRE_WAT2WASM();
+  StoreConfig cfg;
+  cfg.ram_budget = 64 * 1000;
+  Store s(cfg);
+  Linker l;
+  auto m = Module::load(wat("(module (table 1001 funcref))"));
+  ASSERT_TRUE(m.ok());
+  auto i = l.instantiate(s, *m);
+  ASSERT_FALSE(i.ok());
+  EXPECT_EQ(i.error().code, "table_over_budget") << i.error().message;
 }
 
 const char* kCountingLoop = R"((module (global $n (export "n") (mut i32) (i32.const 0))
