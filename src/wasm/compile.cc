@@ -1231,6 +1231,17 @@ Status compile_functions(ModuleImpl& m) {
                         "at offset " + std::to_string(f.offset) + ": " + f.msg);
     }
   }
+  // Fusing rewrites code already emitted, so entries can arrive out of code order or name a
+  // position whose instruction was later replaced. The trap path binary-searches this table:
+  // sort it by code index and keep, for each index, the entry written last (the rewrite's).
+  auto& offs = m.code_offsets;
+  std::stable_sort(offs.begin(), offs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < offs.size(); ++i) {
+    if (kept > 0 && offs[kept - 1].first == offs[i].first) offs[kept - 1] = offs[i];
+    else offs[kept++] = offs[i];
+  }
+  offs.resize(kept);
   m.code.shrink_to_fit();
   m.code_offsets.shrink_to_fit();
   return {};
