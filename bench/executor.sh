@@ -52,14 +52,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The trivial contract: gl_call({"Return": null}) from _start.
-cat > "$work/trivial.wat" <<'WAT'
-(module
-  (import "genlayer_sdk" "gl_call" (func $gl_call (param i32 i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (data (i32.const 16) "\0e\06Return\00")
-  (func (export "_start") (drop (call $gl_call (i32.const 16) (i32.const 9) (i32.const 64)))))
-WAT
-wat2wasm "$work/trivial.wat" -o "$work/trivial.wasm"
+wat2wasm "$src/bench/contracts/trivial.wat" -o "$work/trivial.wasm"
 
 # The 1 MiB contract: the same _start, plus 585 never-called functions of ~1.8 KiB each.
 {

@@ -50,15 +50,8 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$dir"' EXIT
 
 if [ "$mode" = genvm ]; then
-  # The trivial contract: gl_call({"Return": null}) from _start (as bench/executor.sh).
-  cat > "$dir/trivial.wat" <<'WAT'
-(module
-  (import "genlayer_sdk" "gl_call" (func $gl_call (param i32 i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (data (i32.const 16) "\0e\06Return\00")
-  (func (export "_start") (drop (call $gl_call (i32.const 16) (i32.const 9) (i32.const 64)))))
-WAT
-  wat2wasm "$dir/trivial.wat" -o "$dir/trivial.wasm"
+  # The trivial contract (bench/contracts/trivial.wat, shared with bench/executor.sh).
+  wat2wasm "$root/bench/contracts/trivial.wat" -o "$dir/trivial.wasm"
   node "$root/tests/executor/make_execution_data.cjs" "$dir/trivial.wasm" "$dir/trivial.bin" run --attach
   for i in $(seq 0 $((conc - 1))); do
     "$host_bin" --socket "$dir/h$i.sock" > /dev/null &
