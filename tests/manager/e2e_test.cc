@@ -127,6 +127,20 @@ struct DeadlineFixture {
     if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
   }
   Value body(const std::string& host_uri, const std::string& deadline) const { return body_with(wasm, host_uri, deadline); }
+  // Submits `body` to a Registry whose executor command is the YAML list items `executor` and
+  // returns the run's terminal event (null when none came within run_until's limit).
+  Value run_to_end(const std::string& executor, const Value& body) const {
+    auto config = parse_config("executor: [" + executor + "]\nexecutor_protocol: genvm\n");
+    EXPECT_TRUE(config.ok()) << config.error().to_string();
+    if (!config.ok()) return Value();
+    boost::asio::io_context io;
+    Log log(-1);
+    Registry reg(io, *config, log, 64ull << 30);
+    auto sink = std::make_shared<Sink>();
+    reg.submit(body, {false, "test"}, sink);
+    EXPECT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+    return sink->terminal() ? *sink->terminal() : Value();
+  }
   Value body_with(const std::string& code_path, const std::string& host_uri, const std::string& deadline) const {
     std::ifstream f(code_path, std::ios::binary);
     calldata::Bytes code((std::istreambuf_iterator<char>(f)), {});
@@ -144,6 +158,7 @@ const Value& finished_body(const Value& terminal) { return terminal.as_map().beg
 // A run the deadline ended: `finished` with cause deadline, no exit code of its own (it was
 // killed) and no consumed result.
 void expect_ended_by_deadline(const Value& fin) {
+  ASSERT_TRUE(fin.is_map()) << "no terminal event";
   ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
   EXPECT_EQ(*finished_body(fin).find("cause"), Value("deadline")) << calldata::to_text(fin);
   EXPECT_TRUE(finished_body(fin).find("exit_code")->is_null()) << calldata::to_text(fin);
@@ -161,16 +176,7 @@ TEST(ManagerDeadline, AnExecutorWaitingOnItsHostIsKilledAtTheDeadline) {
   int stall = testing::listen_never_accept(path, 16);
   ASSERT_GE(stall, 0);
 
-  auto config = parse_config("executor: [" + fx.genvm + ", run]\nexecutor_protocol: genvm\n");
-  ASSERT_TRUE(config.ok());
-  boost::asio::io_context io;
-  Log log(-1);
-  Registry reg(io, *config, log, 64ull << 30);
-  auto sink = std::make_shared<Sink>();
-  reg.submit(fx.body("unix://" + path, "700ms"), {false, "test"}, sink);
-  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
-  const Value& fin = *sink->terminal();
-  expect_ended_by_deadline(fin);
+  expect_ended_by_deadline(fx.run_to_end(fx.genvm + ", run", fx.body("unix://" + path, "700ms")));
   ::close(stall);
 }
 
@@ -185,24 +191,20 @@ TEST(ManagerDeadline, AnExecutorHangingBeforeConnectingEndsAtTheDeadlineWithItsT
   ASSERT_TRUE(uri.ok());
   std::string pidfile = fx.dir + "/sleeper";
   // $0 is genvm, "$@" is `run` and the manager's arguments.
-  auto config = parse_config("executor: [sh, -c, 'sleep 1000 & echo $! > " + pidfile + "; wait; exec \"$0\" \"$@\"', " +
-                             fx.genvm + ", run]\nexecutor_protocol: genvm\n");
-  ASSERT_TRUE(config.ok()) << config.error().to_string();
-  boost::asio::io_context io;
-  Log log(-1);
-  Registry reg(io, *config, log, 64ull << 30);
-  auto sink = std::make_shared<Sink>();
-  reg.submit(fx.body(*uri, "700ms"), {false, "test"}, sink);
-  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+  Value fin = fx.run_to_end("sh, -c, 'sleep 1000 & echo $! > " + pidfile + "; wait; exec \"$0\" \"$@\"', " + fx.genvm + ", run",
+                            fx.body(*uri, "700ms"));
   host.stop();
-  const Value& fin = *sink->terminal();
   expect_ended_by_deadline(fin);
   std::ifstream pf(pidfile);
   pid_t sleeper = 0;
   pf >> sleeper;
   ASSERT_GT(sleeper, 0) << "the wrapper never ran";
   // The kill is done by the time the finished event is out (SIGKILL of the cgroup or group).
-  bool gone = testing::run_until(io, [&] { return !pid_running(sleeper); }, std::chrono::seconds(5));
+  bool gone = !pid_running(sleeper);
+  for (int i = 0; i < 500 && !gone; ++i) {  // up to 5 s
+    ::usleep(10000);
+    gone = !pid_running(sleeper);
+  }
   EXPECT_TRUE(gone) << "the sleeping grandchild " << sleeper << " outlived the run";
   if (!gone) ::kill(sleeper, SIGKILL);
 }
@@ -221,16 +223,8 @@ TEST(ManagerDeadline, AContractLoopingForeverIsKilledAtTheDeadlineAndDeliversNot
   test_host::TestHost host;
   auto uri = host.listen_unix(fx.dir + "/host.sock");
   ASSERT_TRUE(uri.ok());
-  auto config = parse_config("executor: [" + fx.genvm + ", run]\nexecutor_protocol: genvm\n");
-  ASSERT_TRUE(config.ok());
-  boost::asio::io_context io;
-  Log log(-1);
-  Registry reg(io, *config, log, 64ull << 30);
-  auto sink = std::make_shared<Sink>();
-  reg.submit(fx.body_with(loop, *uri, "700ms"), {false, "test"}, sink);
-  ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
+  Value fin = fx.run_to_end(fx.genvm + ", run", fx.body_with(loop, *uri, "700ms"));
   host.stop();
-  const Value& fin = *sink->terminal();
   expect_ended_by_deadline(fin);
   EXPECT_EQ(host.with_state([](test_host::State& s) { return s.results.size(); }), 0u);
 }
