@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -122,7 +123,9 @@ std::vector<std::string> fds_of(pid_t pid) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
     std::error_code ec2;
-    out.push_back(e.path().filename().string() + " -> " + std::filesystem::read_symlink(e.path(), ec2).string());
+    auto target = std::filesystem::read_symlink(e.path(), ec2);
+    if (ec2) continue;  // closed between the listing and the readlink: not held any more
+    out.push_back(e.path().filename().string() + " -> " + target.string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -418,10 +421,12 @@ TEST(ManagerLoad, EveryRunHasOneTerminalEventAndAResultAndNothingLeaks) {
   auto has_pidfd = [](const std::vector<std::string>& fds) {
     return std::any_of(fds.begin(), fds.end(), [](const std::string& f) { return f.find("[pidfd]") != std::string::npos; });
   };
-  std::vector<std::string> fds_before;
+  // Two equal listings in a row: the manager is idle, nothing is being opened or closed.
+  std::vector<std::string> fds_before, previous;
   for (auto end = Clock::now() + 10s; Clock::now() < end;) {
     fds_before = fds_of(mgr.pid);
-    if (!has_pidfd(fds_before)) break;
+    if (!has_pidfd(fds_before) && fds_before == previous) break;
+    previous = fds_before;
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_FALSE(has_pidfd(fds_before)) << "the warm-up run's pidfd was never closed";
@@ -473,14 +478,21 @@ TEST(ManagerLoad, EveryRunHasOneTerminalEventAndAResultAndNothingLeaks) {
   EXPECT_TRUE(in_cgroups.empty()) << in_cgroups.front();
   EXPECT_TRUE(stray_children.empty()) << stray_children.front();
 
+  // A leak is a descriptor held after the load that was not held before it. (One held before
+  // and gone after is not: the baseline may still hold a warm-up socket being closed.)
+  auto leaked = [&](const std::vector<std::string>& after) {
+    std::vector<std::string> out;
+    std::set_difference(after.begin(), after.end(), fds_before.begin(), fds_before.end(), std::back_inserter(out));
+    return out;
+  };
   std::vector<std::string> fds_after;
   end = Clock::now() + 10s;
   do {
     fds_after = fds_of(mgr.pid);
-    if (fds_after == fds_before) break;
+    if (leaked(fds_after).empty()) break;
     std::this_thread::sleep_for(50ms);
   } while (Clock::now() < end);
-  EXPECT_EQ(fds_after, fds_before) << [&] {
+  EXPECT_TRUE(leaked(fds_after).empty()) << [&] {
     std::string s = "before:\n";
     for (auto& f : fds_before) s += "  " + f + "\n";
     s += "after:\n";
