@@ -702,14 +702,20 @@ std::optional<Trap> VmState::run_nondet(Caller&, const Value& body, std::int32_t
   child.fuel = ctx_.nondet_fuel;
   Value::Map msg = frame_.startup_message.as_map();
   msg["entry_kind"] = static_cast<int>(EntryKind::kConsensusStage);
-  if (ctx_.is_leader) {
-    msg["entry_data"] = data_leader->as_bytes();
-    msg["entry_stage_data"] = Value();
+  // Runs the leader or validator stage of the block. Its emissions are not the caller's: they
+  // are set aside for the stage and restored after it. (Only one stage runs per call.)
+  auto run_stage = [&](Value entry_data, Value stage_data) {
+    msg["entry_data"] = std::move(entry_data);
+    msg["entry_stage_data"] = std::move(stage_data);
     child.startup_message = Value(std::move(msg));
     std::vector<Value> saved;
     saved.swap(ctx_.emissions);
     VmResult res = run_vm(ctx_, child, *code_);
     saved.swap(ctx_.emissions);
+    return res;
+  };
+  if (ctx_.is_leader) {
+    VmResult res = run_stage(data_leader->as_bytes(), Value());
     if (res.kind == ResultCode::kInternalError) {
       return internal(make_error("nondet", res.data.is_string() ? res.data.as_string() : ""));
     }
@@ -730,13 +736,7 @@ std::optional<Trap> VmState::run_nondet(Caller&, const Value& body, std::int32_t
   }
   // Sync mode: the accepted entry is simply the call's result; there is no vote to cast.
   if (ctx_.sync) return give_fd(calldata::Bytes(entry));
-  msg["entry_data"] = data_validator->as_bytes();
-  msg["entry_stage_data"] = entry;
-  child.startup_message = Value(std::move(msg));
-  std::vector<Value> saved;
-  saved.swap(ctx_.emissions);
-  VmResult res = run_vm(ctx_, child, *code_);
-  saved.swap(ctx_.emissions);
+  VmResult res = run_stage(data_validator->as_bytes(), entry);
   if (res.kind == ResultCode::kInternalError) {
     return internal(make_error("nondet", res.data.is_string() ? res.data.as_string() : ""));
   }
