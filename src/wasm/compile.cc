@@ -206,8 +206,9 @@ NumSig num_sig(uint32_t op) {
 
 class FuncCompiler {
  public:
-  FuncCompiler(ModuleImpl& m, uint32_t def_index, const std::set<uint32_t>& refs)
-      : m_(m), def_(def_index), refs_(refs), body_(m.bodies[def_index]),
+  FuncCompiler(ModuleImpl& m, uint32_t def_index, const std::set<uint32_t>& refs,
+               std::vector<uint32_t>& local_calls)
+      : m_(m), def_(def_index), refs_(refs), local_calls_(local_calls), body_(m.bodies[def_index]),
         ft_(m.types[m.funcs[m.num_imported_funcs + def_index]]), code_(m.code),
         pos_(body_.body_offset), end_(body_.body_end) {}
 
@@ -667,6 +668,7 @@ class FuncCompiler {
   ModuleImpl& m_;
   uint32_t def_;
   const std::set<uint32_t>& refs_;
+  std::vector<uint32_t>& local_calls_;  // positions of kCallLocal, completed after compilation
   const FuncBody& body_;
   const FuncType& ft_;
   std::vector<uint32_t>& code_;
@@ -875,6 +877,17 @@ void FuncCompiler::step_inner() {
     case 0x10: case 0x12: {  // call, return_call
       uint32_t f = u32();
       if (f >= m_.funcs.size()) invalid(op_at_, "unknown function " + std::to_string(f));
+      if (op == 0x10 && f >= m_.num_imported_funcs) {
+        // A call within the module: the callee is known, so the call needs no FuncInst (see
+        // kCallLocal); its code start and frame facts are filled in by compile_functions.
+        bool emits = live();
+        do_call(m_.funcs[f], {uint32_t(kCallLocal), f - m_.num_imported_funcs}, false);
+        if (emits) {  // the call is the last 3 words (argument copies may precede it)
+          local_calls_.push_back(uint32_t(code_.size() - 3));
+          code_.insert(code_.end(), {0, 0, 0, 0});
+        }
+        break;
+      }
       do_call(m_.funcs[f], {op == 0x10 ? uint32_t(kCall) : uint32_t(kReturnCall), f}, op == 0x12);
       break;
     }
@@ -1222,14 +1235,25 @@ Status compile_functions(ModuleImpl& m) {
   m.code_offsets.clear();
   m.compiled.clear();
   m.compiled.reserve(m.bodies.size());
+  std::vector<uint32_t> local_calls;
   for (uint32_t i = 0; i < m.bodies.size(); ++i) {
     try {
-      FuncCompiler fc(m, i, refs);
+      FuncCompiler fc(m, i, refs, local_calls);
       m.compiled.push_back(fc.run());
     } catch (const Fail& f) {
       return make_error(f.malformed ? "malformed" : "invalid",
                         "at offset " + std::to_string(f.offset) + ": " + f.msg);
     }
+  }
+  // Calls within the module carry their callee's facts, so the call reads its code word
+  // stream only (no FuncInst, no host check, no instance switch).
+  for (uint32_t at : local_calls) {
+    const CompiledFunc& cf = m.compiled[m.code[at + 1]];
+    m.code[at + 1] = cf.code;
+    m.code[at + 3] = cf.cost;
+    m.code[at + 4] = cf.frame_slots;
+    m.code[at + 5] = cf.num_params;
+    m.code[at + 6] = cf.num_locals;
   }
   // Fusing rewrites code already emitted, so entries can arrive out of code order or name a
   // position whose instruction was later replaced. The trap path binary-searches this table:

@@ -47,6 +47,7 @@ static int operand_words(uint32_t op) {
     case kFuelCheck: return 1;
     case kCopy2: return 4;
     case kCopyBr: return 3;
+    case kCallLocal: return 6;
   }
   return 0;
 }

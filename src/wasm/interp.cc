@@ -185,6 +185,7 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kReturn] = &&op_return;
   L[kCall] = &&op_call;
   L[kCallIndirect] = &&op_call_indirect;
+  L[kCallLocal] = &&op_call_local;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
   L[kSelect] = &&op_select;
@@ -548,6 +549,22 @@ op_call:
   nfp = fp + pc[2];
   ret = pc + 3;
   goto do_call;
+// A call to a function of the same module: everything do_call looks up is in the instruction
+// (recursion at n/8: 0.67 -> 0.55-0.62 s CPU).
+op_call_local: {
+  const uint32_t cost = pc[3];
+  if (calls_left == 0 || values_left < cost) TRAP(kStackOverflow);
+  uint64_t* const callee_fp = fp + pc[2];
+  if (callee_fp + pc[4] > stack_end) TRAP(kStackOverflow);
+  calls_left--;
+  values_left -= cost;
+  if (fs->top == fs->cap) fs->grow();
+  *fs->top++ = Frame{pc + 7, fp, inst, cost};
+  fp = callee_fp;
+  zero_locals(fp + pc[5], pc[6]);
+  pc = code + pc[1];
+  NEXT();
+}
 op_call_indirect: {
   TableInst* t = inst->tables[pc[2]];
   uint32_t i = uint32_t(S(3));

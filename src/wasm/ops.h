@@ -54,6 +54,9 @@ enum Op : uint32_t {
                                  //     entry, loop head: the start of a fuel region)
   kCopy2,                        // [src1, dst1, src2, dst2] two copies, in that order
   kCopyBr,                       // [src, dst, target] copy, then branch
+  kCallLocal,                    // [code, base, cost, frame_slots, num_params, num_locals] a call
+                                 // to a function defined in the same module: its callee facts
+                                 // are written in by compile_functions once all are compiled
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
