@@ -388,7 +388,7 @@ class FuncCompiler {
   // A "simple" instruction: reads all operands before writing dst (its last word).
   void emit_simple(std::initializer_list<uint32_t> words) {
     if (!live()) { last_dst_ = SIZE_MAX; return; }
-    last_op_pos_ = code_.size();
+    note_op(code_.size());
     code_.insert(code_.end(), words);
     last_dst_ = code_.size() - 1;
   }
@@ -397,31 +397,74 @@ class FuncCompiler {
   // must not have a jump landing between its halves).
   uint32_t pc() {
     fuse_copy_at_ = SIZE_MAX;
+    label_pos_ = code_.size();
     return uint32_t(code_.size());
   }
-  // A slot copy. Two copies in a row (a loop's rotating locals, a branch's values) become one
-  // kCopy2, and a copy followed by `br` becomes kCopyBr (see emit_br): one dispatch instead of
-  // two, and copies were 7-20% of executed instructions in the benchmark kernels.
+  // Records where the instruction just emitted starts; the two before it are kept so a
+  // three-instruction pattern can be recognised (contiguity is checked by the caller with the
+  // instructions' lengths). An instruction replacing the last one at the same position keeps
+  // the history.
+  void note_op(size_t pos) {
+    if (pos != last_op_pos_) {
+      prev2_op_pos_ = prev_op_pos_;
+      prev_op_pos_ = last_op_pos_;
+    }
+    last_op_pos_ = pos;
+  }
+  // A slot copy. Copies in a row (a loop's rotating locals, a branch's values) become one
+  // kCopy2 or kCopyN, and copies followed by `br` become kCopyBr / kCopyNBr (see emit_br): one
+  // dispatch instead of several (copies were 7-20% of executed instructions in the benchmark
+  // kernels; SHA-256's round ends with six).
   void emit_copy(uint32_t src, uint32_t dst) {
     last_dst_ = SIZE_MAX;
     if (!live()) return;
-    if (fuse_copy_at_ != SIZE_MAX && fuse_copy_at_ + 3 == code_.size() && code_[fuse_copy_at_] == kCopy) {
-      code_[fuse_copy_at_] = kCopy2;
-      code_.insert(code_.end(), {src, dst});
-      fuse_copy_at_ = SIZE_MAX;
-      return;
+    switch (fusable_copies()) {
+      case 1:
+        code_[fuse_copy_at_] = kCopy2;
+        code_.insert(code_.end(), {src, dst});
+        return;
+      case 2:
+        code_[fuse_copy_at_] = kCopyN;
+        code_.insert(code_.begin() + std::ptrdiff_t(fuse_copy_at_) + 1, 3);
+        code_.insert(code_.end(), {src, dst});
+        return;
+      case 0: break;
+      default:
+        code_[fuse_copy_at_ + 1]++;
+        code_.insert(code_.end(), {src, dst});
+        return;
     }
     fuse_copy_at_ = code_.size();
     code_.insert(code_.end(), {kCopy, src, dst});
   }
+  // How many copies the copy instruction at fuse_copy_at_ makes, if it ends the code (so the
+  // next copy or branch may join it); 0 if there is none.
+  uint32_t fusable_copies() const {
+    if (fuse_copy_at_ == SIZE_MAX) return 0;
+    uint32_t op = code_[fuse_copy_at_];
+    if (op == kCopy && fuse_copy_at_ + 3 == code_.size()) return 1;
+    if (op == kCopy2 && fuse_copy_at_ + 5 == code_.size()) return 2;
+    if (op == kCopyN && fuse_copy_at_ + 2 + 2 * size_t(code_[fuse_copy_at_ + 1]) == code_.size()) return code_[fuse_copy_at_ + 1];
+    return 0;
+  }
   // An unconditional branch; returns the index of its target word.
   size_t emit_br(uint32_t target) {
     last_dst_ = SIZE_MAX;
-    if (fuse_copy_at_ != SIZE_MAX && fuse_copy_at_ + 3 == code_.size() && code_[fuse_copy_at_] == kCopy) {
-      code_[fuse_copy_at_] = kCopyBr;
-      code_.push_back(target);
-    } else {
-      code_.insert(code_.end(), {kBr, target});
+    switch (fusable_copies()) {
+      case 0: code_.insert(code_.end(), {kBr, target}); break;
+      case 1:
+        code_[fuse_copy_at_] = kCopyBr;
+        code_.push_back(target);
+        break;
+      case 2:
+        code_[fuse_copy_at_] = kCopyNBr;
+        code_.insert(code_.begin() + std::ptrdiff_t(fuse_copy_at_) + 1, 2);
+        code_.push_back(target);
+        break;
+      default:
+        code_[fuse_copy_at_] = kCopyNBr;
+        code_.push_back(target);
+        break;
     }
     fuse_copy_at_ = SIZE_MAX;
     return code_.size() - 1;
@@ -543,6 +586,7 @@ class FuncCompiler {
     bool nondet = m_.options.deterministic && (is_float_op(op) || (op >= kTruncSatBase && op < kTruncSatBase + 8));
     bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
     if (s.arity == 1) {
+      if (op == 0x45 && invert_fresh_compare()) return;
       uint32_t a = top_slot(0);
       pop(s.a);
       uint32_t d = push_result(s.r);
@@ -575,11 +619,12 @@ class FuncCompiler {
           int ii = at == SIZE_MAX ? -1 : fuse_inner(code_[at]);
           if (ii < 0) continue;
           uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
+          if (oi == 3 && ii >= 6 && fuse_xor_rot3(at, other, x, y, ii)) return;
           code_.resize(at);
           pop(s.b);
           pop(s.a);
           uint32_t d = push_result(s.r);
-          last_op_pos_ = code_.size();
+          note_op(code_.size());
           code_.insert(code_.end(), {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y, d});
           last_dst_ = code_.size() - 1;
           return;
@@ -594,6 +639,58 @@ class FuncCompiler {
     }
   }
 
+  // `i32.eqz` of an integer compare computed just before (and used only here) is the opposite
+  // compare: the compare is rewritten in place and nothing is emitted (`if (!(a == b))`,
+  // loop exits; a later br_if/if still fuses with the rewritten compare).
+  bool invert_fresh_compare() {
+    size_t at = fresh_producer(0);
+    if (at == SIZE_MAX) return false;
+    uint32_t c = code_[at];
+    uint32_t base = 0;
+    if (c >= 0x46 && c <= 0x5a && c != 0x50) base = 0;
+    else if (c >= kImmBase + (0x46 - 0x40) && c <= kImmBase + (0x5a - 0x40) && c != kImmBase + (0x50 - 0x40)) base = kImmBase - 0x40;
+    else return false;
+    uint32_t wop = c - base;  // the wasm compare: eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
+    uint32_t first = wop <= 0x4f ? 0x46 : 0x51;
+    static const uint8_t kOpposite[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
+    code_[at] = base + first + kOpposite[wop - first];
+    pop(ValType::I32);
+    push(ValType::I32);  // same stack position, same home slot: last_dst_ still names it
+    return true;
+  }
+  // The SHA-2 "big sigma" shape: `rotl(x,a) ^ rotl(x,b) ^ (rotl|shr_u)(x,c)` of one slot x,
+  // compiled so far as [rot_imm x,a -> t] [t ^= rot(x,b)] [rot_imm x,c -> u], about to become
+  // `t ^ u` (`inner` = 6 shr_u, 7 rotl, 8 rotr for the last one at `at`). When the three are
+  // contiguous, with no branch target inside, and t is a temporary used only here, they become
+  // one kXorRot3 / kXorRot2Shr: one dispatch instead of three for each of SHA-256's four
+  // sigma functions per round (the hash that contracts compute most).
+  bool fuse_xor_rot3(size_t at, uint32_t other, uint32_t x, uint32_t c, int inner) {
+    size_t a_pos = prev2_op_pos_, b_pos = prev_op_pos_;
+    if (at != last_op_pos_ || a_pos == SIZE_MAX || b_pos == SIZE_MAX) return false;
+    if (a_pos + 4 != b_pos || b_pos + 5 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
+    const uint32_t kRotl = kImmBase + (0x77 - 0x40), kRotr = kImmBase + (0x78 - 0x40);
+    const uint32_t kXorRotl = kFuseBase + 3 * 16 + 7, kXorRotr = kFuseBase + 3 * 16 + 8;
+    uint32_t aop = code_[a_pos], bop = code_[b_pos];
+    if ((aop != kRotl && aop != kRotr) || (bop != kXorRotl && bop != kXorRotr)) return false;
+    uint32_t t = code_[a_pos + 3];
+    // B = [t ^ rot(x, b) -> other]: reads A's t, same x; all results are temporaries (so
+    // not x, and used once: operand-stack values are).
+    if (code_[b_pos + 1] != t || code_[b_pos + 2] != x || code_[a_pos + 1] != x || code_[b_pos + 4] != other) return false;
+    if (t < L_ || other < L_ || x == t || x == other) return false;
+    auto rotl_amount = [](bool is_rotr, uint32_t k) { return is_rotr ? (32 - (k & 31)) & 31 : k & 31; };
+    uint32_t ka = rotl_amount(aop == kRotr, code_[a_pos + 2]);
+    uint32_t kb = rotl_amount(bop == kXorRotr, code_[b_pos + 3]);
+    uint32_t kc = inner == 6 ? c & 31 : rotl_amount(inner == 8, c);
+    code_.resize(a_pos);
+    pop(ValType::I32);
+    pop(ValType::I32);
+    uint32_t d = push_result(ValType::I32);
+    last_op_pos_ = a_pos;
+    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
+    code_.insert(code_.end(), {uint32_t(inner == 6 ? kXorRot2Shr : kXorRot3), x, ka, kb, kc, d});
+    last_dst_ = code_.size() - 1;
+    return true;
+  }
   // Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
   static int fuse_outer(uint32_t op) {
     switch (op) {
@@ -680,7 +777,9 @@ class FuncCompiler {
   std::vector<Ctrl> ctrls_;
   uint32_t max_height_ = 0;
   size_t last_dst_ = SIZE_MAX;
-  size_t last_op_pos_ = 0;
+  size_t last_op_pos_ = SIZE_MAX;
+  size_t prev_op_pos_ = SIZE_MAX, prev2_op_pos_ = SIZE_MAX;  // see note_op
+  size_t label_pos_ = 0;  // the last code index handed out as a branch target (see pc())
   size_t fuel_pos_ = SIZE_MAX;
   size_t fuse_copy_at_ = SIZE_MAX;  // start of the last emitted kCopy while it may be fused
 };
@@ -1032,7 +1131,7 @@ void FuncCompiler::step_inner() {
         code_.resize(at);
         pop(ValType::I32);
         uint32_t d = push_result(kRes[op - 0x28]);
-        last_op_pos_ = code_.size();
+        note_op(code_.size());
         code_.insert(code_.end(), {kLoadAddShlBase + (op - 0x28), a, b, k, off, d});
         last_dst_ = code_.size() - 1;
         retag_offset(at);
@@ -1046,7 +1145,7 @@ void FuncCompiler::step_inner() {
         code_.resize(at);
         pop(ValType::I32);
         uint32_t d = push_result(kRes[op - 0x28]);
-        last_op_pos_ = code_.size();
+        note_op(code_.size());
         code_.insert(code_.end(), {fused, a, b, off, d});
         last_dst_ = code_.size() - 1;
         retag_offset(at);

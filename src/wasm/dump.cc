@@ -48,6 +48,7 @@ static int operand_words(uint32_t op) {
     case kCopy2: return 4;
     case kCopyBr: return 3;
     case kCallLocal: return 6;
+    case kXorRot3: case kXorRot2Shr: return 5;
   }
   return 0;
 }
@@ -64,7 +65,9 @@ std::string dump_function(const Module& mod, uint32_t defined_index) {
   for (uint32_t pc = cf.code; pc < end;) {
     uint32_t op = m.code[pc];
     int n = operand_words(op);
-    if (n < 0) n = 2 + int(m.code[pc + 2]);
+    if (op == kCopyN) n = 1 + 2 * int(m.code[pc + 1]);
+    else if (op == kCopyNBr) n = 2 + 2 * int(m.code[pc + 1]);
+    else if (n < 0) n = 2 + int(m.code[pc + 2]);
     std::snprintf(buf, sizeof buf, "%6u: op %#x", pc, op);
     out += buf;
     for (int k = 1; k <= n; ++k) out += " " + std::to_string(m.code[pc + k]);

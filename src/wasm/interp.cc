@@ -158,6 +158,8 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCopy] = &&op_copy;
   L[kCopy2] = &&op_copy2;
   L[kCopyBr] = &&op_copy_br;
+  L[kCopyN] = &&op_copy_n;
+  L[kCopyNBr] = &&op_copy_n_br;
   {
     // Fused add+load: the same handler set twice (address from slot+imm, or slot+slot).
     static const uint8_t kLoadKind[14] = {0, 1, 0, 1, 2, 3, 4, 5, 6, 3, 7, 5, 8, 0};
@@ -186,6 +188,8 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCall] = &&op_call;
   L[kCallIndirect] = &&op_call_indirect;
   L[kCallLocal] = &&op_call_local;
+  L[kXorRot3] = &&op_xor_rot3;
+  L[kXorRot2Shr] = &&op_xor_rot2_shr;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
   L[kSelect] = &&op_select;
@@ -318,6 +322,38 @@ op_copy_br:
   S(2) = S(1);
   pc = code + pc[3];
   NEXT();
+op_copy_n: {
+  const uint32_t* p = pc + 2;
+  const uint32_t* const end = p + 2 * pc[1];
+  do {
+    fp[p[1]] = fp[p[0]];
+    p += 2;
+  } while (p != end);
+  pc = end;
+  NEXT();
+}
+op_copy_n_br: {
+  const uint32_t* p = pc + 2;
+  const uint32_t* const end = p + 2 * pc[1];
+  do {
+    fp[p[1]] = fp[p[0]];
+    p += 2;
+  } while (p != end);
+  pc = code + *end;
+  NEXT();
+}
+op_xor_rot3: {
+  uint32_t x = uint32_t(S(1));
+  S(5) = std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4]));
+  pc += 6;
+  NEXT();
+}
+op_xor_rot2_shr: {
+  uint32_t x = uint32_t(S(1));
+  S(5) = std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ (x >> pc[4]);
+  pc += 6;
+  NEXT();
+}
 op_const32:
   S(2) = pc[1];
   pc += 3;

@@ -57,6 +57,10 @@ enum Op : uint32_t {
   kCallLocal,                    // [code, base, cost, frame_slots, num_params, num_locals] a call
                                  // to a function defined in the same module: its callee facts
                                  // are written in by compile_functions once all are compiled
+  kCopyN,                        // [n, src1, dst1, ..., srcn, dstn] n >= 3 copies, in order
+  kCopyNBr,                      // [n, src1, dst1, ..., srcn, dstn, target] n >= 2 copies, branch
+  kXorRot3,                      // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32
+  kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64

@@ -16,6 +16,7 @@
 #include "common/blake3.h"
 #include "wasm/leb128.h"
 #include "wasm/module.h"
+#include "wasm/ops.h"
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
@@ -945,6 +946,143 @@ TEST(WasmFusion, BinopOfBinopMatchesUnfusedArithmetic) {
   ASSERT_TRUE(t.trap);
   EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
   EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x28);
+}
+
+// A listing contains opcode `op` (dump_function prints "op 0x<hex> ...").
+bool listing_has(const std::vector<uint8_t>& bytes, uint32_t func, uint32_t op) {
+  auto m = Module::load(bytes);
+  if (!m.ok()) return false;
+  char needle[32];
+  std::snprintf(needle, sizeof needle, "op %#x ", op);
+  return dump_function(**m, func).find(needle) != std::string::npos;
+}
+
+// Three rotations of one value xor-ed together (SHA-2's sigma functions) become one
+// instruction; look-alikes that must not fuse (two different values, an intermediate that is
+// also kept in a local) still compute the unfused result.
+TEST(WasmFusion, XorOfThreeRotationsMatchesUnfusedArithmetic) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "big") (param i32) (result i32)
+      (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 6)) (i32.rotr (local.get 0) (i32.const 11)))
+               (i32.rotr (local.get 0) (i32.const 25))))
+    (func (export "small") (param i32) (result i32)
+      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 25)) (i32.rotl (local.get 0) (i32.const 14)))
+               (i32.shr_u (local.get 0) (i32.const 3))))
+    (func (export "mixed") (param i32) (result i32)
+      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 3)) (i32.rotr (local.get 0) (i32.const 40)))
+               (i32.rotl (local.get 0) (i32.const 0))))
+    (func (export "two_values") (param i32 i32) (result i32)
+      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 1)) (i32.rotl (local.get 1) (i32.const 2)))
+               (i32.rotl (local.get 0) (i32.const 3))))
+    (func (export "kept") (param i32) (result i32) (local i32)
+      (i32.add (i32.xor (local.tee 1 (i32.xor (i32.rotl (local.get 0) (i32.const 7)) (i32.rotl (local.get 0) (i32.const 18))))
+                        (i32.shr_u (local.get 0) (i32.const 3)))
+               (local.get 1)))))");
+  Env e;
+  e.load(bytes);
+  for (uint32_t x : {0u, 1u, 0x80000000u, 0x6a09e667u, 0xffffffffu, 0x12345678u}) {
+    auto call1 = [&](const char* f) { return uint32_t(e.call(f, {Value::i32(int32_t(x))}).values[0].bits); };
+    EXPECT_EQ(call1("big"), std::rotr(x, 6) ^ std::rotr(x, 11) ^ std::rotr(x, 25)) << x;
+    EXPECT_EQ(call1("small"), std::rotl(x, 25) ^ std::rotl(x, 14) ^ (x >> 3)) << x;
+    EXPECT_EQ(call1("mixed"), std::rotl(x, 3) ^ std::rotr(x, 40 % 32) ^ x) << x;
+    uint32_t y = x * 2654435761u + 1;
+    EXPECT_EQ(uint32_t(e.call("two_values", {Value::i32(int32_t(x)), Value::i32(int32_t(y))}).values[0].bits),
+              std::rotl(x, 1) ^ std::rotl(y, 2) ^ std::rotl(x, 3)) << x;
+    uint32_t t = std::rotl(x, 7) ^ std::rotl(x, 18);
+    EXPECT_EQ(call1("kept"), (t ^ (x >> 3)) + t) << x;
+  }
+  EXPECT_TRUE(listing_has(bytes, 0, kXorRot3));
+  EXPECT_TRUE(listing_has(bytes, 1, kXorRot2Shr));
+  EXPECT_TRUE(listing_has(bytes, 2, kXorRot3));
+  EXPECT_FALSE(listing_has(bytes, 3, kXorRot3));
+  EXPECT_FALSE(listing_has(bytes, 4, kXorRot2Shr));
+}
+
+// `i32.eqz` of an integer compare is folded into the opposite compare, for every compare in
+// register and immediate form, as a value and as a branch condition.
+TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
+  REQUIRE_WAT2WASM();
+  const char* cmps[] = {"eq", "ne", "lt_s", "lt_u", "gt_s", "gt_u", "le_s", "le_u", "ge_s", "ge_u"};
+  std::string text = "(module\n";
+  for (const char* ty : {"i32", "i64"})
+    for (const char* c : cmps) {
+      std::string t = ty;
+      text += "(func (export \"" + t + c + "\") (param " + t + " " + t + ") (result i32) (i32.eqz (" + t + "." + c +
+              " (local.get 0) (local.get 1))))\n";
+      text += "(func (export \"" + t + c + "_imm\") (param " + t + " " + t + ") (result i32) (i32.eqz (" + t + "." + c +
+              " (local.get 0) (" + t + ".const -5))))\n";
+      text += "(func (export \"" + t + c + "_br\") (param " + t + " " + t + ") (result i32) (block (br_if 0 (i32.eqz (" + t +
+              "." + c + " (local.get 0) (local.get 1)))) (return (i32.const 7))) (i32.const 9))\n";
+    }
+  text += ")";
+  auto bytes = wat(text);
+  Env e;
+  e.load(bytes);
+  auto ref = [](int c, int64_t a, int64_t b, bool is64) -> bool {
+    uint64_t ua = is64 ? uint64_t(a) : uint32_t(a), ub = is64 ? uint64_t(b) : uint32_t(b);
+    int64_t sa = is64 ? a : int32_t(a), sb = is64 ? b : int32_t(b);
+    switch (c) {
+      case 0: return ua == ub;
+      case 1: return ua != ub;
+      case 2: return sa < sb;
+      case 3: return ua < ub;
+      case 4: return sa > sb;
+      case 5: return ua > ub;
+      case 6: return sa <= sb;
+      case 7: return ua <= ub;
+      case 8: return sa >= sb;
+      default: return ua >= ub;
+    }
+  };
+  const int64_t vals[] = {-5, -1, 0, 3, INT32_MIN, INT32_MAX, INT64_MIN, int64_t(0xffffffffu)};
+  for (int is64 = 0; is64 < 2; ++is64)
+    for (int c = 0; c < 10; ++c) {
+      std::string name = std::string(is64 ? "i64" : "i32") + cmps[c];
+      for (int64_t a : vals)
+        for (int64_t b : vals) {
+          auto arg = [&](int64_t v) { return is64 ? Value::i64(v) : Value::i32(int32_t(v)); };
+          EXPECT_EQ(e.call(name, {arg(a), arg(b)}).values[0].bits, ref(c, a, b, is64) ? 0u : 1u) << name << " " << a << " " << b;
+          EXPECT_EQ(e.call(name + "_imm", {arg(a), arg(b)}).values[0].bits, ref(c, a, -5, is64) ? 0u : 1u) << name << " " << a;
+          EXPECT_EQ(e.call(name + "_br", {arg(a), arg(b)}).values[0].bits, ref(c, a, b, is64) ? 7u : 9u) << name << " " << a << " " << b;
+        }
+    }
+  // No eqz is left in the listing: i32.eq's eqz is an i32.ne.
+  EXPECT_TRUE(listing_has(bytes, 0, 0x47));
+  EXPECT_FALSE(listing_has(bytes, 0, 0x45));
+}
+
+// A run of copies (a loop rotating its locals) is one kCopyN, and with the loop's back branch
+// one kCopyNBr; the copies happen in order (each reads the value before later copies).
+TEST(WasmFusion, CopyRunsKeepTheirOrder) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "rotate") (param $n i32) (result i64)
+      (local $a i64) (local $b i64) (local $c i64) (local $d i64) (local $e i64) (local $t i64)
+      (local.set $a (i64.const 1)) (local.set $b (i64.const 2)) (local.set $c (i64.const 3))
+      (local.set $d (i64.const 4)) (local.set $e (i64.const 5))
+      (loop $l
+        (local.set $t (i64.add (i64.mul (local.get $a) (i64.const 31)) (local.get $e)))
+        (local.set $e (local.get $d)) (local.set $d (local.get $c)) (local.set $c (local.get $b))
+        (local.set $b (local.get $a)) (local.set $a (local.get $t))
+        (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+      (i64.xor (i64.xor (local.get $a) (i64.shl (local.get $b) (i64.const 8)))
+               (i64.xor (i64.shl (local.get $c) (i64.const 16)) (i64.xor (i64.shl (local.get $d) (i64.const 24)) (local.get $e)))))
+    (func (export "swap3") (param i32 i32 i32) (result i32) (local i32)
+      (local.set 3 (local.get 0)) (local.set 0 (local.get 1)) (local.set 1 (local.get 2)) (local.set 2 (local.get 3))
+      (i32.add (i32.mul (local.get 0) (i32.const 100)) (i32.add (i32.mul (local.get 1) (i32.const 10)) (local.get 2))))))");
+  Env e;
+  e.load(bytes);
+  for (int n : {1, 2, 7, 100}) {
+    uint64_t a = 1, b = 2, c = 3, d = 4, ee = 5;
+    for (int i = 0; i < n; ++i) {
+      uint64_t t = a * 31 + ee;
+      ee = d; d = c; c = b; b = a; a = t;
+    }
+    EXPECT_EQ(e.call("rotate", {Value::i32(n)}).values[0].bits, a ^ (b << 8) ^ ((c << 16) ^ ((d << 24) ^ ee))) << n;
+  }
+  EXPECT_EQ(e.call("swap3", {Value::i32(1), Value::i32(2), Value::i32(3)}).values[0].bits, 231u);
+  EXPECT_TRUE(listing_has(bytes, 1, kCopyN));
 }
 
 // The pc -> wasm offset table the trap path binary-searches must be sorted by code index with
