@@ -339,7 +339,8 @@ class FuncCompiler {
     push(t);
     vals_.back().is_const = true;
     vals_.back().cval = v;
-    last_dst_ = SIZE_MAX;
+    // last_dst_ stays, as for local.get: a constant emits nothing, so the value below it may
+    // still fuse into their consumer (`(x << k) + imm`); users of last_dst_ check slots.
   }
   void push(ValType t) {
     vals_.push_back(Opd{t, -1});
@@ -598,15 +599,32 @@ class FuncCompiler {
         bool commutes = op == 0x46 || op == 0x47 || op == 0x6a || op == 0x6c || (op >= 0x71 && op <= 0x73) ||
                         op == 0x51 || op == 0x52 || op == 0x7c || op == 0x7e || (op >= 0x83 && op <= 0x85);
         int k = -1;  // which operand (0 = top = b) becomes the immediate
-        if (top_is_const(0) && fits_imm(op, top_const(0))) k = 0;
-        else if (commutes && top_is_const(1) && fits_imm(op, top_const(1))) k = 1;
+        if (top_is_const(0) && imm_ok(op, top_const(0))) k = 0;
+        else if (commutes && top_is_const(1) && imm_ok(op, top_const(1))) k = 1;
         if (k >= 0) {
-          uint32_t imm = uint32_t(top_const(size_t(k)));
+          uint64_t v = top_const(size_t(k));
+          size_t at = fresh_producer(size_t(1 - k));
+          if (op == 0x6a && at != SIZE_MAX && code_[at] == kImmBase + (0x74 - 0x40)) {
+            // `(x << k) + imm`, a static array's element address: one instruction.
+            uint32_t x = code_[at + 1], sh = code_[at + 2];
+            code_.resize(at);
+            pop(s.b);
+            pop(s.a);
+            uint32_t d = push_result(s.r);
+            note_op(code_.size());
+            code_.insert(code_.end(), {uint32_t(kAddImmShl), x, sh, uint32_t(v), d});
+            last_dst_ = code_.size() - 1;
+            return;
+          }
           uint32_t a = top_slot(size_t(1 - k));
           pop(s.b);
           pop(s.a);
           uint32_t d = push_result(s.r);
-          emit_simple({kImmBase + (op - 0x40), a, imm, d});
+          bool is64 = (op >= 0x51 && op <= 0x5a) || op >= 0x7c;
+          if (is64 && (int64_t(v) != int64_t(int32_t(uint32_t(v))) || (op >= 0x7f && op <= 0x82)))
+            emit_simple({kImm64Base + (op - 0x40), a, uint32_t(v), uint32_t(v >> 32), d});
+          else
+            emit_simple({kImmBase + (op - 0x40), a, uint32_t(v), d});
           return;
         }
       }
@@ -715,13 +733,17 @@ class FuncCompiler {
       default: return -1;
     }
   }
+  // Binary ops with an immediate form (kImmBase, and kImm64Base for i64 constants that do not
+  // fit 32 signed bits and for i64 division). Division and remainder take an immediate only
+  // when it is neither 0 nor -1, so the immediate forms cannot trap.
   static bool has_imm_form(uint32_t op) {
-    return (op >= 0x46 && op <= 0x4f) || op == 0x6a || op == 0x6b || op == 0x6c || (op >= 0x71 && op <= 0x78) ||
-           (op >= 0x51 && op <= 0x5a) || op == 0x7c || op == 0x7d || op == 0x7e || (op >= 0x83 && op <= 0x8a);
+    return (op >= 0x46 && op <= 0x4f) || (op >= 0x6a && op <= 0x78) || (op >= 0x51 && op <= 0x5a) ||
+           (op >= 0x7c && op <= 0x8a);
   }
-  static bool fits_imm(uint32_t op, uint64_t v) {
-    bool is64 = (op >= 0x51 && op <= 0x5a) || op >= 0x7c;
-    return !is64 || int64_t(v) == int64_t(int32_t(uint32_t(v)));
+  static bool imm_ok(uint32_t op, uint64_t v) {
+    if (op >= 0x6d && op <= 0x70) return uint32_t(v) != 0 && uint32_t(v) != UINT32_MAX;
+    if (op >= 0x7f && op <= 0x82) return v != 0 && v != UINT64_MAX;
+    return true;
   }
   // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
@@ -933,6 +955,7 @@ void FuncCompiler::step_inner() {
       if (uint64_t(n) > end_ - pos_) throw Fail{pos_, "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
       for (uint32_t i = 0; i <= n; ++i) depths[i] = u32();
+      size_t idx_producer = fresh_producer(0);
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
@@ -945,7 +968,22 @@ void FuncCompiler::step_inner() {
       }
       if (live()) {
         materialize_top(arity);
-        emit({kBrTable, idx, n + 1});
+        // An index loaded by a `i32.load8_u` just before (an interpreter's opcode fetch, the
+        // `switch` on a byte): one instruction loads, clamps and jumps. The load stays the
+        // instruction's trap offset (its code_offsets entry is at the same position).
+        uint32_t p = idx_producer == SIZE_MAX ? 0 : code_[idx_producer];
+        if (p == kLoadAddImmBase + (0x2d - 0x28) && idx_producer + 5 == code_.size()) {
+          uint32_t a = code_[idx_producer + 1], imm = code_[idx_producer + 2], off = code_[idx_producer + 3];
+          code_.resize(idx_producer);
+          code_.insert(code_.end(), {uint32_t(kBrTableLoad8uAddImm), a, imm, off, n + 1});
+        } else if (p == kLoadBase + 0x2d && idx_producer + 4 == code_.size()) {
+          uint32_t a = code_[idx_producer + 1], off = code_[idx_producer + 2];
+          code_.resize(idx_producer);
+          code_.insert(code_.end(), {uint32_t(kBrTableLoad8u), a, off, n + 1});
+        } else {
+          emit({kBrTable, idx, n + 1});
+        }
+        last_dst_ = SIZE_MAX;
         size_t table = code_.size();
         code_.resize(code_.size() + n + 1);
         for (uint32_t i = 0; i <= n; ++i) {

@@ -15,6 +15,7 @@ static int operand_words(uint32_t op) {
   }
   if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
   if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kImm64Base) return 4;
   if (op >= kLoadAddShlBase) return 5;
   if (op >= kLoadAddImmBase) return 4;
   if (op >= kBrIfCmpBase && op < kLoadAddImmBase) {
@@ -49,6 +50,7 @@ static int operand_words(uint32_t op) {
     case kCopyBr: return 3;
     case kCallLocal: return 6;
     case kXorRot3: case kXorRot2Shr: return 5;
+    case kAddImmShl: return 4;
   }
   return 0;
 }
@@ -66,6 +68,8 @@ std::string dump_function(const Module& mod, uint32_t defined_index) {
     uint32_t op = m.code[pc];
     int n = operand_words(op);
     if (op == kCopyN) n = 1 + 2 * int(m.code[pc + 1]);
+    else if (op == kBrTableLoad8u) n = 3 + int(m.code[pc + 3]);
+    else if (op == kBrTableLoad8uAddImm) n = 4 + int(m.code[pc + 4]);
     else if (op == kCopyNBr) n = 2 + 2 * int(m.code[pc + 1]);
     else if (n < 0) n = 2 + int(m.code[pc + 2]);
     std::snprintf(buf, sizeof buf, "%6u: op %#x", pc, op);

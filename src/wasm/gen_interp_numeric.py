@@ -106,6 +106,13 @@ def main():
         h(f"op_imm_{op:#04x}", f"uint32_t a = uint32_t(S(1)), b = pc[2]; S(3) = uint64_t(uint32_t({e})); pc += 4; NEXT();", f"kImmBase + {op - 0x40:#x}")
     for op, e in I64B.items():
         h(f"op_imm_{op:#04x}", f"uint64_t a = S(1), b = uint64_t(int64_t(int32_t(pc[2]))); S(3) = uint64_t({e}); pc += 4; NEXT();", f"kImmBase + {op - 0x40:#x}")
+    for op, e in I64B.items():
+        h(f"op_imm64_{op:#04x}", f"uint64_t a = S(1), b = uint64_t(pc[2]) | (uint64_t(pc[3]) << 32); S(4) = uint64_t({e}); pc += 5; NEXT();", f"kImm64Base + {op - 0x40:#x}")
+    # Division by a constant that is neither 0 nor -1 (the compiler's rule): no trap checks.
+    for op, e in {0x6d: 'uint32_t(int32_t(a) / int32_t(b))', 0x6e: 'a / b', 0x6f: 'uint32_t(int32_t(a) % int32_t(b))', 0x70: 'a % b'}.items():
+        h(f"op_imm_{op:#04x}", f"uint32_t a = uint32_t(S(1)), b = pc[2]; S(3) = uint64_t(uint32_t({e})); pc += 4; NEXT();", f"kImmBase + {op - 0x40:#x}")
+    for op, e in {0x7f: 'uint64_t(int64_t(a) / int64_t(b))', 0x80: 'a / b', 0x81: 'uint64_t(int64_t(a) % int64_t(b))', 0x82: 'a % b'}.items():
+        h(f"op_imm64_{op:#04x}", f"uint64_t a = S(1), b = uint64_t(pc[2]) | (uint64_t(pc[3]) << 32); S(4) = {e}; pc += 5; NEXT();", f"kImm64Base + {op - 0x40:#x}")
     for op in list(range(0x46, 0x50)) + list(range(0x51, 0x5b)):
         e = I32B.get(op) or I64B.get(op)
         t = 'uint32_t' if op < 0x50 else 'uint64_t'

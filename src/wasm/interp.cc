@@ -189,6 +189,9 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCallIndirect] = &&op_call_indirect;
   L[kCallLocal] = &&op_call_local;
   L[kXorRot3] = &&op_xor_rot3;
+  L[kBrTableLoad8u] = &&op_br_table_load8u;
+  L[kBrTableLoad8uAddImm] = &&op_br_table_load8u_ai;
+  L[kAddImmShl] = &&op_add_imm_shl;
   L[kXorRot2Shr] = &&op_xor_rot2_shr;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
@@ -342,6 +345,10 @@ op_copy_n_br: {
   pc = code + *end;
   NEXT();
 }
+op_add_imm_shl:
+  S(4) = uint32_t((uint32_t(S(1)) << (pc[2] & 31)) + pc[3]);
+  pc += 5;
+  NEXT();
 op_xor_rot3: {
   uint32_t x = uint32_t(S(1));
   S(5) = std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4]));
@@ -378,6 +385,26 @@ op_br_table: {
   uint32_t n = pc[2];
   if (i >= n - 1) i = n - 1;
   pc = code + pc[3 + i];
+  NEXT();
+}
+// br_table on a byte loaded just before (kBrTableLoad8u*): the load's bounds check, then the
+// clamp and jump of op_br_table.
+op_br_table_load8u: {
+  uint64_t ea = uint64_t(uint32_t(S(1))) + pc[2];
+  if (ea + 1 > msize) TRAP(kMemoryOutOfBounds);
+  uint32_t i = mbase[ea];
+  uint32_t n = pc[3];
+  if (i >= n - 1) i = n - 1;
+  pc = code + pc[4 + i];
+  NEXT();
+}
+op_br_table_load8u_ai: {
+  uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + pc[2])) + pc[3];
+  if (ea + 1 > msize) TRAP(kMemoryOutOfBounds);
+  uint32_t i = mbase[ea];
+  uint32_t n = pc[4];
+  if (i >= n - 1) i = n - 1;
+  pc = code + pc[5 + i];
   NEXT();
 }
 op_select:

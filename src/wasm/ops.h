@@ -59,13 +59,16 @@ enum Op : uint32_t {
                                  // are written in by compile_functions once all are compiled
   kCopyN,                        // [n, src1, dst1, ..., srcn, dstn] n >= 3 copies, in order
   kCopyNBr,                      // [n, src1, dst1, ..., srcn, dstn, target] n >= 2 copies, branch
+  kBrTableLoad8u,                // [addr, offset, n, target * n] br_table on i32.load8_u(addr)
+  kBrTableLoad8uAddImm,          // [a, imm, offset, n, target * n] ... on load8_u(a + imm)
+  kAddImmShl,                    // [x, k, imm, dst] (x << k) + imm, i32
   kXorRot3,                      // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32
   kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
-  // compares, add/sub/mul, bitwise ops, shifts and rotates: [op, a, imm32, dst]. i64 immediates
-  // are sign-extended from 32 bits.
+  // compares, add/sub/mul, div/rem (by neither 0 nor -1: they cannot trap), bitwise ops,
+  // shifts and rotates: [op, a, imm32, dst]. i64 immediates are sign-extended from 32 bits.
   kImmBase = 0x240,
   // Compare fused with a conditional branch: + (wasm op - 0x45) for eqz and the i32/i64
   // compares. "If" variants branch when the compare is true, "Ifn" when it is false.
@@ -89,7 +92,11 @@ enum Op : uint32_t {
   // Loads whose address is a kFuseAddShl just before: + (wasm op - 0x28),
   // [a, b, k, offset, dst], ea = uint32(a + (b << k)) + offset.
   kLoadAddShlBase = 0x3b0,
-  kNumOps = 0x3c0,
+  // i64 binary ops with a 64-bit immediate: kImm64Base + (wasm op - 0x40), [a, lo, hi, dst],
+  // for the i64 ops of kImmBase whose constant does not fit 32 signed bits, and for i64
+  // div/rem (immediate not 0 or -1). i32 div/rem by such a constant use kImmBase.
+  kImm64Base = 0x3c0,
+  kNumOps = 0x410,
 };
 
 }  // namespace genvm::wasm

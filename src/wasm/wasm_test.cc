@@ -1085,6 +1085,83 @@ TEST(WasmFusion, CopyRunsKeepTheirOrder) {
   EXPECT_TRUE(listing_has(bytes, 1, kCopyN));
 }
 
+// A br_table on a byte loaded just before (a bytecode interpreter's dispatch) is one
+// instruction; it jumps like br_table (clamped to the default), and an out-of-bounds fetch
+// traps with the load's offset.
+TEST(WasmFusion, BrTableOnALoadedByte) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module (memory 1)
+    (data (i32.const 100) "\00\01\02\07\01\00")
+    (func (export "run") (param $pc i32) (result i32) (local $acc i32)
+      (loop $next
+        (block $halt (block $add1 (block $add10 (block $double
+          (br_table $double $add10 $add1 $halt (i32.load8_u offset=100 (local.get $pc))))
+          (local.set $acc (i32.shl (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
+          (local.set $acc (i32.add (local.get $acc) (i32.const 10))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
+          (local.set $acc (i32.add (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next)))
+      (local.get $acc))
+    (func (export "plain") (param i32) (result i32)
+      (block $b (block $a (br_table $a $b (i32.load8_u (local.get 0)))) (return (i32.const 1))) (i32.const 2))))");
+  Env e;
+  e.load(bytes);
+  // 100: double(0) add10(10) add1(11) default=halt (byte 7) -> 11
+  EXPECT_EQ(e.call("run", {Value::i32(0)}).values[0].bits, 11u);
+  // from 101: add10 add1 halt
+  EXPECT_EQ(e.call("run", {Value::i32(1)}).values[0].bits, 11u);
+  EXPECT_EQ(e.call("plain", {Value::i32(100)}).values[0].bits, 1u);   // byte 0 -> $a
+  EXPECT_EQ(e.call("plain", {Value::i32(103)}).values[0].bits, 2u);   // byte 7 -> default $b
+  Outcome t = e.call("run", {Value::i32(65536 - 100)});
+  ASSERT_TRUE(t.trap);
+  EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
+  EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x2d);  // the i32.load8_u
+  Outcome t2 = e.call("plain", {Value::i32(65536)});
+  ASSERT_TRUE(t2.trap);
+  EXPECT_EQ(bytes[t2.trap->frames[0].code_offset], 0x2d);
+  EXPECT_TRUE(listing_has(bytes, 0, kBrTableLoad8uAddImm) || listing_has(bytes, 0, kBrTableLoad8u));
+  EXPECT_TRUE(listing_has(bytes, 1, kBrTableLoad8u));
+}
+
+// Constants as immediates: i64 constants beyond 32 signed bits, division and remainder by a
+// constant (which cannot trap unless it is 0 or -1: those keep the trapping form), and the
+// `(x << k) + imm` address of a static array.
+TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "mul64") (param i64) (result i64) (i64.mul (local.get 0) (i64.const 0x9e3779b97f4a7c15)))
+    (func (export "xor64") (param i64) (result i64) (i64.xor (i64.const 0xff00ff00ff00ff00) (local.get 0)))
+    (func (export "lt64") (param i64) (result i32) (i64.lt_u (local.get 0) (i64.const 0x100000000)))
+    (func (export "divs") (param i32) (result i32) (i32.div_s (local.get 0) (i32.const -7)))
+    (func (export "remu") (param i32) (result i32) (i32.rem_u (local.get 0) (i32.const 180000)))
+    (func (export "rems64") (param i64) (result i64) (i64.rem_s (local.get 0) (i64.const 3)))
+    (func (export "divu64") (param i64) (result i64) (i64.div_u (local.get 0) (i64.const 0x123456789)))
+    (func (export "div0") (param i32) (result i32) (i32.div_u (local.get 0) (i32.const 0)))
+    (func (export "divm1") (param i32) (result i32) (i32.div_s (local.get 0) (i32.const -1)))
+    (func (export "remm1") (param i64) (result i64) (i64.rem_s (local.get 0) (i64.const -1)))
+    (func (export "elem") (param i32) (result i32) (i32.add (i32.shl (local.get 0) (i32.const 3)) (i32.const 4096)))))");
+  Env e;
+  e.load(bytes);
+  for (uint64_t x : {0ull, 1ull, 0xffffffffull, 0x8000000000000000ull, 0x123456789abcdefull, ~0ull}) {
+    int64_t sx = int64_t(x);
+    auto c64 = [&](const char* f) { return e.call(f, {Value::i64(sx)}).values[0].bits; };
+    auto c32 = [&](const char* f) { return uint32_t(e.call(f, {Value::i32(int32_t(uint32_t(x)))}).values[0].bits); };
+    EXPECT_EQ(c64("mul64"), x * 0x9e3779b97f4a7c15ull);
+    EXPECT_EQ(c64("xor64"), x ^ 0xff00ff00ff00ff00ull);
+    EXPECT_EQ(c64("lt64"), x < 0x100000000ull ? 1u : 0u);
+    EXPECT_EQ(c32("divs"), uint32_t(int32_t(uint32_t(x)) / -7));
+    EXPECT_EQ(c32("remu"), uint32_t(x) % 180000u);
+    EXPECT_EQ(c64("rems64"), uint64_t(sx % 3));
+    EXPECT_EQ(c64("divu64"), x / 0x123456789ull);
+    EXPECT_EQ(c64("remm1"), 0u);
+    EXPECT_EQ(c32("elem"), (uint32_t(x) << 3) + 4096u);
+  }
+  EXPECT_EQ(e.trap_of("div0", {Value::i32(5)}), TrapKind::kIntegerDivideByZero);
+  EXPECT_EQ(e.trap_of("divm1", {Value::i32(INT32_MIN)}), TrapKind::kIntegerOverflow);
+  EXPECT_EQ(e.call("divm1", {Value::i32(9)}).values[0].bits, uint32_t(-9));
+  EXPECT_TRUE(listing_has(bytes, 0, kImm64Base + (0x7e - 0x40)));
+  EXPECT_TRUE(listing_has(bytes, 4, kImmBase + (0x70 - 0x40)));
+  EXPECT_TRUE(listing_has(bytes, 10, kAddImmShl));
+}
+
 // The pc -> wasm offset table the trap path binary-searches must be sorted by code index with
 // one entry per index, also after fusion rewrote code already emitted. Checked on the bench
 // kernels (real clang output, every fusion kind) when they are built.
