@@ -136,6 +136,27 @@ inline void zero_locals(uint64_t* p, uint32_t n) {
   }
 }
 
+// Calls a host function: arguments from the slots at `args`, results to the slots at
+// `results`. Out of line: host calls are rare next to wasm calls, and inlined into the
+// interpreter this conversion code made clang keep an extra copy of fp in every handler.
+[[gnu::noinline]] std::optional<Trap> call_host(Store& store, FuncInst* callee, Instance::Impl* inst,
+                                                const uint64_t* args, uint64_t* results) {
+  const FuncType& ft = callee->type;
+  Value args_buf[8], res_buf[8];
+  std::vector<Value> args_v, res_v;
+  std::span<Value> in(args_buf, ft.params.size() <= 8 ? ft.params.size() : 0);
+  std::span<Value> out(res_buf, ft.results.size() <= 8 ? ft.results.size() : 0);
+  if (ft.params.size() > 8) { args_v.resize(ft.params.size()); in = args_v; }
+  if (ft.results.size() > 8) { res_v.resize(ft.results.size()); out = res_v; }
+  for (size_t k = 0; k < ft.params.size(); ++k) in[k] = slot_to_value(ft.params[k], args[k]);
+  for (size_t k = 0; k < ft.results.size(); ++k) out[k] = Value::zero(ft.results[k]);
+  Caller caller(store, inst->self);
+  std::optional<Trap> t = callee->host(caller, in, out);
+  if (t) return t;
+  for (size_t k = 0; k < ft.results.size(); ++k) results[k] = out[k].bits;
+  return std::nullopt;
+}
+
 // Called from each trap kind's landing label (see TRAP in Interp::run).
 [[gnu::noinline, gnu::cold]] void set_trap(std::optional<Trap>& result, TrapKind k) {
   result = Trap{k, trap_kind_name(k), 0, nullptr, {}};
@@ -641,23 +662,7 @@ op_call_indirect: {
 }
 do_call: {
   if (callee->host) {
-    if (!(result = [&]() -> std::optional<Trap> {
-          // Host calls convert slots to typed values; hosts are rare compared with wasm calls.
-          const FuncType& ft = callee->type;
-          Value args_buf[8], res_buf[8];
-          std::vector<Value> args_v, res_v;
-          std::span<Value> args(args_buf, ft.params.size() <= 8 ? ft.params.size() : 0);
-          std::span<Value> res(res_buf, ft.results.size() <= 8 ? ft.results.size() : 0);
-          if (ft.params.size() > 8) { args_v.resize(ft.params.size()); args = args_v; }
-          if (ft.results.size() > 8) { res_v.resize(ft.results.size()); res = res_v; }
-          for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
-          for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
-          Caller caller(store, inst->self);
-          std::optional<Trap> t = callee->host(caller, args, res);
-          if (t) return t;
-          for (size_t k = 0; k < ft.results.size(); ++k) nfp[k] = res[k].bits;
-          return std::nullopt;
-        }())) {
+    if (!(result = call_host(store, callee, inst, nfp, nfp))) {
       RELOAD_MEM();
       pc = ret;
       NEXT();
@@ -726,17 +731,7 @@ do_tail_call: {
   if (callee->host) {
     // A host callee: call it in place, then return its results from this frame.
     ret = nullptr;
-    result = [&]() -> std::optional<Trap> {
-    const FuncType& ft = callee->type;
-    std::vector<Value> args(ft.params.size()), res(ft.results.size());
-    for (size_t k = 0; k < ft.params.size(); ++k) args[k] = slot_to_value(ft.params[k], nfp[k]);
-    for (size_t k = 0; k < ft.results.size(); ++k) res[k] = Value::zero(ft.results[k]);
-    Caller caller(store, inst->self);
-    std::optional<Trap> t = callee->host(caller, args, res);
-    if (t) return t;
-    for (size_t k = 0; k < ft.results.size(); ++k) fp[k] = res[k].bits;
-    return std::nullopt;
-    }();
+    result = call_host(store, callee, inst, nfp, fp);
     if (result) goto host_trap;
     goto do_return;
   }
