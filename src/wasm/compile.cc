@@ -638,6 +638,7 @@ class FuncCompiler {
           if (ii < 0) continue;
           uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
           if (oi == 3 && ii >= 6 && fuse_xor_rot3(at, other, x, y, ii)) return;
+          if (oi == 0 && ii == 5 && fuse_add_imm_add_shl(at, other, x, y)) return;
           code_.resize(at);
           pop(s.b);
           pop(s.a);
@@ -706,6 +707,27 @@ class FuncCompiler {
     last_op_pos_ = a_pos;
     prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
     code_.insert(code_.end(), {uint32_t(inner == 6 ? kXorRot2Shr : kXorRot3), x, ka, kb, kc, d});
+    last_dst_ = code_.size() - 1;
+    return true;
+  }
+  // `(a + imm) + (x << k)`: the address of an element of an array in the shadow stack frame
+  // (`sp + off`), compiled so far as [add_imm a, imm -> t] [shl_imm x, k -> u], about to
+  // become `t + u`. Contiguous, no branch target inside, t a temporary: one kAddImmAddShl.
+  bool fuse_add_imm_add_shl(size_t at, uint32_t other, uint32_t x, uint32_t k) {
+    size_t a_pos = prev_op_pos_;
+    if (at != last_op_pos_ || a_pos == SIZE_MAX || a_pos + 4 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
+    uint32_t aop = code_[a_pos];
+    if (aop != kImmBase + (0x6a - 0x40) && aop != kImmBase + (0x6b - 0x40)) return false;
+    if (code_[a_pos + 3] != other || other < L_ || x == other) return false;
+    uint32_t a = code_[a_pos + 1];
+    uint32_t imm = aop == kImmBase + (0x6a - 0x40) ? code_[a_pos + 2] : uint32_t(0) - code_[a_pos + 2];
+    code_.resize(a_pos);
+    pop(ValType::I32);
+    pop(ValType::I32);
+    uint32_t d = push_result(ValType::I32);
+    last_op_pos_ = a_pos;
+    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
+    code_.insert(code_.end(), {uint32_t(kAddImmAddShl), a, imm, x, k, d});
     last_dst_ = code_.size() - 1;
     return true;
   }
@@ -1163,6 +1185,18 @@ void FuncCompiler::step_inner() {
                                      ValType::I64, ValType::I64};
       uint32_t off = memarg(kNat[op - 0x28]);
       size_t at = fresh_producer(0);
+      if (at != SIZE_MAX && code_[at] == kAddImmShl) {
+        // Address `(x << k) + imm` (a static array's element) computed just before.
+        uint32_t x = code_[at + 1], k = code_[at + 2], imm = code_[at + 3];
+        code_.resize(at);
+        pop(ValType::I32);
+        uint32_t d = push_result(kRes[op - 0x28]);
+        note_op(code_.size());
+        code_.insert(code_.end(), {kLoadShlImmBase + (op - 0x28), x, k, imm, off, d});
+        last_dst_ = code_.size() - 1;
+        retag_offset(at);
+        break;
+      }
       if (at != SIZE_MAX && code_[at] == kFuseAddShl) {
         // Address `a + (b << k)` computed just before: one fused load.
         uint32_t a = code_[at + 1], b = code_[at + 2], k = code_[at + 3];

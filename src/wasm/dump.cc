@@ -15,6 +15,7 @@ static int operand_words(uint32_t op) {
   }
   if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
   if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kLoadShlImmBase) return 5;
   if (op >= kImm64Base) return 4;
   if (op >= kLoadAddShlBase) return 5;
   if (op >= kLoadAddImmBase) return 4;
@@ -51,6 +52,7 @@ static int operand_words(uint32_t op) {
     case kCallLocal: return 6;
     case kXorRot3: case kXorRot2Shr: return 5;
     case kAddImmShl: return 4;
+    case kAddImmAddShl: return 5;
   }
   return 0;
 }

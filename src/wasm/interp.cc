@@ -193,7 +193,11 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
     void* const as[9] = {&&op_as_i32_load, &&op_as_i64_load, &&op_as_i32_load8_s, &&op_as_i32_load8_u,
                          &&op_as_i32_load16_s, &&op_as_i32_load16_u, &&op_as_i64_load8_s,
                          &&op_as_i64_load16_s, &&op_as_i64_load32_s};
+    void* const si[9] = {&&op_si_i32_load, &&op_si_i64_load, &&op_si_i32_load8_s, &&op_si_i32_load8_u,
+                         &&op_si_i32_load16_s, &&op_si_i32_load16_u, &&op_si_i64_load8_s,
+                         &&op_si_i64_load16_s, &&op_si_i64_load32_s};
     for (int k = 0; k < 14; ++k) {
+      L[kLoadShlImmBase + k] = si[kLoadKind[k]];
       L[kLoadAddImmBase + k] = ai[kLoadKind[k]];
       L[kLoadAddBase + k] = aa[kLoadKind[k]];
       L[kLoadAddShlBase + k] = as[kLoadKind[k]];
@@ -210,6 +214,7 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kCallIndirect] = &&op_call_indirect;
   L[kCallLocal] = &&op_call_local;
   L[kXorRot3] = &&op_xor_rot3;
+  L[kAddImmAddShl] = &&op_add_imm_add_shl;
   L[kBrTableLoad8u] = &&op_br_table_load8u;
   L[kBrTableLoad8uAddImm] = &&op_br_table_load8u_ai;
   L[kAddImmShl] = &&op_add_imm_shl;
@@ -370,6 +375,10 @@ op_add_imm_shl:
   S(4) = uint32_t((uint32_t(S(1)) << (pc[2] & 31)) + pc[3]);
   pc += 5;
   NEXT();
+op_add_imm_add_shl:
+  S(5) = uint32_t(uint32_t(S(1)) + pc[2] + (uint32_t(S(3)) << (pc[4] & 31)));
+  pc += 6;
+  NEXT();
 op_xor_rot3: {
   uint32_t x = uint32_t(S(1));
   S(5) = std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4]));
@@ -495,6 +504,17 @@ op_as_i32_load16_u: LOAD_ADD_SHL(uint16_t, v)
 op_as_i64_load8_s: LOAD_ADD_SHL(int8_t, uint64_t(int64_t(v)))
 op_as_i64_load16_s: LOAD_ADD_SHL(int16_t, uint64_t(int64_t(v)))
 op_as_i64_load32_s: LOAD_ADD_SHL(int32_t, uint64_t(int64_t(v)))
+// Fused kAddImmShl + load: [x, k, imm, offset, dst], ea = uint32((x << k) + imm) + offset.
+#define LOAD_SHL_IMM(T, CONV) LOAD_AT(T, CONV, (uint32_t(S(1)) << (pc[2] & 31)) + pc[3], 4, 5, 6)
+op_si_i32_load: LOAD_SHL_IMM(uint32_t, v)
+op_si_i64_load: LOAD_SHL_IMM(uint64_t, v)
+op_si_i32_load8_s: LOAD_SHL_IMM(int8_t, uint32_t(int32_t(v)))
+op_si_i32_load8_u: LOAD_SHL_IMM(uint8_t, v)
+op_si_i32_load16_s: LOAD_SHL_IMM(int16_t, uint32_t(int32_t(v)))
+op_si_i32_load16_u: LOAD_SHL_IMM(uint16_t, v)
+op_si_i64_load8_s: LOAD_SHL_IMM(int8_t, uint64_t(int64_t(v)))
+op_si_i64_load16_s: LOAD_SHL_IMM(int16_t, uint64_t(int64_t(v)))
+op_si_i64_load32_s: LOAD_SHL_IMM(int32_t, uint64_t(int64_t(v)))
 #define STORE(T)                                            \
   {                                                         \
     uint64_t ea = uint64_t(uint32_t(S(1))) + pc[3];         \
@@ -788,6 +808,7 @@ done:
 #undef LOAD
 #undef LOAD_ADD
 #undef LOAD_ADD_SHL
+#undef LOAD_SHL_IMM
 #undef STORE
 }
 

@@ -62,6 +62,7 @@ enum Op : uint32_t {
   kBrTableLoad8u,                // [addr, offset, n, target * n] br_table on i32.load8_u(addr)
   kBrTableLoad8uAddImm,          // [a, imm, offset, n, target * n] ... on load8_u(a + imm)
   kAddImmShl,                    // [x, k, imm, dst] (x << k) + imm, i32
+  kAddImmAddShl,                 // [a, imm, x, k, dst] (a + imm) + (x << k), i32
   kXorRot3,                      // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32
   kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
@@ -96,7 +97,10 @@ enum Op : uint32_t {
   // for the i64 ops of kImmBase whose constant does not fit 32 signed bits, and for i64
   // div/rem (immediate not 0 or -1). i32 div/rem by such a constant use kImmBase.
   kImm64Base = 0x3c0,
-  kNumOps = 0x410,
+  // Loads whose address is a kAddImmShl just before: + (wasm op - 0x28),
+  // [x, k, imm, offset, dst], ea = uint32((x << k) + imm) + offset.
+  kLoadShlImmBase = 0x410,
+  kNumOps = 0x420,
 };
 
 }  // namespace genvm::wasm

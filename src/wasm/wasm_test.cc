@@ -1137,7 +1137,14 @@ TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
     (func (export "div0") (param i32) (result i32) (i32.div_u (local.get 0) (i32.const 0)))
     (func (export "divm1") (param i32) (result i32) (i32.div_s (local.get 0) (i32.const -1)))
     (func (export "remm1") (param i64) (result i64) (i64.rem_s (local.get 0) (i64.const -1)))
-    (func (export "elem") (param i32) (result i32) (i32.add (i32.shl (local.get 0) (i32.const 3)) (i32.const 4096)))))");
+    (func (export "elem") (param i32) (result i32) (i32.add (i32.shl (local.get 0) (i32.const 3)) (i32.const 4096)))
+    (memory 1)
+    (func (export "elem_load") (param i32) (result i32)
+      (i32.load offset=4 (i32.add (i32.shl (local.get 0) (i32.const 2)) (i32.const 1024))))
+    (func (export "frame_elem") (param i32 i32) (result i32)
+      (i32.add (i32.add (local.get 0) (i32.const 64)) (i32.shl (local.get 1) (i32.const 2))))
+    (func (export "frame_elem_sub") (param i32 i32) (result i32)
+      (i32.add (i32.sub (local.get 0) (i32.const -64)) (i32.shl (local.get 1) (i32.const 2))))))");
   Env e;
   e.load(bytes);
   for (uint64_t x : {0ull, 1ull, 0xffffffffull, 0x8000000000000000ull, 0x123456789abcdefull, ~0ull}) {
@@ -1160,6 +1167,23 @@ TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
   EXPECT_TRUE(listing_has(bytes, 0, kImm64Base + (0x7e - 0x40)));
   EXPECT_TRUE(listing_has(bytes, 4, kImmBase + (0x70 - 0x40)));
   EXPECT_TRUE(listing_has(bytes, 10, kAddImmShl));
+  // The fused element load keeps wasm's 32-bit wrap of (x << k) + imm before the offset.
+  auto mem = e.inst->memory(0);
+  mem[1024 + 4 + 8] = 0x5a;
+  EXPECT_EQ(e.call("elem_load", {Value::i32(2)}).values[0].bits, 0x5au);
+  EXPECT_EQ(e.call("elem_load", {Value::i32(int32_t(0x40000002u))}).values[0].bits, 0x5au);  // << 2 wraps
+  Outcome t = e.call("elem_load", {Value::i32((65536 - 1024) / 4 - 1)});  // ea = 65532 + 4
+  ASSERT_TRUE(t.trap);
+  EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
+  EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x28);  // the load, not the fused shl/add
+  EXPECT_TRUE(listing_has(bytes, 11, kLoadShlImmBase + 0));
+  for (uint32_t a : {0u, 1000u, 0xfffffff0u})
+    for (uint32_t x : {0u, 3u, 0x7fffffffu}) {
+      EXPECT_EQ(uint32_t(e.call("frame_elem", {Value::i32(int32_t(a)), Value::i32(int32_t(x))}).values[0].bits), a + 64 + (x << 2));
+      EXPECT_EQ(uint32_t(e.call("frame_elem_sub", {Value::i32(int32_t(a)), Value::i32(int32_t(x))}).values[0].bits), a + 64 + (x << 2));
+    }
+  EXPECT_TRUE(listing_has(bytes, 12, kAddImmAddShl));
+  EXPECT_TRUE(listing_has(bytes, 13, kAddImmAddShl));
 }
 
 // The pc -> wasm offset table the trap path binary-searches must be sorted by code index with
