@@ -157,20 +157,55 @@ inline void zero_locals(uint64_t* p, uint32_t n) {
   return std::nullopt;
 }
 
-// Called from each trap kind's landing label (see TRAP in Interp::run).
-[[gnu::noinline, gnu::cold]] void set_trap(std::optional<Trap>& result, TrapKind k) {
+// The trap path, out of line and cold: records the trap and its backtrace; each trapping
+// branch calls it and returns from the loop. (GCC: sha256 -5%, vm -2% against one landing
+// label per trap kind; clang's code is the same either way.)
+[[gnu::noinline, gnu::cold]] void trap_exit(std::optional<Trap>& result, TrapKind k, uint32_t max_frames,
+                                            Instance::Impl* inst, const uint32_t* pc, const FrameStack* fs) {
   result = Trap{k, trap_kind_name(k), 0, nullptr, {}};
+  if (pc) collect_frames(*result, max_frames, inst, pc, std::span<const Frame>(fs->base, fs->top));
+}
+// A trap a host function returned: it gets the wasm frames below it.
+[[gnu::noinline, gnu::cold]] void host_trap_exit(std::optional<Trap>& result, uint32_t max_frames,
+                                                 Instance::Impl* inst, const uint32_t* pc, const FrameStack* fs) {
+  collect_frames(*result, max_frames, inst, pc, std::span<const Frame>(fs->base, fs->top));
 }
 
 }  // namespace
 
 struct Interp {
   static std::optional<Trap> run(Store& s, FuncInst* entry);
+  static void run_loop(Store& s, FuncInst* entry, FrameStack* fs, std::optional<Trap>& result);
 };
 
 std::optional<Trap> interpret(Store& s, FuncInst* f) { return Interp::run(s, f); }
 
 std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
+  // The frame vector lives on the heap so its three pointers stay in memory (read only by
+  // calls and returns) instead of competing for registers with pc/fp/memory in every handler.
+  auto frames_owner = std::make_unique<FrameStack>();
+  // The stack counters are updated in the store itself (restored if the call traps): as locals
+  // they were two more long-lived values competing for registers in the interpreter loop.
+  const uint32_t saved_calls_left = store.calls_left_;
+  const uint32_t saved_values_left = store.values_left_;
+  // Without fuel enabled, metered code runs with an allowance it cannot exhaust, so the fuel
+  // instructions need no "is fuel on" branch. Fuel lives in the store (one memory
+  // read-modify-write per fuel instruction): as a local it made clang shuffle registers.
+  const bool fuel_on = store.cfg_.fuel_enabled;
+  const int64_t saved_fuel = store.fuel_;
+  if (!fuel_on) store.fuel_ = INT64_MAX;
+  std::optional<Trap> result;
+  run_loop(store, entry, frames_owner.get(), result);
+  if (result) {
+    // A trap refunds nothing to the store: the counters are as before this call.
+    store.calls_left_ = saved_calls_left;
+    store.values_left_ = saved_values_left;
+  }
+  if (!fuel_on) store.fuel_ = saved_fuel;
+  return result;
+}
+
+void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::optional<Trap>& result) {
   void* L[kNumOps];
   for (auto& l : L) l = &&op_bad;
 #include "wasm/interp_numeric_reg.inc"
@@ -266,25 +301,9 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
   L[kLoadBase + 0x3e] = &&op_store32;
 
   Store::Impl& S_ = store.impl();
-  // The frame vector lives on the heap so its three pointers stay in memory (read only by
-  // calls and returns) instead of competing for registers with pc/fp/memory in every handler.
-  auto frames_owner = std::make_unique<FrameStack>();
-  FrameStack* const fs = frames_owner.get();
-  // The stack counters are updated in the store itself (restored if the call traps): as locals
-  // they were two more long-lived values competing for registers in this one big function.
-  const uint32_t saved_calls_left = store.calls_left_;
-  const uint32_t saved_values_left = store.values_left_;
   uint32_t& calls_left = store.calls_left_;
   uint32_t& values_left = store.values_left_;
-  // Without fuel enabled, metered code runs with an allowance it cannot exhaust, so the fuel
-  // instructions need no "is fuel on" branch.
-  // Fuel lives in the store (one memory read-modify-write per fuel instruction): keeping it in
-  // a local made clang shuffle registers around every fuel handler.
-  const bool fuel_on = store.cfg_.fuel_enabled;
-  const int64_t saved_fuel = store.fuel_;
-  if (!fuel_on) store.fuel_ = INT64_MAX;
   int64_t& fuel = store.fuel_;
-  std::optional<Trap> result;
 
   Instance::Impl* inst = entry->instance;
   const uint32_t* code = inst->code;
@@ -307,11 +326,12 @@ std::optional<Trap> Interp::run(Store& store, FuncInst* entry) {
 #define NEXT() goto* L[*pc]
 #endif
 #define S(i) fp[pc[i]]
-// One landing label per trap kind, each storing its kind through an out-of-line call: the hot
-// path then sets nothing before its bounds check (with a shared `trap_kind = k; goto trap`,
-// clang merged the paths into one value, hoisted its assignment into the handlers and
-// borrowed a register for it).
-#define TRAP(k) goto trap_##k
+// A trap returns from the loop through the cold trap_exit (see there why not a shared label).
+#define TRAP(k)                                                      \
+  do {                                                               \
+    trap_exit(result, TrapKind::k, store.cfg_.max_trap_frames, inst, pc, fs);             \
+    return;                                                          \
+  } while (0)
 #define RELOAD_MEM()          \
   do {                        \
     mbase = inst->mem0->base; \
@@ -687,7 +707,8 @@ do_call: {
       pc = ret;
       NEXT();
     }
-    goto host_trap;
+    host_trap_exit(result, store.cfg_.max_trap_frames, inst, pc, fs);
+    return;
   }
   const CompiledFunc* cf = callee->code;
   if (calls_left == 0 || values_left < cf->cost) TRAP(kStackOverflow);
@@ -721,7 +742,7 @@ do_return: {
   const Frame& f = *--fs->top;
   calls_left++;
   values_left += f.cost;
-  if (!f.ret_pc) goto done;
+  if (!f.ret_pc) return;
   pc = f.ret_pc;
   fp = f.fp;
   // Returning within the instance: code and memory 0 are unchanged (a grow in the callee
@@ -752,7 +773,10 @@ do_tail_call: {
     // A host callee: call it in place, then return its results from this frame.
     ret = nullptr;
     result = call_host(store, callee, inst, nfp, fp);
-    if (result) goto host_trap;
+    if (result) {
+      host_trap_exit(result, store.cfg_.max_trap_frames, inst, pc, fs);
+      return;
+    }
     goto do_return;
   }
   const CompiledFunc* cf = callee->code;
@@ -777,30 +801,6 @@ do_tail_call: {
   NEXT();
 }
 
-trap_kUnreachable: set_trap(result, TrapKind::kUnreachable); goto trap;
-trap_kMemoryOutOfBounds: set_trap(result, TrapKind::kMemoryOutOfBounds); goto trap;
-trap_kTableOutOfBounds: set_trap(result, TrapKind::kTableOutOfBounds); goto trap;
-trap_kIndirectCallToNull: set_trap(result, TrapKind::kIndirectCallToNull); goto trap;
-trap_kBadSignature: set_trap(result, TrapKind::kBadSignature); goto trap;
-trap_kIntegerOverflow: set_trap(result, TrapKind::kIntegerOverflow); goto trap;
-trap_kIntegerDivideByZero: set_trap(result, TrapKind::kIntegerDivideByZero); goto trap;
-trap_kBadConversionToInteger: set_trap(result, TrapKind::kBadConversionToInteger); goto trap;
-trap_kStackOverflow: set_trap(result, TrapKind::kStackOverflow); goto trap;
-trap_kOutOfFuel: set_trap(result, TrapKind::kOutOfFuel); goto trap;
-trap_kInterrupt: set_trap(result, TrapKind::kInterrupt); goto trap;
-trap_kNondetInstruction: set_trap(result, TrapKind::kNondetInstruction); goto trap;
-trap:
-host_trap:  // (also reached directly with a trap a host function returned: it gets the wasm
-            // frames below it)
-  if (pc) collect_frames(*result, store.cfg_.max_trap_frames, inst, pc, std::span<const Frame>(fs->base, fs->top));
-done:
-  if (result) {
-    // A trap refunds nothing to the store: the counters are as before this call.
-    store.calls_left_ = saved_calls_left;
-    store.values_left_ = saved_values_left;
-  }
-  if (!fuel_on) store.fuel_ = saved_fuel;
-  return result;
 #undef NEXT
 #undef S
 #undef TRAP
