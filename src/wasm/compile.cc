@@ -588,6 +588,7 @@ class FuncCompiler {
     bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
     if (s.arity == 1) {
       if (op == 0x45 && invert_fresh_compare()) return;
+      if (is_copy && relabel_fresh(s.a, s.r)) return;
       uint32_t a = top_slot(0);
       pop(s.a);
       uint32_t d = push_result(s.r);
@@ -660,11 +661,22 @@ class FuncCompiler {
 
   // `i32.eqz` of an integer compare computed just before (and used only here) is the opposite
   // compare: the compare is rewritten in place and nothing is emitted (`if (!(a == b))`,
-  // loop exits; a later br_if/if still fuses with the rewritten compare).
+  // loop exits; a later br_if/if still fuses with the rewritten compare). eqz of an eqz
+  // (`!!x`, `while (!(p == 0))`) becomes `x != 0`.
   bool invert_fresh_compare() {
     size_t at = fresh_producer(0);
     if (at == SIZE_MAX) return false;
     uint32_t c = code_[at];
+    if ((c == 0x45 || c == 0x50) && at + 3 == code_.size()) {
+      // eqz of an eqz: `x != 0`, as the immediate compare (which br_if/if can then fuse).
+      uint32_t x = code_[at + 1], d = code_[at + 2];
+      code_.resize(at);
+      code_.insert(code_.end(), {kImmBase + ((c == 0x45 ? 0x47u : 0x52u) - 0x40), x, 0, d});
+      last_dst_ = code_.size() - 1;
+      pop(ValType::I32);
+      push(ValType::I32);
+      return true;
+    }
     uint32_t base = 0;
     if (c >= 0x46 && c <= 0x5a && c != 0x50) base = 0;
     else if (c >= kImmBase + (0x46 - 0x40) && c <= kImmBase + (0x5a - 0x40) && c != kImmBase + (0x50 - 0x40)) base = kImmBase - 0x40;
@@ -675,6 +687,16 @@ class FuncCompiler {
     code_[at] = base + first + kOpposite[wop - first];
     pop(ValType::I32);
     push(ValType::I32);  // same stack position, same home slot: last_dst_ still names it
+    return true;
+  }
+  // A bit-preserving conversion (`i32.wrap_i64`, the reinterprets: compiled as a whole-slot
+  // copy, since i32/f32 readers use only the low half) of a value computed just before into its
+  // home slot would copy that slot onto itself: nothing is emitted, the value is relabelled
+  // (and a following local.set still retargets its producer).
+  bool relabel_fresh(ValType from, ValType to) {
+    if (fresh_producer(0) == SIZE_MAX) return false;
+    pop(from);
+    push(to);  // same stack position, same home slot: last_dst_ still names it
     return true;
   }
   // The SHA-2 "big sigma" shape: `rotl(x,a) ^ rotl(x,b) ^ (rotl|shr_u)(x,c)` of one slot x,

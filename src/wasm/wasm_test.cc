@@ -1050,6 +1050,46 @@ TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
   // No eqz is left in the listing: i32.eq's eqz is an i32.ne.
   EXPECT_TRUE(listing_has(bytes, 0, 0x47));
   EXPECT_FALSE(listing_has(bytes, 0, 0x45));
+
+  // eqz of an eqz is `x != 0`; as a value and as a branch condition.
+  auto b2 = wat(R"((module
+    (func (export "nn32") (param i32) (result i32) (i32.eqz (i32.eqz (local.get 0))))
+    (func (export "nn64") (param i64) (result i32) (i32.eqz (i64.eqz (local.get 0))))
+    (func (export "br64") (param i64) (result i32)
+      (block (br_if 0 (i32.eqz (i64.eqz (local.get 0)))) (return (i32.const 7))) (i32.const 9))))");
+  Env e2;
+  e2.load(b2);
+  for (int64_t v : {int64_t(0), int64_t(1), int64_t(1) << 32, int64_t(-1)}) {
+    EXPECT_EQ(e2.call("nn32", {Value::i32(int32_t(v))}).values[0].bits, uint32_t(v) != 0 ? 1u : 0u) << v;
+    EXPECT_EQ(e2.call("nn64", {Value::i64(v)}).values[0].bits, v != 0 ? 1u : 0u) << v;
+    EXPECT_EQ(e2.call("br64", {Value::i64(v)}).values[0].bits, v != 0 ? 9u : 7u) << v;
+  }
+  EXPECT_FALSE(listing_has(b2, 0, 0x45));
+  EXPECT_FALSE(listing_has(b2, 1, 0x50));
+  EXPECT_FALSE(listing_has(b2, 2, 0x50));
+}
+
+// A wrap or reinterpret of a value computed just before is a relabel (no copy): the i32 result
+// still reads as the low half wherever it goes (i32 ops, a local, the host).
+TEST(WasmFusion, WrapOfAFreshValueIsARelabel) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "wrap_mul") (param i64 i64) (result i32) (i32.wrap_i64 (i64.mul (local.get 0) (local.get 1))))
+    (func (export "wrap_eq") (param i64 i64 i32) (result i32)
+      (i32.eq (i32.wrap_i64 (i64.mul (local.get 0) (local.get 1))) (local.get 2)))
+    (func (export "wrap_local") (param i64) (result i32) (local i32)
+      (local.set 1 (i32.wrap_i64 (i64.shr_u (local.get 0) (i64.const 8))))
+      (i32.add (local.get 1) (i32.const 1)))
+    (func (export "bits") (param i32) (result f32) (f32.reinterpret_i32 (i32.add (local.get 0) (i32.const 1))))))");
+  Env e;
+  e.load(bytes);
+  const uint64_t a = 0x123456789abcdefull, b = 0xfedcba987654321ull;
+  EXPECT_EQ(e.call("wrap_mul", {Value::i64(int64_t(a)), Value::i64(int64_t(b))}).values[0].bits, uint32_t(a * b));
+  EXPECT_EQ(e.call("wrap_eq", {Value::i64(int64_t(a)), Value::i64(int64_t(b)), Value::i32(int32_t(uint32_t(a * b)))}).values[0].bits, 1u);
+  EXPECT_EQ(e.call("wrap_local", {Value::i64(int64_t(a))}).values[0].bits, uint32_t(a >> 8) + 1);
+  EXPECT_EQ(e.call("bits", {Value::i32(0x3f7fffff)}).values[0].bits, 0x3f800000u);
+  EXPECT_FALSE(listing_has(bytes, 0, kCopy));
+  EXPECT_FALSE(listing_has(bytes, 2, kCopy));
 }
 
 // A run of copies (a loop rotating its locals) is one kCopyN, and with the loop's back branch
