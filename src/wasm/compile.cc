@@ -629,6 +629,24 @@ class FuncCompiler {
           return;
         }
       }
+      if ((op == 0x71 || op == 0x83) && live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
+        // `and` of a NOT computed just before (xor with -1): one `x & ~y` (SHA-2's choose,
+        // Keccak's chi), which can itself be the inner half of a fused op below.
+        const uint32_t not_op = kImmBase + ((op == 0x71 ? 0x73u : 0x85u) - 0x40);
+        for (size_t k = 0; k < 2; ++k) {
+          size_t at = fresh_producer(k);
+          if (at == SIZE_MAX || code_[at] != not_op || code_[at + 2] != 0xffffffffu) continue;
+          uint32_t y = code_[at + 1], x = top_slot(1 - k);
+          code_.resize(at);
+          pop(s.b);
+          pop(s.a);
+          uint32_t d = push_result(s.r);
+          note_op(code_.size());
+          code_.insert(code_.end(), {uint32_t(op == 0x71 ? kAndNot32 : kAndNot64), x, y, d});
+          last_dst_ = code_.size() - 1;
+          return;
+        }
+      }
       int oi = fuse_outer(op);
       if (oi >= 0 && !top_is_const(0) && !top_is_const(1)) {
         // An operand computed by the i32 instruction just before (and used only here): one
@@ -774,6 +792,7 @@ class FuncCompiler {
       case kImmBase + (0x76 - 0x40): return 6;
       case kImmBase + (0x77 - 0x40): return 7;
       case kImmBase + (0x78 - 0x40): return 8;
+      case kAndNot32: return 9;
       default: return -1;
     }
   }

@@ -52,6 +52,7 @@ static int operand_words(uint32_t op) {
     case kCallLocal: return 6;
     case kXorRot3: case kXorRot2Shr: return 5;
     case kAddImmShl: return 4;
+    case kAndNot32: case kAndNot64: return 3;
     case kAddImmAddShl: return 5;
   }
   return 0;

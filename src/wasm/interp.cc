@@ -249,6 +249,8 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kCallIndirect] = &&op_call_indirect;
   L[kCallLocal] = &&op_call_local;
   L[kXorRot3] = &&op_xor_rot3;
+  L[kAndNot32] = &&op_and_not32;
+  L[kAndNot64] = &&op_and_not64;
   L[kAddImmAddShl] = &&op_add_imm_add_shl;
   L[kBrTableLoad8u] = &&op_br_table_load8u;
   L[kBrTableLoad8uAddImm] = &&op_br_table_load8u_ai;
@@ -398,6 +400,14 @@ op_add_imm_shl:
 op_add_imm_add_shl:
   S(5) = uint32_t(uint32_t(S(1)) + pc[2] + (uint32_t(S(3)) << (pc[4] & 31)));
   pc += 6;
+  NEXT();
+op_and_not32:
+  S(3) = uint32_t(S(1)) & ~uint32_t(S(2));
+  pc += 4;
+  NEXT();
+op_and_not64:
+  S(3) = S(1) & ~S(2);
+  pc += 4;
   NEXT();
 op_xor_rot3: {
   uint32_t x = uint32_t(S(1));

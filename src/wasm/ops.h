@@ -63,6 +63,8 @@ enum Op : uint32_t {
   kBrTableLoad8uAddImm,          // [a, imm, offset, n, target * n] ... on load8_u(a + imm)
   kAddImmShl,                    // [x, k, imm, dst] (x << k) + imm, i32
   kAddImmAddShl,                 // [a, imm, x, k, dst] (a + imm) + (x << k), i32
+  kAndNot32,                     // [x, y, dst] x & ~y, i32 (an `and` of a just-computed NOT)
+  kAndNot64,                     // [x, y, dst] x & ~y, i64
   kXorRot3,                      // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32
   kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]

@@ -1069,6 +1069,38 @@ TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
   EXPECT_FALSE(listing_has(b2, 2, 0x50));
 }
 
+// `and` of a NOT computed just before is one `x & ~y` (also as the inner half of a fused
+// op); an xor with another constant is left alone.
+TEST(WasmFusion, AndOfANotIsAndNot) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "andn") (param i32 i32) (result i32) (i32.and (i32.xor (local.get 0) (i32.const -1)) (local.get 1)))
+    (func (export "andn_r") (param i32 i32) (result i32) (i32.and (local.get 1) (i32.xor (local.get 0) (i32.const -1))))
+    (func (export "andn64") (param i64 i64) (result i64) (i64.and (i64.xor (local.get 0) (i64.const -1)) (local.get 1)))
+    (func (export "choose") (param i32 i32 i32) (result i32)
+      (i32.add (i32.and (local.get 0) (local.get 1)) (i32.and (i32.xor (local.get 0) (i32.const -1)) (local.get 2))))
+    (func (export "xor5") (param i32 i32) (result i32) (i32.and (i32.xor (local.get 0) (i32.const 5)) (local.get 1)))))");
+  Env e;
+  e.load(bytes);
+  for (uint32_t x : {0u, 0xffffffffu, 0x12345678u})
+    for (uint32_t y : {0u, 0xffffffffu, 0x0f0f0f0fu}) {
+      auto v = [&](const char* f) { return uint32_t(e.call(f, {Value::i32(int32_t(x)), Value::i32(int32_t(y))}).values[0].bits); };
+      EXPECT_EQ(v("andn"), ~x & y);
+      EXPECT_EQ(v("andn_r"), ~x & y);
+      EXPECT_EQ(v("xor5"), (x ^ 5) & y);
+      uint64_t X = uint64_t(x) << 20 | 7, Y = uint64_t(y) * 0x100000001ull;
+      EXPECT_EQ(e.call("andn64", {Value::i64(int64_t(X)), Value::i64(int64_t(Y))}).values[0].bits, ~X & Y);
+      uint32_t g = y ^ 0xa5a5a5a5u;
+      EXPECT_EQ(uint32_t(e.call("choose", {Value::i32(int32_t(x)), Value::i32(int32_t(y)), Value::i32(int32_t(g))}).values[0].bits),
+                (x & y) + (~x & g));
+    }
+  EXPECT_TRUE(listing_has(bytes, 0, kAndNot32));
+  EXPECT_TRUE(listing_has(bytes, 1, kAndNot32));
+  EXPECT_TRUE(listing_has(bytes, 2, kAndNot64));
+  EXPECT_TRUE(listing_has(bytes, 3, kFuseBase + 0 * 16 + 9));  // add of and-not
+  EXPECT_FALSE(listing_has(bytes, 4, kAndNot32));
+}
+
 // A wrap or reinterpret of a value computed just before is a relabel (no copy): the i32 result
 // still reads as the low half wherever it goes (i32 ops, a local, the host).
 TEST(WasmFusion, WrapOfAFreshValueIsARelabel) {
