@@ -412,6 +412,21 @@ class FuncCompiler {
     }
     last_op_pos_ = pos;
   }
+  // Replaces the instructions from `at` to the end of the code (producers being fused into
+  // their consumer; operands already read out of them) with one instruction `words..., dst`:
+  // pops the consumer's operands (types in pop order, still validated), pushes its result.
+  void emit_fused(size_t at, std::initializer_list<ValType> pops, ValType result,
+                  std::initializer_list<uint32_t> words) {
+    code_.resize(at);
+    for (ValType t : pops) pop(t);
+    uint32_t d = push_result(result);
+    // Several instructions replaced: the ones before `at` are no longer known contiguous.
+    if (at != last_op_pos_) prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
+    last_op_pos_ = at;
+    code_.insert(code_.end(), words);
+    code_.push_back(d);
+    last_dst_ = code_.size() - 1;
+  }
   // A slot copy. Copies in a row (a loop's rotating locals, a branch's values) become one
   // kCopy2 or kCopyN, and copies followed by `br` become kCopyBr / kCopyNBr (see emit_br): one
   // dispatch instead of several (copies were 7-20% of executed instructions in the benchmark
@@ -608,13 +623,7 @@ class FuncCompiler {
           if (op == 0x6a && at != SIZE_MAX && code_[at] == kImmBase + (0x74 - 0x40)) {
             // `(x << k) + imm`, a static array's element address: one instruction.
             uint32_t x = code_[at + 1], sh = code_[at + 2];
-            code_.resize(at);
-            pop(s.b);
-            pop(s.a);
-            uint32_t d = push_result(s.r);
-            note_op(code_.size());
-            code_.insert(code_.end(), {uint32_t(kAddImmShl), x, sh, uint32_t(v), d});
-            last_dst_ = code_.size() - 1;
+            emit_fused(at, {s.b, s.a}, s.r, {uint32_t(kAddImmShl), x, sh, uint32_t(v)});
             return;
           }
           uint32_t a = top_slot(size_t(1 - k));
@@ -637,13 +646,7 @@ class FuncCompiler {
           size_t at = fresh_producer(k);
           if (at == SIZE_MAX || code_[at] != not_op || code_[at + 2] != 0xffffffffu) continue;
           uint32_t y = code_[at + 1], x = top_slot(1 - k);
-          code_.resize(at);
-          pop(s.b);
-          pop(s.a);
-          uint32_t d = push_result(s.r);
-          note_op(code_.size());
-          code_.insert(code_.end(), {uint32_t(op == 0x71 ? kAndNot32 : kAndNot64), x, y, d});
-          last_dst_ = code_.size() - 1;
+          emit_fused(at, {s.b, s.a}, s.r, {uint32_t(op == 0x71 ? kAndNot32 : kAndNot64), x, y});
           return;
         }
       }
@@ -658,13 +661,7 @@ class FuncCompiler {
           uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
           if (oi == 3 && ii >= 6 && fuse_xor_rot3(at, other, x, y, ii)) return;
           if (oi == 0 && ii == 5 && fuse_add_imm_add_shl(at, other, x, y)) return;
-          code_.resize(at);
-          pop(s.b);
-          pop(s.a);
-          uint32_t d = push_result(s.r);
-          note_op(code_.size());
-          code_.insert(code_.end(), {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y, d});
-          last_dst_ = code_.size() - 1;
+          emit_fused(at, {s.b, s.a}, s.r, {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y});
           return;
         }
       }
@@ -740,14 +737,8 @@ class FuncCompiler {
     uint32_t ka = rotl_amount(aop == kRotr, code_[a_pos + 2]);
     uint32_t kb = rotl_amount(bop == kXorRotr, code_[b_pos + 3]);
     uint32_t kc = inner == 6 ? c & 31 : rotl_amount(inner == 8, c);
-    code_.resize(a_pos);
-    pop(ValType::I32);
-    pop(ValType::I32);
-    uint32_t d = push_result(ValType::I32);
-    last_op_pos_ = a_pos;
-    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
-    code_.insert(code_.end(), {uint32_t(inner == 6 ? kXorRot2Shr : kXorRot3), x, ka, kb, kc, d});
-    last_dst_ = code_.size() - 1;
+    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32,
+               {uint32_t(inner == 6 ? kXorRot2Shr : kXorRot3), x, ka, kb, kc});
     return true;
   }
   // `(a + imm) + (x << k)`: the address of an element of an array in the shadow stack frame
@@ -761,14 +752,7 @@ class FuncCompiler {
     if (code_[a_pos + 3] != other || other < L_ || x == other) return false;
     uint32_t a = code_[a_pos + 1];
     uint32_t imm = aop == kImmBase + (0x6a - 0x40) ? code_[a_pos + 2] : uint32_t(0) - code_[a_pos + 2];
-    code_.resize(a_pos);
-    pop(ValType::I32);
-    pop(ValType::I32);
-    uint32_t d = push_result(ValType::I32);
-    last_op_pos_ = a_pos;
-    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
-    code_.insert(code_.end(), {uint32_t(kAddImmAddShl), a, imm, x, k, d});
-    last_dst_ = code_.size() - 1;
+    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kAddImmAddShl), a, imm, x, k});
     return true;
   }
   // Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
@@ -1229,24 +1213,14 @@ void FuncCompiler::step_inner() {
       if (at != SIZE_MAX && code_[at] == kAddImmShl) {
         // Address `(x << k) + imm` (a static array's element) computed just before.
         uint32_t x = code_[at + 1], k = code_[at + 2], imm = code_[at + 3];
-        code_.resize(at);
-        pop(ValType::I32);
-        uint32_t d = push_result(kRes[op - 0x28]);
-        note_op(code_.size());
-        code_.insert(code_.end(), {kLoadShlImmBase + (op - 0x28), x, k, imm, off, d});
-        last_dst_ = code_.size() - 1;
+        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {kLoadShlImmBase + (op - 0x28), x, k, imm, off});
         retag_offset(at);
         break;
       }
       if (at != SIZE_MAX && code_[at] == kFuseAddShl) {
         // Address `a + (b << k)` computed just before: one fused load.
         uint32_t a = code_[at + 1], b = code_[at + 2], k = code_[at + 3];
-        code_.resize(at);
-        pop(ValType::I32);
-        uint32_t d = push_result(kRes[op - 0x28]);
-        note_op(code_.size());
-        code_.insert(code_.end(), {kLoadAddShlBase + (op - 0x28), a, b, k, off, d});
-        last_dst_ = code_.size() - 1;
+        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {kLoadAddShlBase + (op - 0x28), a, b, k, off});
         retag_offset(at);
         break;
       }
@@ -1255,12 +1229,7 @@ void FuncCompiler::step_inner() {
         // before and used only here: one fused load.
         uint32_t fused = (code_[at] == 0x6a ? kLoadAddBase : kLoadAddImmBase) + (op - 0x28);
         uint32_t a = code_[at + 1], b = code_[at + 2];
-        code_.resize(at);
-        pop(ValType::I32);
-        uint32_t d = push_result(kRes[op - 0x28]);
-        note_op(code_.size());
-        code_.insert(code_.end(), {fused, a, b, off, d});
-        last_dst_ = code_.size() - 1;
+        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {fused, a, b, off});
         retag_offset(at);
         break;
       }

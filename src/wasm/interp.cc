@@ -217,21 +217,22 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kCopyN] = &&op_copy_n;
   L[kCopyNBr] = &&op_copy_n_br;
   {
-    // Fused add+load: the same handler set twice (address from slot+imm, or slot+slot).
+    // Every load family (plain, and each fused address form) has one handler per load kind;
+    // the 14 wasm loads map onto 9 kinds (f32/f64 loads and the unsigned i64 loads share the
+    // i32/i64 ones).
     static const uint8_t kLoadKind[14] = {0, 1, 0, 1, 2, 3, 4, 5, 6, 3, 7, 5, 8, 0};
-    void* const ai[9] = {&&op_ai_i32_load, &&op_ai_i64_load, &&op_ai_i32_load8_s, &&op_ai_i32_load8_u,
-                         &&op_ai_i32_load16_s, &&op_ai_i32_load16_u, &&op_ai_i64_load8_s,
-                         &&op_ai_i64_load16_s, &&op_ai_i64_load32_s};
-    void* const aa[9] = {&&op_aa_i32_load, &&op_aa_i64_load, &&op_aa_i32_load8_s, &&op_aa_i32_load8_u,
-                         &&op_aa_i32_load16_s, &&op_aa_i32_load16_u, &&op_aa_i64_load8_s,
-                         &&op_aa_i64_load16_s, &&op_aa_i64_load32_s};
-    void* const as[9] = {&&op_as_i32_load, &&op_as_i64_load, &&op_as_i32_load8_s, &&op_as_i32_load8_u,
-                         &&op_as_i32_load16_s, &&op_as_i32_load16_u, &&op_as_i64_load8_s,
-                         &&op_as_i64_load16_s, &&op_as_i64_load32_s};
-    void* const si[9] = {&&op_si_i32_load, &&op_si_i64_load, &&op_si_i32_load8_s, &&op_si_i32_load8_u,
-                         &&op_si_i32_load16_s, &&op_si_i32_load16_u, &&op_si_i64_load8_s,
-                         &&op_si_i64_load16_s, &&op_si_i64_load32_s};
+#define LOAD_LABELS(P)                                                                      \
+  {&&op_##P##_i32_load, &&op_##P##_i64_load, &&op_##P##_i32_load8_s, &&op_##P##_i32_load8_u, \
+   &&op_##P##_i32_load16_s, &&op_##P##_i32_load16_u, &&op_##P##_i64_load8_s,               \
+   &&op_##P##_i64_load16_s, &&op_##P##_i64_load32_s}
+    void* const ld[9] = LOAD_LABELS(ld);
+    void* const ai[9] = LOAD_LABELS(ai);
+    void* const aa[9] = LOAD_LABELS(aa);
+    void* const as[9] = LOAD_LABELS(as);
+    void* const si[9] = LOAD_LABELS(si);
+#undef LOAD_LABELS
     for (int k = 0; k < 14; ++k) {
+      L[kLoadBase + 0x28 + k] = ld[kLoadKind[k]];
       L[kLoadShlImmBase + k] = si[kLoadKind[k]];
       L[kLoadAddImmBase + k] = ai[kLoadKind[k]];
       L[kLoadAddBase + k] = aa[kLoadKind[k]];
@@ -278,20 +279,6 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kRefIsNull] = &&op_ref_is_null;
   L[kRefFunc] = &&op_ref_func;
   L[kFuelCheck] = &&op_fuel_check;
-  L[kLoadBase + 0x28] = &&op_i32_load;
-  L[kLoadBase + 0x29] = &&op_i64_load;
-  L[kLoadBase + 0x2a] = &&op_i32_load;
-  L[kLoadBase + 0x2b] = &&op_i64_load;
-  L[kLoadBase + 0x2c] = &&op_i32_load8_s;
-  L[kLoadBase + 0x2d] = &&op_i32_load8_u;
-  L[kLoadBase + 0x2e] = &&op_i32_load16_s;
-  L[kLoadBase + 0x2f] = &&op_i32_load16_u;
-  L[kLoadBase + 0x30] = &&op_i64_load8_s;
-  L[kLoadBase + 0x31] = &&op_i32_load8_u;
-  L[kLoadBase + 0x32] = &&op_i64_load16_s;
-  L[kLoadBase + 0x33] = &&op_i32_load16_u;
-  L[kLoadBase + 0x34] = &&op_i64_load32_s;
-  L[kLoadBase + 0x35] = &&op_i32_load;
   L[kLoadBase + 0x36] = &&op_store32;
   L[kLoadBase + 0x37] = &&op_store64;
   L[kLoadBase + 0x38] = &&op_store32;
@@ -493,58 +480,29 @@ op_global_set:
     pc += LEN;                                              \
     NEXT();                                                 \
   }
-#define LOAD(T, CONV) LOAD_AT(T, CONV, S(1), 2, 3, 4)
-op_i32_load: LOAD(uint32_t, v)
-op_i64_load: LOAD(uint64_t, v)
-op_i32_load8_s: LOAD(int8_t, uint32_t(int32_t(v)))
-op_i32_load8_u: LOAD(uint8_t, v)
-op_i32_load16_s: LOAD(int16_t, uint32_t(int32_t(v)))
-op_i32_load16_u: LOAD(uint16_t, v)
-op_i64_load8_s: LOAD(int8_t, uint64_t(int64_t(v)))
-op_i64_load16_s: LOAD(int16_t, uint64_t(int64_t(v)))
-op_i64_load32_s: LOAD(int32_t, uint64_t(int64_t(v)))
-// Fused i32.add + load: ea = uint32(a + b) + offset, the wasm address of the unfused pair.
-#define LOAD_ADD(T, CONV, B) LOAD_AT(T, CONV, uint32_t(S(1)) + (B), 3, 4, 5)
-op_ai_i32_load: LOAD_ADD(uint32_t, v, pc[2])
-op_ai_i64_load: LOAD_ADD(uint64_t, v, pc[2])
-op_ai_i32_load8_s: LOAD_ADD(int8_t, uint32_t(int32_t(v)), pc[2])
-op_ai_i32_load8_u: LOAD_ADD(uint8_t, v, pc[2])
-op_ai_i32_load16_s: LOAD_ADD(int16_t, uint32_t(int32_t(v)), pc[2])
-op_ai_i32_load16_u: LOAD_ADD(uint16_t, v, pc[2])
-op_ai_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), pc[2])
-op_ai_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), pc[2])
-op_ai_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), pc[2])
-op_aa_i32_load: LOAD_ADD(uint32_t, v, uint32_t(S(2)))
-op_aa_i64_load: LOAD_ADD(uint64_t, v, uint32_t(S(2)))
-op_aa_i32_load8_s: LOAD_ADD(int8_t, uint32_t(int32_t(v)), uint32_t(S(2)))
-op_aa_i32_load8_u: LOAD_ADD(uint8_t, v, uint32_t(S(2)))
-op_aa_i32_load16_s: LOAD_ADD(int16_t, uint32_t(int32_t(v)), uint32_t(S(2)))
-op_aa_i32_load16_u: LOAD_ADD(uint16_t, v, uint32_t(S(2)))
-op_aa_i64_load8_s: LOAD_ADD(int8_t, uint64_t(int64_t(v)), uint32_t(S(2)))
-op_aa_i64_load16_s: LOAD_ADD(int16_t, uint64_t(int64_t(v)), uint32_t(S(2)))
-op_aa_i64_load32_s: LOAD_ADD(int32_t, uint64_t(int64_t(v)), uint32_t(S(2)))
+// One family: a handler per load kind, named op_<P>_<kind>, each LOAD_AT with the family's
+// address (ADDR), offset word, destination word and length.
+#define LOAD_FAMILY(P, ADDR, OFF, DST, LEN)                                             \
+  op_##P##_i32_load: LOAD_AT(uint32_t, v, ADDR, OFF, DST, LEN)                          \
+  op_##P##_i64_load: LOAD_AT(uint64_t, v, ADDR, OFF, DST, LEN)                          \
+  op_##P##_i32_load8_s: LOAD_AT(int8_t, uint32_t(int32_t(v)), ADDR, OFF, DST, LEN)      \
+  op_##P##_i32_load8_u: LOAD_AT(uint8_t, v, ADDR, OFF, DST, LEN)                        \
+  op_##P##_i32_load16_s: LOAD_AT(int16_t, uint32_t(int32_t(v)), ADDR, OFF, DST, LEN)    \
+  op_##P##_i32_load16_u: LOAD_AT(uint16_t, v, ADDR, OFF, DST, LEN)                      \
+  op_##P##_i64_load8_s: LOAD_AT(int8_t, uint64_t(int64_t(v)), ADDR, OFF, DST, LEN)      \
+  op_##P##_i64_load16_s: LOAD_AT(int16_t, uint64_t(int64_t(v)), ADDR, OFF, DST, LEN)    \
+  op_##P##_i64_load32_s: LOAD_AT(int32_t, uint64_t(int64_t(v)), ADDR, OFF, DST, LEN)
+// Plain load: [addr, offset, dst].
+LOAD_FAMILY(ld, S(1), 2, 3, 4)
+// Fused i32.add + load: ea = uint32(a + b) + offset, the wasm address of the unfused pair;
+// b an immediate ([a, imm, offset, dst]) or a slot ([a, b, offset, dst]).
+LOAD_FAMILY(ai, uint32_t(S(1)) + pc[2], 3, 4, 5)
+LOAD_FAMILY(aa, uint32_t(S(1)) + uint32_t(S(2)), 3, 4, 5)
 // Fused i32.add(a, i32.shl(b, k)) + load: [a, b, k, offset, dst].
-#define LOAD_ADD_SHL(T, CONV) LOAD_AT(T, CONV, uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)), 4, 5, 6)
-op_as_i32_load: LOAD_ADD_SHL(uint32_t, v)
-op_as_i64_load: LOAD_ADD_SHL(uint64_t, v)
-op_as_i32_load8_s: LOAD_ADD_SHL(int8_t, uint32_t(int32_t(v)))
-op_as_i32_load8_u: LOAD_ADD_SHL(uint8_t, v)
-op_as_i32_load16_s: LOAD_ADD_SHL(int16_t, uint32_t(int32_t(v)))
-op_as_i32_load16_u: LOAD_ADD_SHL(uint16_t, v)
-op_as_i64_load8_s: LOAD_ADD_SHL(int8_t, uint64_t(int64_t(v)))
-op_as_i64_load16_s: LOAD_ADD_SHL(int16_t, uint64_t(int64_t(v)))
-op_as_i64_load32_s: LOAD_ADD_SHL(int32_t, uint64_t(int64_t(v)))
+LOAD_FAMILY(as, uint32_t(S(1)) + (uint32_t(S(2)) << (pc[3] & 31)), 4, 5, 6)
 // Fused kAddImmShl + load: [x, k, imm, offset, dst], ea = uint32((x << k) + imm) + offset.
-#define LOAD_SHL_IMM(T, CONV) LOAD_AT(T, CONV, (uint32_t(S(1)) << (pc[2] & 31)) + pc[3], 4, 5, 6)
-op_si_i32_load: LOAD_SHL_IMM(uint32_t, v)
-op_si_i64_load: LOAD_SHL_IMM(uint64_t, v)
-op_si_i32_load8_s: LOAD_SHL_IMM(int8_t, uint32_t(int32_t(v)))
-op_si_i32_load8_u: LOAD_SHL_IMM(uint8_t, v)
-op_si_i32_load16_s: LOAD_SHL_IMM(int16_t, uint32_t(int32_t(v)))
-op_si_i32_load16_u: LOAD_SHL_IMM(uint16_t, v)
-op_si_i64_load8_s: LOAD_SHL_IMM(int8_t, uint64_t(int64_t(v)))
-op_si_i64_load16_s: LOAD_SHL_IMM(int16_t, uint64_t(int64_t(v)))
-op_si_i64_load32_s: LOAD_SHL_IMM(int32_t, uint64_t(int64_t(v)))
+LOAD_FAMILY(si, (uint32_t(S(1)) << (pc[2] & 31)) + pc[3], 4, 5, 6)
+#undef LOAD_FAMILY
 #define STORE(T)                                            \
   {                                                         \
     uint64_t ea = uint64_t(uint32_t(S(1))) + pc[3];         \
@@ -815,11 +773,8 @@ do_tail_call: {
 #undef S
 #undef TRAP
 #undef RELOAD_MEM
-#undef LOAD
-#undef LOAD_ADD
-#undef LOAD_ADD_SHL
-#undef LOAD_SHL_IMM
 #undef STORE
+#undef LOAD_AT
 }
 
 }  // namespace genvm::wasm
