@@ -14,7 +14,23 @@ namespace {
 
 using calldata::Value;
 
-class StateTest : public testing::StateDir {};
+class StateTest : public testing::StateDir {
+ protected:
+  // Creates the schema, writes `sql` behind the State's back, reopens and runs the
+  // consistency check: the error it reports (the tests expect one).
+  Error check_after_raw_write(const char* sql) {
+    { EXPECT_TRUE(State::open(path_).ok()); }  // creates the schema, then lets the file go
+    sqlite3* raw = nullptr;
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    auto st = State::open(path_);
+    if (!st.ok()) return st.error();
+    auto s = (*st)->check_consistency();
+    EXPECT_FALSE(s.ok());
+    return s.ok() ? Error{} : s.error();
+  }
+};
 
 Address addr(std::uint8_t b) {
   Address a;
@@ -168,16 +184,8 @@ TEST_F(StateTest, AnOpenStateKeepsOtherConnectionsOut) {
 }
 
 TEST_F(StateTest, ConsistencyCheckFindsOrphanStorage) {
-  { ASSERT_TRUE(State::open(path_).ok()); }  // creates the schema, then lets the file go
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO storage VALUES(x'01', x'02', x'03')", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
-  auto st = State::open(path_);
-  ASSERT_TRUE(st.ok());
-  auto s = (*st)->check_consistency();
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, "state_inconsistent");
+  Error e = check_after_raw_write("INSERT INTO storage VALUES(x'01', x'02', x'03')");
+  EXPECT_EQ(e.code, "state_inconsistent");
 }
 
 TEST(Addresses, ParseAndPrint) {
@@ -265,21 +273,11 @@ TEST_F(StateTest, ValueMovesWithTheReceiptOrNotAtAll) {
 
 // Fails without the conservation check: a balance that no fund receipt created goes unnoticed.
 TEST_F(StateTest, ConsistencyCheckFindsValueFromNowhere) {
-  { ASSERT_TRUE(State::open(path_).ok()); }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "INSERT INTO accounts(address, balance, nonce) VALUES(x'01',"
-                         " x'0500000000000000000000000000000000000000000000000000000000000000', 0)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
-  auto st = State::open(path_);
-  ASSERT_TRUE(st.ok());
-  auto s = (*st)->check_consistency();
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, "state_inconsistent");
-  EXPECT_NE(s.error().message.find("funded"), std::string::npos) << s.error().message;
+  Error e = check_after_raw_write(
+      "INSERT INTO accounts(address, balance, nonce) VALUES(x'01',"
+      " x'0500000000000000000000000000000000000000000000000000000000000000', 0)");
+  EXPECT_EQ(e.code, "state_inconsistent");
+  EXPECT_NE(e.message.find("funded"), std::string::npos) << e.message;
 }
 
 }  // namespace
