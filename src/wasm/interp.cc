@@ -136,6 +136,18 @@ inline void zero_locals(uint64_t* p, uint32_t n) {
   }
 }
 
+// The copies of a kCopyN / kCopyNBr [n, src1, dst1, ...], in order; returns the word after
+// the last pair (the next instruction, or kCopyNBr's target word).
+inline const uint32_t* copy_run(uint64_t* fp, const uint32_t* pc) {
+  const uint32_t* p = pc + 2;
+  const uint32_t* const end = p + 2 * pc[1];
+  do {
+    fp[p[1]] = fp[p[0]];
+    p += 2;
+  } while (p != end);
+  return end;
+}
+
 // Calls a host function: arguments from the slots at `args`, results to the slots at
 // `results`. Out of line: host calls are rare next to wasm calls, and inlined into the
 // interpreter this conversion code made clang keep an extra copy of fp in every handler.
@@ -360,26 +372,12 @@ op_copy_br:
   S(2) = S(1);
   pc = code + pc[3];
   NEXT();
-op_copy_n: {
-  const uint32_t* p = pc + 2;
-  const uint32_t* const end = p + 2 * pc[1];
-  do {
-    fp[p[1]] = fp[p[0]];
-    p += 2;
-  } while (p != end);
-  pc = end;
+op_copy_n:
+  pc = copy_run(fp, pc);
   NEXT();
-}
-op_copy_n_br: {
-  const uint32_t* p = pc + 2;
-  const uint32_t* const end = p + 2 * pc[1];
-  do {
-    fp[p[1]] = fp[p[0]];
-    p += 2;
-  } while (p != end);
-  pc = code + *end;
+op_copy_n_br:
+  pc = code + *copy_run(fp, pc);
   NEXT();
-}
 op_add_imm_shl:
   S(4) = uint32_t((uint32_t(S(1)) << (pc[2] & 31)) + pc[3]);
   pc += 5;
