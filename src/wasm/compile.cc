@@ -6,6 +6,7 @@
 // validator computes (operand stack heights, label arities, reachability), so a second decode
 // would duplicate the decoder without separating anything a caller could use alone.
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <set>
 #include <unordered_set>
@@ -401,16 +402,29 @@ class FuncCompiler {
     label_pos_ = code_.size();
     return uint32_t(code_.size());
   }
-  // Records where the instruction just emitted starts; the two before it are kept so a
-  // three-instruction pattern can be recognised (contiguity is checked by the caller with the
+  // Records where the instruction just emitted starts; the seven before it are kept so a
+  // pattern of several instructions can be recognised (contiguity is checked by the caller with the
   // instructions' lengths). An instruction replacing the last one at the same position keeps
   // the history.
   void note_op(size_t pos) {
     if (pos != last_op_pos_) {
+      for (size_t i = older_op_pos_.size() - 1; i > 0; --i) older_op_pos_[i] = older_op_pos_[i - 1];
+      older_op_pos_[0] = prev2_op_pos_;
       prev2_op_pos_ = prev_op_pos_;
       prev_op_pos_ = last_op_pos_;
     }
     last_op_pos_ = pos;
+  }
+  void forget_earlier_ops() {
+    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
+    older_op_pos_.fill(SIZE_MAX);
+  }
+  // Start of the n-th last instruction noted (0 = last_op_pos_, up to 7), or SIZE_MAX.
+  size_t op_pos_back(size_t n) const {
+    if (n == 0) return last_op_pos_;
+    if (n == 1) return prev_op_pos_;
+    if (n == 2) return prev2_op_pos_;
+    return older_op_pos_[n - 3];
   }
   // Replaces the instructions from `at` to the end of the code (producers being fused into
   // their consumer; operands already read out of them) with one instruction `words..., dst`:
@@ -421,7 +435,7 @@ class FuncCompiler {
     for (ValType t : pops) pop(t);
     uint32_t d = push_result(result);
     // Several instructions replaced: the ones before `at` are no longer known contiguous.
-    if (at != last_op_pos_) prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
+    if (at != last_op_pos_) forget_earlier_ops();
     last_op_pos_ = at;
     code_.insert(code_.end(), words);
     code_.push_back(d);
@@ -650,6 +664,7 @@ class FuncCompiler {
           return;
         }
       }
+      if (op == 0x72 && live() && !top_is_const(0) && !top_is_const(1) && fuse_bswap32()) return;
       int oi = fuse_outer(op);
       if (oi >= 0 && !top_is_const(0) && !top_is_const(1)) {
         // An operand computed by the i32 instruction just before (and used only here): one
@@ -661,6 +676,7 @@ class FuncCompiler {
           uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
           if (oi == 3 && ii >= 6 && fuse_xor_rot3(at, other, x, y, ii)) return;
           if (oi == 0 && ii == 5 && fuse_add_imm_add_shl(at, other, x, y)) return;
+          if (oi == 3 && ii == 2 && fuse_maj(at, other, x, y)) return;
           emit_fused(at, {s.b, s.a}, s.r, {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y});
           return;
         }
@@ -755,6 +771,54 @@ class FuncCompiler {
     emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kAddImmAddShl), a, imm, x, k});
     return true;
   }
+  // A 32-bit byte swap, as LLVM's wasm backend expands `bswap` (big-endian loads: SHA-2's
+  // message words, network byte order), about to be finished by the `or` being compiled:
+  //   A: x << 24 -> p   B: x << 8 -> q   C: q & 0xff0000 -> q   D: p | q -> p
+  //   E: x >> 8 -> r    F: r & 0xff00 -> r   G: r | (x >> 24) -> r (fused)   now: p | r
+  // All eight contiguous (the noted instruction history), no branch target inside, p q r
+  // temporaries: one kBswap32 instead of seven dispatches.
+  bool fuse_bswap32() {
+    size_t at[7];
+    for (size_t n = 0; n < 7; ++n) at[n] = op_pos_back(6 - n);  // at[0] = A ... at[6] = G
+    for (size_t n = 0; n < 7; ++n)
+      if (at[n] == SIZE_MAX || at[n] + (n == 6 ? 5 : 4) != (n == 6 ? code_.size() : at[n + 1])) return false;
+    if (label_pos_ > at[0] || at[6] != last_op_pos_ || last_dst_ + 1 != code_.size()) return false;
+    const uint32_t* A = &code_[at[0]];
+    const uint32_t* B = A + 4;
+    const uint32_t* C = A + 8;
+    const uint32_t* D = A + 12;
+    const uint32_t* E = A + 16;
+    const uint32_t* F = A + 20;
+    const uint32_t* G = A + 24;
+    auto imm = [](uint32_t wasm_op) { return kImmBase + (wasm_op - 0x40); };
+    uint32_t x = A[1], p = A[3], q = B[3], r = E[3];
+    if (A[0] != imm(0x74) || A[2] != 24 || B[0] != imm(0x74) || B[1] != x || B[2] != 8) return false;
+    if (C[0] != imm(0x71) || C[1] != q || C[2] != 0xff0000 || C[3] != q) return false;
+    if (D[0] != 0x72 || !((D[1] == p && D[2] == q) || (D[1] == q && D[2] == p)) || D[3] != p) return false;
+    if (E[0] != imm(0x76) || E[1] != x || E[2] != 8) return false;
+    if (F[0] != imm(0x71) || F[1] != r || F[2] != 0xff00 || F[3] != r) return false;
+    if (G[0] != kFuseBase + 2 * 16 + 6 || G[1] != r || G[2] != x || G[3] != 24 || G[4] != r) return false;
+    if (p < L_ || q < L_ || r < L_ || p == q || p == r || x == p || x == q || x == r) return false;
+    // The `or` consumes exactly p and r, the top two operands.
+    uint32_t top = top_slot(0), below = top_slot(1);
+    if (!((top == r && below == p) || (top == p && below == r))) return false;
+    emit_fused(at[0], {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kBswap32), x});
+    return true;
+  }
+  // SHA-2's majority `(a & (b ^ c)) ^ (b & c)`, compiled so far as [a & (b ^ c) -> t]
+  // [b & c -> u], about to become `t ^ u`: contiguous, no branch target inside, t a temporary
+  // used only here: one kMaj32 instead of two fused instructions per SHA-256 round.
+  bool fuse_maj(size_t at, uint32_t other, uint32_t b, uint32_t c) {
+    size_t a_pos = prev_op_pos_;
+    if (at != last_op_pos_ || a_pos == SIZE_MAX || a_pos + 5 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
+    if (code_[a_pos] != kFuseBase + 1 * 16 + 4 || code_[a_pos + 4] != other || other < L_) return false;
+    uint32_t pb = code_[a_pos + 2], pc_ = code_[a_pos + 3];
+    if (!((pb == b && pc_ == c) || (pb == c && pc_ == b)) || other == b || other == c) return false;
+    uint32_t a = code_[a_pos + 1];
+    if (a == other) return false;
+    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kMaj32), a, b, c});
+    return true;
+  }
   // Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
   static int fuse_outer(uint32_t op) {
     switch (op) {
@@ -791,6 +855,38 @@ class FuncCompiler {
     if (op >= 0x6d && op <= 0x70) return uint32_t(v) != 0 && uint32_t(v) != UINT32_MAX;
     if (op >= 0x7f && op <= 0x82) return v != 0 && v != UINT64_MAX;
     return true;
+  }
+  // A counted loop's step and test: `i += k` (add_imm [i, k, i], i a local) followed directly
+  // by the branch whose target word is at `br_at`, the last word of the code (a fused i32
+  // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
+  // nearly every `for` loop. Returns the (possibly moved) index of the target word.
+  size_t fuse_loop_step(size_t br_at, bool is_br_if_nz) {
+    size_t step = prev_op_pos_;
+    uint32_t op = code_[last_op_pos_];
+    size_t br_pos = last_op_pos_;
+    if (is_br_if_nz) {
+      op = kBrIfnCmpBase;  // `i != 0`: branch unless eqz
+      br_pos = br_at - 2;
+      step = last_op_pos_;
+    }
+    if (step == SIZE_MAX || step + 4 != br_pos || label_pos_ > step) return br_at;
+    if (code_[step] != kImmBase + (0x6a - 0x40) || code_[step + 1] != code_[step + 3]) return br_at;
+    uint32_t i = code_[step + 1], k = code_[step + 2];
+    if (code_[br_pos + 1] != i) return br_at;
+    uint32_t family, cmp;
+    if (op >= kBrIfCmpBase && op <= kBrIfCmpBase + 0xa) family = 0, cmp = op - kBrIfCmpBase;
+    else if (op >= kBrIfCmpImmBase + 1 && op <= kBrIfCmpImmBase + 0xa) family = 1, cmp = op - kBrIfCmpImmBase;
+    else if (op >= kBrIfnCmpBase && op <= kBrIfnCmpBase + 0xa) family = 2, cmp = op - kBrIfnCmpBase;
+    else if (op >= kBrIfnCmpImmBase + 1 && op <= kBrIfnCmpImmBase + 0xa) family = 3, cmp = op - kBrIfnCmpImmBase;
+    else return br_at;
+    std::vector<uint32_t> rest(code_.begin() + std::ptrdiff_t(br_pos) + 2, code_.end());  // [b|imm,] target
+    code_.resize(step);
+    code_.insert(code_.end(), {kIncBrIfBase + family * 16 + cmp, i, k});
+    code_.insert(code_.end(), rest.begin(), rest.end());
+    last_dst_ = SIZE_MAX;
+    last_op_pos_ = SIZE_MAX;
+    forget_earlier_ops();
+    return code_.size() - 1;
   }
   // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
@@ -848,6 +944,7 @@ class FuncCompiler {
   size_t last_dst_ = SIZE_MAX;
   size_t last_op_pos_ = SIZE_MAX;
   size_t prev_op_pos_ = SIZE_MAX, prev2_op_pos_ = SIZE_MAX;  // see note_op
+  std::array<size_t, 5> older_op_pos_ = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
   size_t label_pos_ = 0;  // the last code index handed out as a branch target (see pc())
   size_t fuel_pos_ = SIZE_MAX;
   size_t fuse_copy_at_ = SIZE_MAX;  // start of the last emitted kCopy while it may be fused
@@ -978,14 +1075,15 @@ void FuncCompiler::step_inner() {
         bool is_ret = &t == &ctrls_[0];
         if (!is_ret && !needs_copies(t)) {
           size_t at = cond == cond_home ? fuse_compare(cond, true) : SIZE_MAX;
-          if (at != SIZE_MAX) {
+          bool nz = at == SIZE_MAX;
+          if (nz) {
+            emit({kBrIfNz, cond, 0});
+            at = code_.size() - 1;
+          }
+          at = fuse_loop_step(at, nz);
+          {
             if (t.kind == kLoop) code_[at] = t.start_pc;
             else t.patches.push_back(uint32_t(at));
-          } else if (t.kind == kLoop) {
-            emit({kBrIfNz, cond, t.start_pc});
-          } else {
-            emit({kBrIfNz, cond, 0});
-            t.patches.push_back(pc() - 1);
           }
         } else {
           emit({kBrIfZ, cond, 0});

@@ -15,6 +15,7 @@ static int operand_words(uint32_t op) {
   }
   if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
   if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kIncBrIfBase) return (op - kIncBrIfBase) % 16 == 0 ? 3 : 4;
   if (op >= kLoadShlImmBase) return 5;
   if (op >= kImm64Base) return 4;
   if (op >= kLoadAddShlBase) return 5;
@@ -53,6 +54,8 @@ static int operand_words(uint32_t op) {
     case kXorRot3: case kXorRot2Shr: return 5;
     case kAddImmShl: return 4;
     case kAndNot32: case kAndNot64: return 3;
+    case kMaj32: return 4;
+    case kBswap32: return 2;
     case kAddImmAddShl: return 5;
   }
   return 0;

@@ -129,6 +129,25 @@ def main():
         for neg in (False, True):
             cond = "(a != 0)" if neg else "(a == 0)"
             h(f"op_br{'n' if neg else ''}_{op:#04x}", f"{t} a = {av}; if {cond} pc = code + pc[2]; else pc += 3; NEXT();", f"{'kBrIfnCmpBase' if neg else 'kBrIfCmpBase'} + {op - 0x45:#x}")
+    # A counted loop's step: `i += k` (i32, in place) then a compare of the new i that branches
+    # (see ops.h kIncBrIfBase): [op, i, k, b|imm, target], eqz: [op, i, k, target]. The compare
+    # reads b after i is written, as the two instructions did.
+    for neg in (False, True):
+        for imm in (False, True):
+            fam = (2 if neg else 0) + (1 if imm else 0)
+            for op in [0x45] + list(range(0x46, 0x50)):
+                if op == 0x45:
+                    if imm:
+                        continue
+                    e, words = 'a == 0', 4
+                    bdecl = ''
+                else:
+                    e, words = I32B[op], 5
+                    bdecl = f", b = {'pc[3]' if imm else 'uint32_t(S(3))'}"
+                cond = f"(!({e}))" if neg else f"({e})"
+                name = f"op_inc_br{'n' if neg else ''}{'i' if imm else ''}_{op:#04x}"
+                h(name, f"uint32_t a = uint32_t(S(1)) + pc[2]; S(1) = a; uint32_t t = pc[{words - 1}]{bdecl}; if {cond} pc = code + t; else pc += {words}; NEXT();",
+                  f"kIncBrIfBase + {fam * 16 + op - 0x45:#x}")
     # i32 binop whose operand is the result of the i32 instruction just before it: one
     # dispatch for `other OUTER (x INNER y)`, [op, other, x, y|k, dst] (see ops.h kFuseBase).
     def xy(e):

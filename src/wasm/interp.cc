@@ -269,6 +269,8 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kBrTableLoad8uAddImm] = &&op_br_table_load8u_ai;
   L[kAddImmShl] = &&op_add_imm_shl;
   L[kXorRot2Shr] = &&op_xor_rot2_shr;
+  L[kMaj32] = &&op_maj32;
+  L[kBswap32] = &&op_bswap32;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
   L[kSelect] = &&op_select;
@@ -398,6 +400,16 @@ op_xor_rot3: {
   uint32_t x = uint32_t(S(1));
   S(5) = std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4]));
   pc += 6;
+  NEXT();
+}
+op_bswap32:
+  S(2) = __builtin_bswap32(uint32_t(S(1)));
+  pc += 3;
+  NEXT();
+op_maj32: {
+  uint32_t a = uint32_t(S(1)), b = uint32_t(S(2)), c = uint32_t(S(3));
+  S(4) = (a & (b ^ c)) ^ (b & c);
+  pc += 5;
   NEXT();
 }
 op_xor_rot2_shr: {

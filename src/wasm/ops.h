@@ -67,6 +67,8 @@ enum Op : uint32_t {
   kAndNot64,                     // [x, y, dst] x & ~y, i64
   kXorRot3,                      // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32
   kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
+  kMaj32,                        // [a, b, c, dst] (a & (b ^ c)) ^ (b & c), i32 (SHA-2's majority)
+  kBswap32,                      // [x, dst] byte-reversed x, i32 (LLVM's expansion of bswap)
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
@@ -102,7 +104,12 @@ enum Op : uint32_t {
   // Loads whose address is a kAddImmShl just before: + (wasm op - 0x28),
   // [x, k, imm, offset, dst], ea = uint32((x << k) + imm) + offset.
   kLoadShlImmBase = 0x410,
-  kNumOps = 0x420,
+  // A counted loop's step: an i32 `add` of an immediate to a local in place (`i += k`), then a
+  // compare of that local that branches (kBrIfCmp*/kBrIfNz just after it): + family * 16 +
+  // (wasm op - 0x45) for eqz and the i32 compares, family 0 = branch if true, b a slot; 1 = if
+  // true, b an immediate; 2 and 3 = branch if false. [i, k, b|imm, target]; eqz: [i, k, target].
+  kIncBrIfBase = 0x420,
+  kNumOps = 0x460,
 };
 
 }  // namespace genvm::wasm

@@ -1196,6 +1196,127 @@ TEST(WasmFusion, BrTableOnALoadedByte) {
 // Constants as immediates: i64 constants beyond 32 signed bits, division and remainder by a
 // constant (which cannot trap unless it is 0 or -1: those keep the trapping form), and the
 // `(x << k) + imm` address of a static array.
+// A counted loop's `i += k` followed by the compare-and-branch on i is one instruction
+// (kIncBrIf): every compare kind, an immediate or a slot bound, the count-down form (br_if on
+// the tee'd counter) and wrap-around all give the unfused results; a loop whose test is a
+// branch target (a `continue` landing on it) keeps the two instructions.
+TEST(WasmFusion, LoopStepAndTestIsOneInstruction) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "up_lt_u") (param i32 i32) (result i32) (local i32)
+      (loop $l
+        (local.set 2 (i32.add (local.get 2) (local.get 0)))
+        (local.set 0 (i32.add (local.get 0) (i32.const 3)))
+        (br_if $l (i32.lt_u (local.get 0) (i32.const 100))))
+      (i32.add (local.get 2) (local.get 0)))
+    (func (export "up_lt_s_slot") (param i32 i32) (result i32) (local i32)
+      (loop $l
+        (local.set 2 (i32.add (local.get 2) (i32.const 1)))
+        (local.set 0 (i32.add (local.get 0) (i32.const 7)))
+        (br_if $l (i32.lt_s (local.get 0) (local.get 1))))
+      (i32.add (i32.mul (local.get 2) (i32.const 1000)) (local.get 0)))
+    (func (export "down_nz") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (local.get 0)))
+        (br_if $l (local.tee 0 (i32.add (local.get 0) (i32.const -1)))))
+      (local.get 1))
+    (func (export "until_eq") (param i32 i32) (result i32) (local i32)
+      (block $out
+        (loop $l
+          (local.set 2 (i32.add (local.get 2) (i32.const 1)))
+          (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+          (br_if $out (i32.eq (local.get 0) (local.get 1)))
+          (br $l)))
+      (local.get 2))
+    (func (export "ge_u_wraps") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (local.set 0 (i32.add (local.get 0) (i32.const 0x40000000)))
+        (br_if $l (i32.ge_u (local.get 0) (i32.const 0x40000000))))
+      (i32.add (i32.mul (local.get 1) (i32.const 16)) (i32.shr_u (local.get 0) (i32.const 28))))
+    (func (export "continue_lands_on_test") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (block $c
+          (br_if $c (i32.and (local.get 1) (i32.const 1)))
+          (local.set 0 (i32.add (local.get 0) (i32.const 1))))
+        (br_if $l (i32.lt_u (local.get 0) (i32.const 20))))
+      (local.get 1))))");
+  Env e;
+  e.load(bytes);
+  auto c = [&](const char* f, std::initializer_list<uint32_t> args) {
+    std::vector<Value> v;
+    for (uint32_t a : args) v.push_back(Value::i32(int32_t(a)));
+    return uint32_t(e.call(f, v).values[0].bits);
+  };
+  for (uint32_t start : {0u, 1u, 97u, 99u, 100u, 500u, 0xfffffffeu}) {
+    uint32_t i = start, sum = 0;
+    do { sum += i; i += 3; } while (i < 100);
+    EXPECT_EQ(c("up_lt_u", {start, 0}), sum + i) << start;
+  }
+  for (int32_t start : {-100, 0, 5, 50}) {
+    for (int32_t bound : {-1000, 0, 49, 50, 51, 2147483640}) {
+      uint32_t i = uint32_t(start), n = 0;
+      do { ++n; i += 7; } while (int32_t(i) < bound);
+      EXPECT_EQ(c("up_lt_s_slot", {uint32_t(start), uint32_t(bound)}), n * 1000 + i) << start << " " << bound;
+    }
+  }
+  for (uint32_t n : {1u, 2u, 10u, 1000u}) {
+    uint32_t i = n, sum = 0;
+    do { sum += i; } while (--i != 0);
+    EXPECT_EQ(c("down_nz", {n}), sum) << n;
+  }
+  EXPECT_EQ(c("until_eq", {5, 9}), 4u);
+  EXPECT_EQ(c("until_eq", {0xfffffffeu, 3}), 5u);
+  EXPECT_EQ(c("ge_u_wraps", {0}), 4u * 16 + 0);
+  EXPECT_EQ(c("ge_u_wraps", {0xc0000000u}), 1u * 16 + 0);
+  // i advances on every other iteration (when the count is even): 2 * (20 - start) rounds.
+  EXPECT_EQ(c("continue_lands_on_test", {0}), 40u);
+  EXPECT_EQ(c("continue_lands_on_test", {7}), 26u);
+  EXPECT_TRUE(listing_has(bytes, 0, kIncBrIfBase + 1 * 16 + (0x49 - 0x45)));  // if i <u imm
+  EXPECT_TRUE(listing_has(bytes, 1, kIncBrIfBase + 0 * 16 + (0x48 - 0x45)));  // if i <s slot
+  EXPECT_TRUE(listing_has(bytes, 2, kIncBrIfBase + 2 * 16 + 0));              // unless i == 0
+  EXPECT_TRUE(listing_has(bytes, 3, kIncBrIfBase + 0 * 16 + (0x46 - 0x45)));  // if i == slot
+  EXPECT_TRUE(listing_has(bytes, 4, kIncBrIfBase + 1 * 16 + (0x4f - 0x45)));  // if i >=u imm
+  for (uint32_t op = kIncBrIfBase; op < kIncBrIfBase + 0x40; ++op) EXPECT_FALSE(listing_has(bytes, 5, op)) << op;
+}
+
+// SHA-2's majority and LLVM's expansion of a 32-bit byte swap (big-endian loads) are one
+// instruction each; the same operations in another order are not fused and still right.
+TEST(WasmFusion, MajorityAndByteSwapAreOneInstruction) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "maj") (param i32 i32 i32) (result i32)
+      (i32.xor (i32.and (local.get 0) (i32.xor (local.get 1) (local.get 2)))
+               (i32.and (local.get 1) (local.get 2))))
+    (func (export "bswap") (param i32) (result i32)
+      (i32.or (i32.or (i32.shl (local.get 0) (i32.const 24))
+                      (i32.and (i32.shl (local.get 0) (i32.const 8)) (i32.const 0xff0000)))
+              (i32.or (i32.and (i32.shr_u (local.get 0) (i32.const 8)) (i32.const 0xff00))
+                      (i32.shr_u (local.get 0) (i32.const 24)))))
+    (func (export "not_bswap") (param i32) (result i32)
+      (i32.or (i32.or (i32.shl (local.get 0) (i32.const 24))
+                      (i32.and (i32.shl (local.get 0) (i32.const 8)) (i32.const 0xff0000)))
+              (i32.or (i32.and (i32.shr_u (local.get 0) (i32.const 8)) (i32.const 0xf0f0))
+                      (i32.shr_u (local.get 0) (i32.const 24)))))))");
+  Env e;
+  e.load(bytes);
+  for (uint32_t a : {0u, 0xffffffffu, 0x6a09e667u, 0x12345678u})
+    for (uint32_t b : {0u, 0xbb67ae85u, 0xffff0000u}) {
+      uint32_t cc = a ^ b ^ 0x3c6ef372u;
+      EXPECT_EQ(uint32_t(e.call("maj", {Value::i32(int32_t(a)), Value::i32(int32_t(b)), Value::i32(int32_t(cc))}).values[0].bits),
+                (a & b) ^ (a & cc) ^ (b & cc));
+    }
+  for (uint32_t x : {0u, 0xffffffffu, 0x12345678u, 0x80000001u}) {
+    EXPECT_EQ(uint32_t(e.call("bswap", {Value::i32(int32_t(x))}).values[0].bits), __builtin_bswap32(x));
+    uint32_t y = (x << 24) | ((x << 8) & 0xff0000) | ((x >> 8) & 0xf0f0) | (x >> 24);
+    EXPECT_EQ(uint32_t(e.call("not_bswap", {Value::i32(int32_t(x))}).values[0].bits), y);
+  }
+  EXPECT_TRUE(listing_has(bytes, 0, kMaj32));
+  EXPECT_TRUE(listing_has(bytes, 1, kBswap32));
+  EXPECT_FALSE(listing_has(bytes, 2, kBswap32));
+}
+
 TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
   REQUIRE_WAT2WASM();
   auto bytes = wat(R"((module
