@@ -205,6 +205,129 @@ NumSig num_sig(uint32_t op) {
   }
 }
 
+// Jump threading, a pass over one function's finished code: an unconditional branch (`br`,
+// or copies then `br`) whose target is a short straight run ending in an unconditional
+// transfer (a loop head ending in the `br_table` of a bytecode interpreter, a shared
+// `sp++; pc = next; br head` tail) gets a copy of that run in its place. That saves the
+// branch's dispatch, and each copy of a `br_table` gets its own indirect jump, which the
+// processor predicts from where it is (an interpreter's dispatch replicated per case, as
+// threaded code does). Straight runs only: no calls (their return address and callee patching
+// stay simple); conditional branches inside are fine, their targets are remapped like all
+// others. Growth is bounded (kMaxGrowth), one level only (a copy is not threaded again).
+// Every branch target is remapped through the old -> new position map; the trap offsets of
+// the copies are their originals'.
+void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector<uint32_t>& local_calls,
+                  size_t calls_begin, uint32_t body_offset) {
+  std::vector<uint32_t>& code = m.code;
+  const size_t end = code.size();
+  constexpr size_t kMaxRunInstrs = 8, kMaxRunWords = 300;
+  const size_t kMaxGrowth = std::max<size_t>(4096, end - start);
+  // Instruction starts (index from `start`), and a sanity check that the walk is exact.
+  std::vector<uint8_t> is_start(end - start + 1, 0);
+  for (size_t p = start; p < end; p += instr_words(&code[p])) {
+    is_start[p - start] = 1;
+    if (p + instr_words(&code[p]) > end) return;
+  }
+  // The run starting at branch target t, if it qualifies: its end, else 0.
+  auto run_end = [&](uint32_t t) -> size_t {
+    if (t < start || t >= end || !is_start[t - start]) return 0;
+    size_t p = t;
+    for (size_t n = 0; n < kMaxRunInstrs && p < end; ++n) {
+      uint32_t op = code[p];
+      if (op == kCall || op == kCallIndirect || op == kCallLocal || op == kReturnCall || op == kReturnCallIndirect) return 0;
+      size_t next = p + instr_words(&code[p]);
+      if (next - t > kMaxRunWords) return 0;
+      if (op == kBr || op == kCopyBr || op == kCopyNBr || op == kBrTable || op == kBrTableLoad8u ||
+          op == kBrTableLoad8uAddImm || op == kFetchDispatch || op == kReturn)
+        return next;
+      p = next;
+    }
+    return 0;
+  };
+  bool any = false;
+  for (size_t p = start; p < end && !any; p += instr_words(&code[p])) {
+    uint32_t op = code[p];
+    if (op == kBr || op == kCopyBr || op == kCopyNBr) any = run_end(code[p + instr_words(&code[p]) - 1]) != 0;
+  }
+  if (!any) return;
+
+  // This function's trap offsets, sorted, the last written entry winning (as compile_functions
+  // does for the whole table): the copies look up their originals' offsets here.
+  std::vector<std::pair<uint32_t, uint32_t>> offs(m.code_offsets.begin() + std::ptrdiff_t(offsets_begin), m.code_offsets.end());
+  std::stable_sort(offs.begin(), offs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto offset_of = [&](size_t p) {
+    // The last entry at or before p; among equal positions the one written last (stable sort).
+    auto it = std::upper_bound(offs.begin(), offs.end(), uint32_t(p), [](uint32_t v, const auto& e) { return v < e.first; });
+    return it == offs.begin() ? body_offset : std::prev(it)->second;
+  };
+
+  std::vector<uint32_t> out;
+  out.reserve(end - start + 64);
+  std::vector<uint32_t> new_pos(end - start + 1, UINT32_MAX);
+  std::vector<std::pair<uint32_t, uint32_t>> copy_offsets;
+  size_t grown = 0;
+  for (size_t p = start; p < end;) {
+    const uint32_t op = code[p];
+    const size_t n = instr_words(&code[p]);
+    new_pos[p - start] = uint32_t(start + out.size());
+    size_t t_end = 0;
+    uint32_t t = 0;
+    if (op == kBr || op == kCopyBr || op == kCopyNBr) {
+      t = code[p + n - 1];
+      t_end = run_end(t);
+      if (t_end && grown + (t_end - t) > kMaxGrowth) t_end = 0;
+    }
+    if (!t_end) {
+      out.insert(out.end(), code.begin() + std::ptrdiff_t(p), code.begin() + std::ptrdiff_t(p + n));
+      p += n;
+      continue;
+    }
+    // The branch's copies first, then the run.
+    if (op == kCopyBr) {
+      out.insert(out.end(), {uint32_t(kCopy), code[p + 1], code[p + 2]});
+    } else if (op == kCopyNBr) {
+      uint32_t pairs = code[p + 1];
+      out.push_back(pairs == 2 ? uint32_t(kCopy2) : uint32_t(kCopyN));
+      if (pairs != 2) out.push_back(pairs);
+      out.insert(out.end(), code.begin() + std::ptrdiff_t(p + 2), code.begin() + std::ptrdiff_t(p + 2 + 2 * pairs));
+    }
+    // The copy's trap offsets: the run start's, then every entry inside the run at the same
+    // relative place (instruction starts, and kFetchDispatch's second-load entry at + 1).
+    const size_t at = start + out.size();
+    copy_offsets.emplace_back(uint32_t(at), offset_of(t));
+    auto first = std::lower_bound(offs.begin(), offs.end(), uint32_t(t), [](const auto& e, uint32_t v) { return e.first < v; });
+    for (auto it = first; it != offs.end() && it->first < t_end; ++it) copy_offsets.emplace_back(uint32_t(at + (it->first - t)), it->second);
+    out.insert(out.end(), code.begin() + std::ptrdiff_t(t), code.begin() + std::ptrdiff_t(t_end));
+    grown += t_end - t;
+    p += n;
+  }
+  new_pos[end - start] = uint32_t(start + out.size());
+  // Every target word (originals' and copies') still holds an old position: remap.
+  for (size_t q = 0; q < out.size(); q += instr_words(&out[q])) {
+    for_each_branch_target(&out[q], [&](uint32_t k) {
+      uint32_t old = out[q + k];
+      out[q + k] = new_pos[old - start];
+    });
+  }
+  code.resize(start);
+  code.insert(code.end(), out.begin(), out.end());
+  // Trap offsets: an entry may name a position inside an instruction (fusion rewrote what
+  // followed it) or past the end; it keeps its place relative to the instruction it is in.
+  const size_t new_end = start + out.size();
+  for (size_t i = offsets_begin; i < m.code_offsets.size(); ++i) {
+    uint32_t& at = m.code_offsets[i].first;
+    if (at >= end) {
+      at = uint32_t(new_end + (at - end));
+      continue;
+    }
+    size_t in = at;
+    while (in > start && !is_start[in - start]) --in;
+    at = new_pos[in - start] + (at - uint32_t(in));
+  }
+  m.code_offsets.insert(m.code_offsets.end(), copy_offsets.begin(), copy_offsets.end());
+  for (size_t i = calls_begin; i < local_calls.size(); ++i) local_calls[i] = new_pos[local_calls[i] - start];
+}
+
 class FuncCompiler {
  public:
   FuncCompiler(ModuleImpl& m, uint32_t def_index, const std::set<uint32_t>& refs,
@@ -218,6 +341,7 @@ class FuncCompiler {
     cf.type_index = m_.funcs[m_.num_imported_funcs + def_];
     cf.type_id = m_.type_ids[cf.type_index];
     cf.code = uint32_t(code_.size());
+    const size_t offsets_begin = m_.code_offsets.size(), calls_begin = local_calls_.size();
     cf.num_params = uint32_t(ft_.params.size());
     cf.num_results = uint32_t(ft_.results.size());
     cf.num_locals = uint32_t(body_.locals.size());
@@ -241,6 +365,10 @@ class FuncCompiler {
     if (cost > 65535) invalid(body_.body_offset, "function frame too large: locals + operand stack exceed 65535 values");
     cf.cost = uint32_t(cost);
     cf.frame_slots = L_ + max_height_;
+    // Twice: a run copied in the first pass may end in a branch to another short run (an
+    // interpreter's shared `sp++` tail, then its loop head).
+    for (int pass = 0; pass < 2; ++pass)
+      thread_jumps(m_, cf.code, offsets_begin, local_calls_, calls_begin, uint32_t(body_.body_offset));
     return cf;
   }
 
@@ -805,6 +933,34 @@ class FuncCompiler {
     emit_fused(at[0], {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kBswap32), x});
     return true;
   }
+  // A bytecode interpreter's fetch of a fixed-size instruction record and dispatch on its
+  // opcode byte, `t = pc << k; arg = i32.load(t + imm1); br_table(i32.load8_u(t + imm2))`,
+  // compiled so far as [shl_imm x, k -> t] [load_ai t, imm1 -> d] [load8u_ai t, imm2] and about
+  // to become the br_table's kBrTableLoad8uAddImm: contiguous, no branch target inside, d not
+  // t: one kFetchDispatch. Its two loads trap with their own wasm offsets: the first at the
+  // instruction's index, the second at index + 1 (the handler passes pc + 1 to the trap path).
+  bool fuse_fetch_dispatch(size_t byte_load, uint32_t entries) {
+    size_t ld = op_pos_back(1), sh = op_pos_back(2);
+    if (byte_load != last_op_pos_ || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld || ld + 5 != byte_load || label_pos_ > sh) return false;
+    uint32_t t = code_[sh + 3];
+    if (code_[sh] != kImmBase + (0x74 - 0x40) || code_[ld] != kLoadAddImmBase || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
+      return false;
+    auto offset_at = [&](size_t pos) {
+      // The loads' entries are among the last few (one per wasm instruction since the shift).
+      for (size_t i = m_.code_offsets.size(), seen = 0; i-- > 0 && seen < 16; ++seen)
+        if (m_.code_offsets[i].first == pos) return m_.code_offsets[i].second;
+      return uint32_t(op_at_);
+    };
+    uint32_t word_off = offset_at(ld), byte_off = offset_at(byte_load);
+    uint32_t x = code_[sh + 1], k = code_[sh + 2];
+    uint32_t imm1 = code_[ld + 2], off1 = code_[ld + 3], d = code_[ld + 4];
+    uint32_t imm2 = code_[byte_load + 2], off2 = code_[byte_load + 3];
+    code_.resize(sh);
+    code_.insert(code_.end(), {uint32_t(kFetchDispatch), x, k, t, imm1, off1, d, imm2, off2, entries});
+    m_.code_offsets.emplace_back(uint32_t(sh), word_off);
+    m_.code_offsets.emplace_back(uint32_t(sh + 1), byte_off);
+    return true;
+  }
   // SHA-2's majority `(a & (b ^ c)) ^ (b & c)`, compiled so far as [a & (b ^ c) -> t]
   // [b & c -> u], about to become `t ^ u`: contiguous, no branch target inside, t a temporary
   // used only here: one kMaj32 instead of two fused instructions per SHA-256 round.
@@ -991,7 +1147,9 @@ void FuncCompiler::step_inner() {
       }
       c.height = uint32_t(vals_.size() - c.params.size());
       c.dead = !live();
-      c.start_pc = pc();
+      // Only a loop's start is a branch target (pc() ends the fusion window); a block's or an
+      // if's start is reached from the instruction before it alone.
+      c.start_pc = op == 0x03 ? pc() : 0;
       ctrls_.push_back(std::move(c));
       last_dst_ = SIZE_MAX;
       if (op == 0x03) {
@@ -1117,7 +1275,10 @@ void FuncCompiler::step_inner() {
         // `switch` on a byte): one instruction loads, clamps and jumps. The load stays the
         // instruction's trap offset (its code_offsets entry is at the same position).
         uint32_t p = idx_producer == SIZE_MAX ? 0 : code_[idx_producer];
-        if (p == kLoadAddImmBase + (0x2d - 0x28) && idx_producer + 5 == code_.size()) {
+        bool byte_load_ai = p == kLoadAddImmBase + (0x2d - 0x28) && idx_producer + 5 == code_.size();
+        if (byte_load_ai && fuse_fetch_dispatch(idx_producer, n + 1)) {
+          // one instruction fetches, loads the operand word and jumps
+        } else if (byte_load_ai) {
           uint32_t a = code_[idx_producer + 1], imm = code_[idx_producer + 2], off = code_[idx_producer + 3];
           code_.resize(idx_producer);
           code_.insert(code_.end(), {uint32_t(kBrTableLoad8uAddImm), a, imm, off, n + 1});

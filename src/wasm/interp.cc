@@ -271,6 +271,7 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kXorRot2Shr] = &&op_xor_rot2_shr;
   L[kMaj32] = &&op_maj32;
   L[kBswap32] = &&op_bswap32;
+  L[kFetchDispatch] = &&op_fetch_dispatch;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
   L[kSelect] = &&op_select;
@@ -462,6 +463,25 @@ op_br_table_load8u_ai: {
   uint32_t n = pc[4];
   if (i >= n - 1) i = n - 1;
   pc = code + pc[5 + i];
+  NEXT();
+}
+op_fetch_dispatch: {
+  uint32_t t = uint32_t(S(1)) << (pc[2] & 31);
+  uint64_t ea1 = uint64_t(uint32_t(t + pc[4])) + pc[5];
+  uint64_t ea2 = uint64_t(uint32_t(t + pc[7])) + pc[8];
+  if (ea1 + 4 > msize) TRAP(kMemoryOutOfBounds);
+  if (ea2 + 1 > msize) {
+    ++pc;  // the second load's trap offset
+    TRAP(kMemoryOutOfBounds);
+  }
+  S(3) = t;
+  uint32_t v;
+  std::memcpy(&v, mbase + ea1, 4);
+  uint32_t i = mbase[ea2];
+  S(6) = v;
+  uint32_t n = pc[9];
+  if (i >= n - 1) i = n - 1;
+  pc = code + pc[10 + i];
   NEXT();
 }
 op_select:

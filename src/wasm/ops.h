@@ -69,6 +69,9 @@ enum Op : uint32_t {
   kXorRot2Shr,                   // [x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32
   kMaj32,                        // [a, b, c, dst] (a & (b ^ c)) ^ (b & c), i32 (SHA-2's majority)
   kBswap32,                      // [x, dst] byte-reversed x, i32 (LLVM's expansion of bswap)
+  kFetchDispatch,                // [x, k, t, imm1, off1, d, imm2, off2, n, target * n]:
+                                 // t = x << k; d = i32.load(t + imm1 + off1);
+                                 // br_table on i32.load8_u(t + imm2 + off2) (wasm address sums)
   kLoadBase = 0x200,             // + wasm opcode 0x28..0x35: [addr, offset, dst]
                                  // + wasm opcode 0x36..0x3e: [addr, value, offset]
   // Binary ops with an immediate second operand: kImmBase + (wasm op - 0x40), for the i32/i64
@@ -111,5 +114,97 @@ enum Op : uint32_t {
   kIncBrIfBase = 0x420,
   kNumOps = 0x460,
 };
+
+// Number of operand words after the opcode word of the fixed-length instructions; see
+// instr_words for all.
+inline int operand_words(uint32_t op) {
+  if (op >= 0x45 && op <= 0xc4) {
+    bool unary = op == 0x45 || op == 0x50 || (op >= 0x67 && op <= 0x69) || (op >= 0x79 && op <= 0x7b) ||
+                 (op >= 0x8b && op <= 0x91) || (op >= 0x99 && op <= 0x9f) || op >= 0xa7;
+    return unary ? 2 : 3;
+  }
+  if (op >= kTruncSatBase && op < kTruncSatBase + 8) return 2;
+  if (op >= kImmBase && op < kBrIfCmpBase) return 3;
+  if (op >= kIncBrIfBase) return (op - kIncBrIfBase) % 16 == 0 ? 3 : 4;
+  if (op >= kLoadShlImmBase) return 5;
+  if (op >= kImm64Base) return 4;
+  if (op >= kLoadAddShlBase) return 5;
+  if (op >= kLoadAddImmBase) return 4;
+  if (op >= kBrIfCmpBase && op < kLoadAddImmBase) {
+    uint32_t c = (op - kBrIfCmpBase) % 0x20;  // 0 = i32.eqz, 0xb = i64.eqz
+    return c == 0 || c == 0xb ? 2 : 3;
+  }
+  if (op >= kLoadBase) return 3;
+  switch (op) {
+    case kUnreachable: case kNondet: return 0;
+    case kCopy: case kConst32: return 2;
+    case kConst64: return 3;
+    case kBr: return 1;
+    case kBrIfNz: case kBrIfZ: return 2;
+    case kBrTable: return -1;
+    case kReturn: return 2;
+    case kCall: case kReturnCall: return 2;
+    case kCallIndirect: case kReturnCallIndirect: return 4;
+    case kSelect: return 4;
+    case kGlobalGet: case kGlobalSet: return 2;
+    case kMemorySize: return 1;
+    case kMemoryGrow: return 2;
+    case kMemoryFill: case kMemoryCopy: return 3;
+    case kMemoryInit: return 4;
+    case kDataDrop: case kElemDrop: return 1;
+    case kTableGet: case kTableSet: return 3;
+    case kTableSize: return 2;
+    case kTableGrow: case kTableFill: return 4;
+    case kTableCopy: case kTableInit: return 5;
+    case kRefIsNull: case kRefFunc: return 2;
+    case kFuelCheck: return 1;
+    case kCopy2: return 4;
+    case kCopyBr: return 3;
+    case kCallLocal: return 6;
+    case kXorRot3: case kXorRot2Shr: return 5;
+    case kAddImmShl: return 4;
+    case kAndNot32: case kAndNot64: return 3;
+    case kMaj32: return 4;
+    case kBswap32: return 2;
+    case kAddImmAddShl: return 5;
+  }
+  return 0;
+}
+
+// Length in words of the instruction at `at` (opcode word included).
+inline uint32_t instr_words(const uint32_t* at) {
+  switch (at[0]) {
+    case kBrTable: return 3 + at[2];
+    case kCopyN: return 2 + 2 * at[1];
+    case kCopyNBr: return 3 + 2 * at[1];
+    case kBrTableLoad8u: return 4 + at[3];
+    case kBrTableLoad8uAddImm: return 5 + at[4];
+    case kFetchDispatch: return 10 + at[9];
+    default: return 1 + uint32_t(operand_words(at[0]));
+  }
+}
+
+// Calls f(k) for each word at[k] of the instruction at `at` that is a branch target (a code
+// index). Calls are not branches: their callee word is a function's code start.
+template <class F>
+void for_each_branch_target(const uint32_t* at, F&& f) {
+  const uint32_t op = at[0], n = instr_words(at);
+  uint32_t first = 0;  // table entries start here
+  switch (op) {
+    case kBrTable: first = 3; break;
+    case kBrTableLoad8u: first = 4; break;
+    case kBrTableLoad8uAddImm: first = 5; break;
+    case kFetchDispatch: first = 10; break;
+    default: break;
+  }
+  if (first) {
+    for (uint32_t k = first; k < n; ++k) f(k);
+    return;
+  }
+  bool last_word_is_target = op == kBr || op == kBrIfNz || op == kBrIfZ || op == kCopyBr || op == kCopyNBr ||
+                             (op >= kBrIfCmpBase && op < kLoadAddImmBase) ||
+                             (op >= kIncBrIfBase && op < kIncBrIfBase + 0x40);
+  if (last_word_is_target) f(n - 1);
+}
 
 }  // namespace genvm::wasm

@@ -1317,6 +1317,78 @@ TEST(WasmFusion, MajorityAndByteSwapAreOneInstruction) {
   EXPECT_FALSE(listing_has(bytes, 2, kBswap32));
 }
 
+// A bytecode interpreter in wasm: 8-byte records (i32 argument, opcode byte), the fetch is
+// one kFetchDispatch, and jump threading copies the loop head (and the shared `pc = next`
+// tail) into each case's back-branch. Results, fuel (each entry to the loop region charges
+// its 42 instructions, copied heads included) and the trap offsets of both fused loads, also
+// in the copies, are those of the wasm.
+constexpr const char* kTinyInterpreter = R"((module
+  (memory 1)
+  ;; records at 252: [arg i32][op u8, 3 pad]. 0: add 5; 1: jnz 0; 2: halt; 3: jnz 8160; 4: jnz 8161
+  (data (i32.const 252) "\05\00\00\00\00\00\00\00" "\00\00\00\00\01\00\00\00" "\00\00\00\00\02\00\00\00"
+                        "\e0\1f\00\00\01\00\00\00" "\e1\1f\00\00\01\00\00\00")
+  (func (export "run") (param $n i32) (param $pc i32) (result i32) (local $next i32) (local $t i32) (local $arg i32) (local $acc i32)
+    (loop $fetch
+      (block $tail
+        (local.set $next (i32.add (local.get $pc) (i32.const 1)))
+        (local.set $arg (i32.load (i32.add (local.tee $t (i32.shl (local.get $pc) (i32.const 3))) (i32.const 252))))
+        (block $halt
+          (block $jnz
+            (block $add
+              (br_table $add $jnz $halt (i32.load8_u (i32.add (local.get $t) (i32.const 256)))))
+            (local.set $acc (i32.add (local.get $acc) (local.get $arg)))
+            (br $tail))
+          (if (local.tee $n (i32.sub (local.get $n) (i32.const 1)))
+            (then (local.set $pc (local.get $arg)) (br $fetch)))
+          (local.set $pc (local.get $next))
+          (br $fetch))
+        (return (local.get $acc)))
+      (local.set $pc (local.get $next))
+      (br $fetch))
+    (unreachable)))
+)";
+
+TEST(WasmThreading, InterpreterLoopIsFusedAndThreaded) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kTinyInterpreter);
+  for (bool metered : {false, true}) {
+    LoadOptions lo;
+    lo.metering = metered;
+    StoreConfig cfg;
+    cfg.fuel_enabled = metered;
+    Env e(cfg);
+    e.load(bytes, lo);
+    for (int32_t n : {1, 2, 3, 10}) {
+      if (metered) e.store.set_fuel(100000);
+      EXPECT_EQ(int32_t(e.call("run", {Value::i32(n), Value::i32(0)}).values[0].bits), 5 * n) << n;
+      // Function region: loop, unreachable (2); 2n + 1 entries to the loop region (42 each).
+      if (metered) {
+        EXPECT_EQ(e.store.fuel(), 100000u - (2 + uint64_t(2 * n + 1) * 42)) << n;
+      }
+    }
+    for (auto [start, opcode] : {std::pair{3, 0x2d}, std::pair{4, 0x28}}) {
+      // 3: the argument word at 65532 is in bounds, the opcode byte at 65536 is not;
+      // 4: the argument word at 65540 is not. Both fetches run in a threaded copy.
+      if (metered) e.store.set_fuel(100000);
+      Outcome o = e.call("run", {Value::i32(5), Value::i32(start)});
+      ASSERT_TRUE(o.trap) << start;
+      EXPECT_EQ(o.trap->kind, TrapKind::kMemoryOutOfBounds);
+      ASSERT_FALSE(o.trap->frames.empty());
+      EXPECT_EQ(bytes[o.trap->frames[0].code_offset], opcode) << start;
+    }
+  }
+  auto m = Module::load(bytes);
+  ASSERT_TRUE(m.ok());
+  std::string listing = dump_function(**m, 0);
+  char needle[32];
+  std::snprintf(needle, sizeof needle, "op %#x ", uint32_t(kFetchDispatch));
+  size_t copies = 0;
+  for (size_t at = listing.find(needle); at != std::string::npos; at = listing.find(needle, at + 1)) ++copies;
+  // The loop head, and a copy at each of the three back-branches (the add case's `br $tail`
+  // reaches the head through the tail's copy).
+  EXPECT_GE(copies, 3u) << listing;
+}
+
 TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
   REQUIRE_WAT2WASM();
   auto bytes = wat(R"((module
