@@ -795,6 +795,7 @@ class FuncCompiler {
       if (op == 0x72 && live() && !top_is_const(0) && !top_is_const(1) && fuse_bswap32()) return;
       int oi = fuse_outer(op);
       if (oi >= 0 && !top_is_const(0) && !top_is_const(1)) {
+        if (oi == 0 && fuse_sigma_add()) return;
         // An operand computed by the i32 instruction just before (and used only here): one
         // fused instruction `other OUTER (x INNER y)` (kFuseBase).
         for (size_t k = 0; k < 2; ++k) {
@@ -960,6 +961,30 @@ class FuncCompiler {
     m_.code_offsets.emplace_back(uint32_t(sh), word_off);
     m_.code_offsets.emplace_back(uint32_t(sh + 1), byte_off);
     return true;
+  }
+  // An i32.add of a SHA-2 sigma (kXorRot3 / kXorRot2Shr) computed just before: the sum is one
+  // instruction, and an add of that sum one more operand (SHA-256's t1 and t2 and its message
+  // schedule add sigmas to one or two other terms): one dispatch instead of two or three.
+  bool fuse_sigma_add() {
+    for (size_t k = 0; k < 2; ++k) {
+      size_t at = fresh_producer(k);
+      if (at == SIZE_MAX) continue;
+      uint32_t p = code_[at];
+      uint32_t other = top_slot(1 - k);
+      if ((p == kXorRot3 || p == kXorRot2Shr) && at + 6 == code_.size()) {
+        uint32_t x = code_[at + 1], a = code_[at + 2], b = code_[at + 3], c = code_[at + 4];
+        emit_fused(at, {ValType::I32, ValType::I32}, ValType::I32,
+                   {uint32_t(p == kXorRot3 ? kXorRot3Add : kXorRot2ShrAdd), x, a, b, c, other});
+        return true;
+      }
+      if ((p == kXorRot3Add || p == kXorRot2ShrAdd) && at + 7 == code_.size()) {
+        uint32_t x = code_[at + 1], a = code_[at + 2], b = code_[at + 3], c = code_[at + 4], q = code_[at + 5];
+        emit_fused(at, {ValType::I32, ValType::I32}, ValType::I32,
+                   {uint32_t(p == kXorRot3Add ? kXorRot3Add2 : kXorRot2ShrAdd2), x, a, b, c, q, other});
+        return true;
+      }
+    }
+    return false;
   }
   // SHA-2's majority `(a & (b ^ c)) ^ (b & c)`, compiled so far as [a & (b ^ c) -> t]
   // [b & c -> u], about to become `t ^ u`: contiguous, no branch target inside, t a temporary

@@ -272,6 +272,10 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kMaj32] = &&op_maj32;
   L[kBswap32] = &&op_bswap32;
   L[kFetchDispatch] = &&op_fetch_dispatch;
+  L[kXorRot3Add] = &&op_xor_rot3_add;
+  L[kXorRot3Add2] = &&op_xor_rot3_add2;
+  L[kXorRot2ShrAdd] = &&op_xor_rot2_shr_add;
+  L[kXorRot2ShrAdd2] = &&op_xor_rot2_shr_add2;
   L[kReturnCall] = &&op_return_call;
   L[kReturnCallIndirect] = &&op_return_call_indirect;
   L[kSelect] = &&op_select;
@@ -411,6 +415,32 @@ op_maj32: {
   uint32_t a = uint32_t(S(1)), b = uint32_t(S(2)), c = uint32_t(S(3));
   S(4) = (a & (b ^ c)) ^ (b & c);
   pc += 5;
+  NEXT();
+}
+#define XOR_ROT3(x) (std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4])))
+#define XOR_ROT2_SHR(x) (std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ (x >> pc[4]))
+op_xor_rot3_add: {
+  uint32_t x = uint32_t(S(1));
+  S(6) = uint32_t(XOR_ROT3(x) + uint32_t(S(5)));
+  pc += 7;
+  NEXT();
+}
+op_xor_rot3_add2: {
+  uint32_t x = uint32_t(S(1));
+  S(7) = uint32_t(XOR_ROT3(x) + uint32_t(S(5)) + uint32_t(S(6)));
+  pc += 8;
+  NEXT();
+}
+op_xor_rot2_shr_add: {
+  uint32_t x = uint32_t(S(1));
+  S(6) = uint32_t(XOR_ROT2_SHR(x) + uint32_t(S(5)));
+  pc += 7;
+  NEXT();
+}
+op_xor_rot2_shr_add2: {
+  uint32_t x = uint32_t(S(1));
+  S(7) = uint32_t(XOR_ROT2_SHR(x) + uint32_t(S(5)) + uint32_t(S(6)));
+  pc += 8;
   NEXT();
 }
 op_xor_rot2_shr: {

@@ -1196,6 +1196,51 @@ TEST(WasmFusion, BrTableOnALoadedByte) {
 // Constants as immediates: i64 constants beyond 32 signed bits, division and remainder by a
 // constant (which cannot trap unless it is 0 or -1: those keep the trapping form), and the
 // `(x << k) + imm` address of a static array.
+// A sigma added to one or two more terms (SHA-256's t1, t2 and message schedule) is one
+// instruction; a constant term keeps the immediate add.
+TEST(WasmFusion, SigmaPlusTermsIsOneInstruction) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "plus1") (param i32 i32) (result i32)
+      (i32.add (local.get 1)
+               (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 6)) (i32.rotr (local.get 0) (i32.const 11)))
+                        (i32.rotr (local.get 0) (i32.const 25)))))
+    (func (export "plus2") (param i32 i32 i32) (result i32)
+      (i32.add (local.get 2)
+        (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 2)) (i32.rotr (local.get 0) (i32.const 13)))
+                          (i32.rotr (local.get 0) (i32.const 22)))
+                 (local.get 1))))
+    (func (export "small_plus2") (param i32 i32 i32) (result i32)
+      (i32.add (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 7)) (i32.rotr (local.get 0) (i32.const 18)))
+                                 (i32.shr_u (local.get 0) (i32.const 3)))
+                        (local.get 1))
+               (local.get 2)))
+    (func (export "plus_const") (param i32) (result i32)
+      (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 17)) (i32.rotr (local.get 0) (i32.const 19)))
+                        (i32.shr_u (local.get 0) (i32.const 10)))
+               (i32.const 5)))))");
+  Env e;
+  e.load(bytes);
+  auto S1 = [](uint32_t x) { return std::rotr(x, 6) ^ std::rotr(x, 11) ^ std::rotr(x, 25); };
+  auto S0 = [](uint32_t x) { return std::rotr(x, 2) ^ std::rotr(x, 13) ^ std::rotr(x, 22); };
+  auto s0 = [](uint32_t x) { return std::rotr(x, 7) ^ std::rotr(x, 18) ^ (x >> 3); };
+  auto s1 = [](uint32_t x) { return std::rotr(x, 17) ^ std::rotr(x, 19) ^ (x >> 10); };
+  for (uint32_t x : {0u, 0x80000000u, 0x6a09e667u, 0xffffffffu}) {
+    uint32_t y = x * 2654435761u + 1, z = ~x ^ 0x5be0cd19u;
+    auto c = [&](const char* f, std::vector<Value> a) { return uint32_t(e.call(f, a).values[0].bits); };
+    auto v = [](uint32_t u) { return Value::i32(int32_t(u)); };
+    EXPECT_EQ(c("plus1", {v(x), v(y)}), S1(x) + y) << x;
+    EXPECT_EQ(c("plus2", {v(x), v(y), v(z)}), S0(x) + y + z) << x;
+    EXPECT_EQ(c("small_plus2", {v(x), v(y), v(z)}), s0(x) + y + z) << x;
+    EXPECT_EQ(c("plus_const", {v(x)}), s1(x) + 5) << x;
+  }
+  EXPECT_TRUE(listing_has(bytes, 0, kXorRot3Add));
+  EXPECT_TRUE(listing_has(bytes, 1, kXorRot3Add2));
+  EXPECT_TRUE(listing_has(bytes, 2, kXorRot2ShrAdd2));
+  EXPECT_TRUE(listing_has(bytes, 3, kXorRot2Shr));
+  EXPECT_FALSE(listing_has(bytes, 3, kXorRot2ShrAdd));
+}
+
 // A counted loop's `i += k` followed by the compare-and-branch on i is one instruction
 // (kIncBrIf): every compare kind, an immediate or a slot bound, the count-down form (br_if on
 // the tee'd counter) and wrap-around all give the unfused results; a loop whose test is a
