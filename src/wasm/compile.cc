@@ -282,9 +282,18 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
       p += n;
       continue;
     }
-    // The branch's copies first, then the run.
+    // The branch's copies first, then the run. A single copy `d = s` followed by the run's
+    // `add_imm d, k -> r` (`pc = next; next = pc + 1`: an interpreter's or a loop's induction
+    // variable, rotated at every back-branch) is one kCopyAddImm.
+    size_t run_from = t;
     if (op == kCopyBr) {
-      out.insert(out.end(), {uint32_t(kCopy), code[p + 1], code[p + 2]});
+      uint32_t src = code[p + 1], dst = code[p + 2];
+      if (code[t] == kImmBase + (0x6a - 0x40) && code[t + 1] == dst) {
+        out.insert(out.end(), {uint32_t(kCopyAddImm), src, dst, code[t + 2], code[t + 3]});
+        run_from = t + 4;
+      } else {
+        out.insert(out.end(), {uint32_t(kCopy), src, dst});
+      }
     } else if (op == kCopyNBr) {
       uint32_t pairs = code[p + 1];
       out.push_back(pairs == 2 ? uint32_t(kCopy2) : uint32_t(kCopyN));
@@ -294,10 +303,10 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     // The copy's trap offsets: the run start's, then every entry inside the run at the same
     // relative place (instruction starts, and kFetchDispatch's second-load entry at + 1).
     const size_t at = start + out.size();
-    copy_offsets.emplace_back(uint32_t(at), offset_of(t));
-    auto first = std::lower_bound(offs.begin(), offs.end(), uint32_t(t), [](const auto& e, uint32_t v) { return e.first < v; });
-    for (auto it = first; it != offs.end() && it->first < t_end; ++it) copy_offsets.emplace_back(uint32_t(at + (it->first - t)), it->second);
-    out.insert(out.end(), code.begin() + std::ptrdiff_t(t), code.begin() + std::ptrdiff_t(t_end));
+    copy_offsets.emplace_back(uint32_t(at), offset_of(run_from));
+    auto first = std::lower_bound(offs.begin(), offs.end(), uint32_t(run_from), [](const auto& e, uint32_t v) { return e.first < v; });
+    for (auto it = first; it != offs.end() && it->first < t_end; ++it) copy_offsets.emplace_back(uint32_t(at + (it->first - run_from)), it->second);
+    out.insert(out.end(), code.begin() + std::ptrdiff_t(run_from), code.begin() + std::ptrdiff_t(t_end));
     grown += t_end - t;
     p += n;
   }

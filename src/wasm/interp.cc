@@ -272,6 +272,7 @@ void Interp::run_loop(Store& store, FuncInst* entry, FrameStack* const fs, std::
   L[kMaj32] = &&op_maj32;
   L[kBswap32] = &&op_bswap32;
   L[kFetchDispatch] = &&op_fetch_dispatch;
+  L[kCopyAddImm] = &&op_copy_add_imm;
   L[kXorRot3Add] = &&op_xor_rot3_add;
   L[kXorRot3Add2] = &&op_xor_rot3_add2;
   L[kXorRot2ShrAdd] = &&op_xor_rot2_shr_add;
@@ -493,6 +494,13 @@ op_br_table_load8u_ai: {
   uint32_t n = pc[4];
   if (i >= n - 1) i = n - 1;
   pc = code + pc[5 + i];
+  NEXT();
+}
+op_copy_add_imm: {
+  uint64_t v = S(1);
+  S(2) = v;
+  S(4) = uint32_t(uint32_t(v) + pc[3]);
+  pc += 5;
   NEXT();
 }
 op_fetch_dispatch: {

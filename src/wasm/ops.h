@@ -73,6 +73,7 @@ enum Op : uint32_t {
   kXorRot3Add2,                  // [x, a, b, c, p, q, dst] kXorRot3(x, a, b, c) + p + q
   kXorRot2ShrAdd,                // [x, a, b, c, p, dst] kXorRot2Shr(x, a, b, c) + p
   kXorRot2ShrAdd2,               // [x, a, b, c, p, q, dst] kXorRot2Shr(x, a, b, c) + p + q
+  kCopyAddImm,                   // [s, d, k, r] d = s, then r = d + k (i32): from jump threading
   kFetchDispatch,                // [x, k, t, imm1, off1, d, imm2, off2, n, target * n]:
                                  // t = x << k; d = i32.load(t + imm1 + off1);
                                  // br_table on i32.load8_u(t + imm2 + off2) (wasm address sums)
@@ -170,6 +171,7 @@ inline int operand_words(uint32_t op) {
     case kAndNot32: case kAndNot64: return 3;
     case kMaj32: return 4;
     case kBswap32: return 2;
+    case kCopyAddImm: return 4;
     case kXorRot3Add: case kXorRot2ShrAdd: return 6;
     case kXorRot3Add2: case kXorRot2ShrAdd2: return 7;
     case kAddImmAddShl: return 5;

@@ -1432,6 +1432,51 @@ TEST(WasmThreading, InterpreterLoopIsFusedAndThreaded) {
   // The loop head, and a copy at each of the three back-branches (the add case's `br $tail`
   // reaches the head through the tail's copy).
   EXPECT_GE(copies, 3u) << listing;
+  // `pc = next` then the head's `next = pc + 1`: one instruction in the copies.
+  std::snprintf(needle, sizeof needle, "op %#x ", uint32_t(kCopyAddImm));
+  EXPECT_NE(listing.find(needle), std::string::npos) << listing;
+}
+
+// A loop whose back-branch copies a value into the local the head's first add reads: the
+// threaded copy folds the copy into that add (kCopyAddImm), the add writing another local or
+// the same one.
+TEST(WasmThreading, CopyThenAddOfTheCopyIsOneInstruction) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(R"((module
+    (func (export "step") (param $n i32) (result i32) (local $i i32) (local $j i32) (local $s i32)
+      (loop $l
+        (local.set $j (i32.add (local.get $i) (i32.const 3)))
+        (local.set $s (i32.add (local.get $s) (local.get $j)))
+        (if (i32.lt_u (local.get $j) (local.get $n)) (then (local.set $i (local.get $j)) (br $l))))
+      (i32.add (local.get $s) (i32.mul (local.get $i) (i32.const 1000))))
+    (func (export "same") (param $n i32) (result i32) (local $i i32) (local $j i32)
+      (loop $l
+        (local.set $i (i32.add (local.get $i) (i32.const 5)))
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (if (i32.lt_u (local.get $j) (local.get $n)) (then (local.set $i (local.get $j)) (br $l))))
+      (i32.add (local.get $i) (i32.mul (local.get $j) (i32.const 1000))))))");
+  Env e;
+  e.load(bytes);
+  for (uint32_t n : {0u, 1u, 3u, 4u, 10u, 100u}) {
+    uint32_t i = 0, j = 0, s = 0;
+    for (;;) {
+      j = i + 3;
+      s += j;
+      if (j < n) { i = j; continue; }
+      break;
+    }
+    EXPECT_EQ(uint32_t(e.call("step", {Value::i32(int32_t(n))}).values[0].bits), s + i * 1000) << n;
+    i = 0, j = 0;
+    for (;;) {
+      i += 5;
+      j += 1;
+      if (j < n) { i = j; continue; }
+      break;
+    }
+    EXPECT_EQ(uint32_t(e.call("same", {Value::i32(int32_t(n))}).values[0].bits), i + j * 1000) << n;
+  }
+  EXPECT_TRUE(listing_has(bytes, 0, kCopyAddImm));
+  EXPECT_TRUE(listing_has(bytes, 1, kCopyAddImm));
 }
 
 TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
