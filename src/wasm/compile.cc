@@ -289,8 +289,25 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     if (op == kCopyBr) {
       uint32_t src = code[p + 1], dst = code[p + 2];
       if (code[t] == kImmBase + (0x6a - 0x40) && code[t + 1] == dst) {
-        out.insert(out.end(), {uint32_t(kCopyAddImm), src, dst, code[t + 2], code[t + 3]});
+        // ... and when the run goes on with a kFetchDispatch of the copied value (its last
+        // instruction), all of it is one kCopyAddImmFetch, whose trap offsets (index, index +
+        // 1) are the fetch's, copied below.
+        // (Not when the add overwrites d itself: the fetch would read the sum.)
+        bool fetch = t + 4 < t_end && code[t + 4] == kFetchDispatch && code[t + 5] == dst && code[t + 3] != dst &&
+                     t + 4 + instr_words(&code[t + 4]) == t_end;
+        out.insert(out.end(), {uint32_t(fetch ? kCopyAddImmFetch : kCopyAddImm), src, dst, code[t + 2], code[t + 3]});
         run_from = t + 4;
+        if (fetch) {
+          // The fetch's words after its opcode follow; its entries map to index and index + 1.
+          const size_t at = start + out.size() - 5;
+          copy_offsets.emplace_back(uint32_t(at), offset_of(run_from));
+          auto second = std::lower_bound(offs.begin(), offs.end(), uint32_t(run_from + 1), [](const auto& e, uint32_t v) { return e.first < v; });
+          if (second != offs.end() && second->first == run_from + 1) copy_offsets.emplace_back(uint32_t(at + 1), offset_of(run_from + 1));
+          out.insert(out.end(), code.begin() + std::ptrdiff_t(run_from + 1), code.begin() + std::ptrdiff_t(t_end));
+          grown += t_end - t;
+          p += n;
+          continue;
+        }
       } else {
         out.insert(out.end(), {uint32_t(kCopy), src, dst});
       }

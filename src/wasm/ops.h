@@ -74,6 +74,9 @@ enum Op : uint32_t {
   kXorRot2ShrAdd,                // [x, a, b, c, p, dst] kXorRot2Shr(x, a, b, c) + p
   kXorRot2ShrAdd2,               // [x, a, b, c, p, q, dst] kXorRot2Shr(x, a, b, c) + p + q
   kCopyAddImm,                   // [s, d, k, r] d = s, then r = d + k (i32): from jump threading
+  kCopyAddImmFetch,              // [s, d, k, r, x, k2, t, imm1, off1, d2, imm2, off2, n, target * n]:
+                                 // kCopyAddImm then a kFetchDispatch of x = d (an interpreter's
+                                 // whole `pc = next; next = pc + 1; fetch; dispatch`)
   kFetchDispatch,                // [x, k, t, imm1, off1, d, imm2, off2, n, target * n]:
                                  // t = x << k; d = i32.load(t + imm1 + off1);
                                  // br_table on i32.load8_u(t + imm2 + off2) (wasm address sums)
@@ -188,6 +191,7 @@ inline uint32_t instr_words(const uint32_t* at) {
     case kBrTableLoad8u: return 4 + at[3];
     case kBrTableLoad8uAddImm: return 5 + at[4];
     case kFetchDispatch: return 10 + at[9];
+    case kCopyAddImmFetch: return 14 + at[13];
     default: return 1 + uint32_t(operand_words(at[0]));
   }
 }
@@ -203,6 +207,7 @@ void for_each_branch_target(const uint32_t* at, F&& f) {
     case kBrTableLoad8u: first = 4; break;
     case kBrTableLoad8uAddImm: first = 5; break;
     case kFetchDispatch: first = 10; break;
+    case kCopyAddImmFetch: first = 14; break;
     default: break;
   }
   if (first) {
