@@ -1068,15 +1068,11 @@ class FuncCompiler {
   // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
   // nearly every `for` loop. Returns the (possibly moved) index of the target word.
   size_t fuse_loop_step(size_t br_at, bool is_br_if_nz) {
-    size_t step = prev_op_pos_;
-    uint32_t op = code_[last_op_pos_];
-    size_t br_pos = last_op_pos_;
-    if (is_br_if_nz) {
-      op = kBrIfnCmpBase;  // `i != 0`: branch unless eqz
-      br_pos = br_at - 2;
-      step = last_op_pos_;
-    }
-    if (step == SIZE_MAX || step + 4 != br_pos || label_pos_ > step) return br_at;
+    // The step is the instruction noted before the branch (kBrIfNz is not noted itself).
+    size_t br_pos = is_br_if_nz ? br_at - 2 : last_op_pos_;
+    size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
+    if (br_pos == SIZE_MAX || step == SIZE_MAX || step + 4 != br_pos || br_pos >= code_.size() || label_pos_ > step) return br_at;
+    uint32_t op = is_br_if_nz ? uint32_t(kBrIfnCmpBase) : code_[br_pos];  // kBrIfNz: `i != 0`, branch unless eqz
     if (code_[step] != kImmBase + (0x6a - 0x40) || code_[step + 1] != code_[step + 3]) return br_at;
     uint32_t i = code_[step + 1], k = code_[step + 2];
     if (code_[br_pos + 1] != i) return br_at;
