@@ -286,17 +286,25 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     // `add_imm d, k -> r` (`pc = next; next = pc + 1`: an interpreter's or a loop's induction
     // variable, rotated at every back-branch) is one kCopyAddImm.
     size_t run_from = t;
+    size_t h = t;  // where the copy's fold looks: the run start, or past a loop head's fuel check
+    if (op == kCopyBr && code[t] == kFuelCheck && t + 2 < t_end) {
+      // With metering a loop head starts with its fuel charge: it goes first, then the copy
+      // (the order of the two is unobservable: a trap discards the frame's slots).
+      copy_offsets.emplace_back(uint32_t(start + out.size()), offset_of(t));
+      out.insert(out.end(), {uint32_t(kFuelCheck), code[t + 1]});
+      h = run_from = t + 2;
+    }
     if (op == kCopyBr) {
       uint32_t src = code[p + 1], dst = code[p + 2];
-      if (code[t] == kImmBase + (0x6a - 0x40) && code[t + 1] == dst) {
+      if (code[h] == kImmBase + (0x6a - 0x40) && code[h + 1] == dst) {
         // ... and when the run goes on with a kFetchDispatch of the copied value (its last
         // instruction), all of it is one kCopyAddImmFetch, whose trap offsets (index, index +
         // 1) are the fetch's, copied below.
         // (Not when the add overwrites d itself: the fetch would read the sum.)
-        bool fetch = t + 4 < t_end && code[t + 4] == kFetchDispatch && code[t + 5] == dst && code[t + 3] != dst &&
-                     t + 4 + instr_words(&code[t + 4]) == t_end;
-        out.insert(out.end(), {uint32_t(fetch ? kCopyAddImmFetch : kCopyAddImm), src, dst, code[t + 2], code[t + 3]});
-        run_from = t + 4;
+        bool fetch = h + 4 < t_end && code[h + 4] == kFetchDispatch && code[h + 5] == dst && code[h + 3] != dst &&
+                     h + 4 + instr_words(&code[h + 4]) == t_end;
+        out.insert(out.end(), {uint32_t(fetch ? kCopyAddImmFetch : kCopyAddImm), src, dst, code[h + 2], code[h + 3]});
+        run_from = h + 4;
         if (fetch) {
           // The fetch's words after its opcode follow; its entries map to index and index + 1.
           const size_t at = start + out.size() - 5;

@@ -1445,21 +1445,26 @@ TEST(WasmThreading, InterpreterLoopIsFusedAndThreaded) {
       EXPECT_EQ(bytes[o.trap->frames[0].code_offset], opcode) << start;
     }
   }
-  auto m = Module::load(bytes);
-  ASSERT_TRUE(m.ok());
-  std::string listing = dump_function(**m, 0);
-  auto count = [&](uint32_t op) {
-    char needle[32];
-    std::snprintf(needle, sizeof needle, "op %#x ", op);
-    size_t n = 0;
-    for (size_t at = listing.find(needle); at != std::string::npos; at = listing.find(needle, at + 1)) ++n;
-    return n;
-  };
-  // The loop head, and a copy at each of the three back-branches (the add case's `br $tail`
-  // reaches the head through the tail's copy); in the copies that end `pc = next; br head`,
-  // the copy, the head's `next = pc + 1` and the fetch are one kCopyAddImmFetch.
-  EXPECT_GE(count(kFetchDispatch) + count(kCopyAddImmFetch), 3u) << listing;
-  EXPECT_GE(count(kCopyAddImmFetch), 1u) << listing;
+  for (bool metered : {false, true}) {
+    LoadOptions lo;
+    lo.metering = metered;
+    auto m = Module::load(bytes, lo);
+    ASSERT_TRUE(m.ok());
+    std::string listing = dump_function(**m, 0);
+    auto count = [&](uint32_t op) {
+      char needle[32];
+      std::snprintf(needle, sizeof needle, "op %#x ", op);
+      size_t n = 0;
+      for (size_t at = listing.find(needle); at != std::string::npos; at = listing.find(needle, at + 1)) ++n;
+      return n;
+    };
+    // The loop head, and a copy at each of the three back-branches (the add case's `br $tail`
+    // reaches the head through the tail's copy); in the copies that end `pc = next; br head`,
+    // the copy, the head's `next = pc + 1` and the fetch are one kCopyAddImmFetch (metered:
+    // after the copied fuel check).
+    EXPECT_GE(count(kFetchDispatch) + count(kCopyAddImmFetch), 3u) << listing;
+    EXPECT_GE(count(kCopyAddImmFetch), 1u) << listing;
+  }
 }
 
 // A loop whose back-branch copies a value into the local the head's first add reads: the
