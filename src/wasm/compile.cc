@@ -238,7 +238,7 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
       size_t next = p + instr_words(&code[p]);
       if (next - t > kMaxRunWords) return 0;
       if (op == kBr || op == kCopyBr || op == kCopyNBr || op == kBrTable || op == kBrTableLoad8u ||
-          op == kBrTableLoad8uAddImm || op == kFetchDispatch || op == kReturn)
+          op == kBrTableLoad8uAddImm || op == kFetchDispatch || op == kCopyAddImmFetch || op == kReturn)
         return next;
       p = next;
     }
