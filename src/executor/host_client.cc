@@ -1,5 +1,5 @@
 #include "executor/host_client.h"
-#include "executor/host_wire.h"
+#include "common/host/wire.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +15,10 @@
 #include <unistd.h>
 
 namespace genvm::executor {
+
+using host::get_u32_le;
+using host::put_u32_le;
+using host::put_u64_le;
 
 namespace {
 

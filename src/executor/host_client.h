@@ -31,9 +31,20 @@
 
 #include "common/calldata.h"
 #include "common/result.h"
-#include "executor/host_protocol.h"
+#include "common/host/protocol.h"
 
 namespace genvm::executor {
+
+// The protocol's names, as the executor's code uses them.
+using host::EntryKind;
+using host::HostErrorCode;
+using host::HostMethod;
+using host::kAddressSize;
+using host::kCurrentMajor;
+using host::kHostMethodCount;
+using host::kSlotIdSize;
+using host::kU256Size;
+using host::StorageType;
 
 using SlotId = std::array<std::uint8_t, kSlotIdSize>;
 using U256Le = std::array<std::uint8_t, kU256Size>;  // 256-bit unsigned, little-endian

@@ -16,7 +16,7 @@
 
 #include "common/debug_mode.h"
 #include "common/result.h"
-#include "executor/execution_data.h"
+#include "executor/entry.h"
 #include "executor/wasm_check.h"
 
 namespace genvm::executor {

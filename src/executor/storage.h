@@ -26,7 +26,7 @@
 #include "common/calldata.h"
 #include "common/result.h"
 #include "executor/host_client.h"
-#include "executor/host_protocol.h"
+#include "common/host/protocol.h"
 
 namespace genvm::executor {
 

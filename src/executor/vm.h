@@ -25,7 +25,7 @@
 #include "common/calldata.h"
 #include "common/debug_mode.h"
 #include "common/vm_error.h"
-#include "executor/execution_data.h"
+#include "executor/entry.h"
 #include "executor/host_client.h"
 #include "executor/result.h"
 #include "executor/storage.h"

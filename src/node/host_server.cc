@@ -6,23 +6,23 @@
 #include <cerrno>
 #include <cstring>
 
-#include "executor/host_protocol.h"
-#include "executor/host_wire.h"
+#include "common/host/protocol.h"
+#include "common/host/wire.h"
 
 namespace genvm::node {
 
 namespace {
 
-using executor::HostErrorCode;
-using executor::HostMethod;
-using executor::get_u32_le;
-using executor::put_u32_le;
-using executor::read_exact;
-using executor::write_all;
+using host::HostErrorCode;
+using host::HostMethod;
+using host::get_u32_le;
+using host::put_u32_le;
+using host::read_exact;
+using host::write_all;
 
 // The executor's own result is at most a few MiB; the shared bound keeps a broken client from
 // making the node allocate gigabytes.
-bool read_slice(int fd, Bytes& out) { return executor::read_slice(fd, executor::kMaxHostSlice, out); }
+bool read_slice(int fd, Bytes& out) { return host::read_slice(fd, host::kMaxHostSlice, out); }
 
 Error closed() { return make_error("host_client_closed", "the executor closed mid-request"); }
 
@@ -42,7 +42,7 @@ Status serve_host_connection(int fd, State& state, HostSession& session) {
     } while (r < 0 && errno == EINTR);
     if (r == 0) return {};  // EOF on the method byte: the executor's normal end
     if (r < 0) return make_error("host_io", std::strerror(errno));
-    if (method >= executor::kHostMethodCount) {
+    if (method >= host::kHostMethodCount) {
       return make_error("host_client_protocol", "unknown method id " + std::to_string(method));
     }
     Bytes out;

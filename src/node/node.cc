@@ -5,7 +5,7 @@
 #include <deque>
 
 #include "common/sha3.h"
-#include "executor/execution_data.h"
+#include "common/host/execution_data.h"
 
 namespace genvm::node {
 
@@ -55,7 +55,7 @@ std::string votes_json(const std::vector<Round>& rounds) {
 
 Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry,
                            const std::optional<Value>& leader_nondet) const {
-  executor::ExecutionData d;
+  host::ExecutionData d;
   d.calldata = calldata::encode(entry);
   d.message.contract_address = rec.target;
   d.message.sender_address = rec.sender;
@@ -64,7 +64,7 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
   d.message.chain_id = BigInt(61999);
   d.message.value = BigInt(rec.value);
   d.message.is_init = code.has_value();
-  d.message.datetime = std::string(executor::kDefaultDatetime);
+  d.message.datetime = std::string(host::kDefaultDatetime);
   d.code = code;
   d.message_fee_allocation = Value(Value::Array{});
   if (leader_nondet) {
@@ -76,7 +76,7 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
     }
     d.leader_nondet_results = std::move(nd);
   }
-  return executor::execution_data_to_value(d);
+  return host::execution_data_to_value(d);
 }
 
 Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code, const Value& entry, Effects fx) {

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "common/sha3.h"
-#include "executor/host_wire.h"
+#include "common/host/wire.h"
 
 namespace genvm::node {
 
@@ -475,7 +475,7 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
           if (rc == SQLITE_ROW) data = r.col_blob(0);
           else if (rc != SQLITE_DONE) return db_error(db_, "read storage");
         }
-        if (auto st = executor::apply_storage_change(key, value, data); !st) {
+        if (auto st = host::apply_storage_change(key, value, data); !st) {
           return make_error("state_changes", st.error().message);
         }
         Stmt w(db_, "INSERT OR REPLACE INTO storage(address, slot, data) VALUES(?,?,?)");

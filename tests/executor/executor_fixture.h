@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "common/calldata.h"
-#include "executor/execution_data.h"
+#include "common/host/execution_data.h"
 #include "executor/storage.h"
 #include "test_host.h"
 
@@ -117,9 +117,9 @@ class ExecutorTest : public ::testing::Test {
     }
   }
 
-  executor::ExecutionData data(const calldata::Address& contract, const calldata::Address& sender, Value entry,
+  host::ExecutionData data(const calldata::Address& contract, const calldata::Address& sender, Value entry,
                                bool is_init, std::optional<calldata::Bytes> code) {
-    executor::ExecutionData d;
+    host::ExecutionData d;
     d.calldata = calldata::encode(entry);
     d.message.contract_address = contract;
     d.message.sender_address = sender;
@@ -127,7 +127,7 @@ class ExecutorTest : public ::testing::Test {
     d.message.signer_address = sender;
     d.message.chain_id = BigInt(61999);
     d.message.is_init = is_init;
-    d.message.datetime = std::string(executor::kDefaultDatetime);
+    d.message.datetime = std::string(host::kDefaultDatetime);
     d.code = std::move(code);
     d.message_fee_allocation = Value(Value::Array{});
     return d;
@@ -160,9 +160,9 @@ class ExecutorTest : public ::testing::Test {
 
   // Runs genvm on `d`; returns the delivered report (and, when `apply`, applies its storage
   // changes to the contract's storage if it Returned).
-  RunResult run(const executor::ExecutionData& d, const std::string& permissions = "wscn",
+  RunResult run(const host::ExecutionData& d, const std::string& permissions = "wscn",
                 std::vector<std::string> extra = {}, bool apply = true) {
-    write_file(dir_ + "/data.bin", calldata::encode(executor::execution_data_to_value(d)));
+    write_file(dir_ + "/data.bin", calldata::encode(host::execution_data_to_value(d)));
     std::size_t before = host_.with_state([](test_host::State& s) { return s.results.size(); });
     std::vector<std::string> args = {"run", "--execution-data", dir_ + "/data.bin", "--host", uri_,
                                      "--permissions", permissions};

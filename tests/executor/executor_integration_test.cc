@@ -209,7 +209,7 @@ class ConsensusTest : public ExecutorTest {
     if (::access((examples_ + "nondet.wasm").c_str(), R_OK) != 0) GTEST_SKIP() << "needs examples/nondet.wasm";
     deploy("nondet.wasm", kContract);
   }
-  executor::ExecutionData nd(Value entry, std::optional<std::vector<calldata::Bytes>> leader = std::nullopt) {
+  host::ExecutionData nd(Value entry, std::optional<std::vector<calldata::Bytes>> leader = std::nullopt) {
     auto d = data(kContract, addr(0xaa), std::move(entry), false, std::nullopt);
     d.leader_nondet_results = std::move(leader);
     return d;
@@ -388,7 +388,7 @@ TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
 // Fails if anything reached the host's state before consume_result.
 TEST_F(ConsensusTest, SigkillInsideANondetBlockLeavesTheHostStateUnchanged) {
   auto before = host_.with_state([](test_host::State& s) { return std::make_pair(s.storage, s.results.size()); });
-  auto bytes = calldata::encode(executor::execution_data_to_value(nd(call("loop"))));
+  auto bytes = calldata::encode(host::execution_data_to_value(nd(call("loop"))));
   {
     std::ofstream f(dir_ + "/data.bin", std::ios::binary);
     f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));

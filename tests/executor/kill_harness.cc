@@ -82,7 +82,7 @@ TEST_F(KillTest, HostStateChangesOnlyThroughADeliveredResult) {
 
   deploy("counter.wasm", addr(1));
   std::string data_path = dir_ + "/inc.bin";
-  exec_test::write_file(data_path, calldata::encode(executor::execution_data_to_value(
+  exec_test::write_file(data_path, calldata::encode(host::execution_data_to_value(
                                        data(addr(1), addr(0xaa), call("increment"), false, std::nullopt))));
 
   // Calibrate the delay range on one uncut run (no assertion on time: it only spreads the kills

@@ -131,7 +131,7 @@ TEST_F(MaliciousTest, InfiniteLoopIsKilledAtTheDeadlineAndDeliversNothing) {
   std::string supervise = exec_test::binary_dir() + "/tools/genvm-supervise/genvm-supervise";
   if (::access(supervise.c_str(), X_OK) != 0) GTEST_SKIP() << "needs " << supervise;
   exec_test::write_file(dir_ + "/loop.bin",
-                        calldata::encode(executor::execution_data_to_value(
+                        calldata::encode(host::execution_data_to_value(
                             data(addr(8), addr(0xaa), Value(Value::Map{}), true, contract("infinite_loop")))));
   auto before = host_.with_state([](test_host::State& s) { return std::make_pair(s.storage, s.results.size()); });
   std::string out = dir_ + "/supervise.json";

@@ -16,8 +16,8 @@ namespace {
 
 using executor::HostClient;
 using executor::HostConnection;
-using executor::HostMethod;
-using executor::StorageType;
+using host::HostMethod;
+using host::StorageType;
 using test_host::Fault;
 using test_host::TestHost;
 
@@ -103,8 +103,8 @@ TEST_F(HostClientTest, ForbiddenAnswerIsAnErrorValueAndTheConnectionStaysUsable)
 }
 
 TEST_F(HostClientTest, EthCallAnswersAndReverts) {
-  host_.state().eth_answers[addr(5).bytes] = {executor::HostErrorCode::kOk, {1, 2, 3}};
-  host_.state().eth_answers[addr(6).bytes] = {executor::HostErrorCode::kEvmReverted, {}};
+  host_.state().eth_answers[addr(5).bytes] = {host::HostErrorCode::kOk, {1, 2, 3}};
+  host_.state().eth_answers[addr(6).bytes] = {host::HostErrorCode::kEvmReverted, {}};
   auto c = connect();
   auto ok = c->eth_call(addr(5), calldata::Bytes{0xaa, 0xbb});
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
@@ -273,7 +273,7 @@ TEST_F(HostClientTest, OversizedSliceIsRefusedWithoutAllocating) {
 }
 
 TEST_F(HostClientTest, SliceLimitIsConfigurable) {
-  host_.state().eth_answers[addr(5).bytes] = {executor::HostErrorCode::kOk, calldata::Bytes(100, 1)};
+  host_.state().eth_answers[addr(5).bytes] = {host::HostErrorCode::kOk, calldata::Bytes(100, 1)};
   auto uri = host_.listen_unix(dir_ + "/h0.sock");
   ASSERT_TRUE(uri.ok());
   auto c = HostClient::connect({*uri}, {}, {}, executor::HostLimits{.max_slice = 99});
@@ -284,7 +284,7 @@ TEST_F(HostClientTest, SliceLimitIsConfigurable) {
 }
 
 TEST_F(HostClientTest, TruncatedAnswerIsHostClosed) {
-  host_.state().eth_answers[addr(5).bytes] = {executor::HostErrorCode::kOk, calldata::Bytes(64, 1)};
+  host_.state().eth_answers[addr(5).bytes] = {host::HostErrorCode::kOk, calldata::Bytes(64, 1)};
   host_.set_fault(HostMethod::kEthCall, Fault::kTruncated);
   auto c = connect();
   auto r = c->eth_call(addr(5), calldata::Bytes{});

@@ -13,7 +13,7 @@ namespace {
 
 using executor::SlotId;
 using executor::Storage;
-using executor::StorageType;
+using host::StorageType;
 using test_host::TestHost;
 
 calldata::Address addr(std::uint8_t fill) {

@@ -1,6 +1,6 @@
 #include "test_host.h"
 
-#include "executor/host_wire.h"
+#include "common/host/wire.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,8 +15,8 @@
 
 namespace genvm::test_host {
 
-using executor::HostErrorCode;
-using executor::HostMethod;
+using host::HostErrorCode;
+using host::HostMethod;
 
 U256Le u256_le(std::uint64_t v) {
   U256Le out{};
@@ -35,7 +35,7 @@ Status apply_storage_changes(State& state, const Address& address, const calldat
     const Bytes& value = d.as_array()[1].as_bytes();
     Slot slot;
     std::copy(key.begin(), key.begin() + 32, slot.begin());
-    if (auto st = executor::apply_storage_change(key, value, state.storage[{address.bytes, slot}]); !st) {
+    if (auto st = host::apply_storage_change(key, value, state.storage[{address.bytes, slot}]); !st) {
       return make_error("bad_changes", st.error().message);
     }
   }
@@ -44,16 +44,16 @@ Status apply_storage_changes(State& state, const Address& address, const calldat
 
 namespace {
 
-using executor::get_u32_le;
-using executor::put_u32_le;
-using executor::read_exact;
-using executor::write_all;
+using host::get_u32_le;
+using host::put_u32_le;
+using host::read_exact;
+using host::write_all;
 
 bool write_bytes(int fd, const std::vector<std::uint8_t>& b) { return write_all(fd, b); }
 
 // The host reads client slices of any length the client claims; the shared bound keeps a
 // broken client from making the test host allocate gigabytes.
-bool read_slice(int fd, Bytes& out) { return executor::read_slice(fd, executor::kMaxHostSlice, out); }
+bool read_slice(int fd, Bytes& out) { return host::read_slice(fd, host::kMaxHostSlice, out); }
 
 Error closed() { return make_error("client_closed", "the client closed mid-request"); }
 
@@ -175,7 +175,7 @@ Status TestHost::serve_connection(int fd) {
 }
 
 Status TestHost::handle(int fd, std::uint8_t method) {
-  if (method >= executor::kHostMethodCount) {
+  if (method >= host::kHostMethodCount) {
     return make_error("client_protocol", "unknown method id " + std::to_string(method));
   }
   auto m = static_cast<HostMethod>(method);
@@ -233,7 +233,7 @@ Status TestHost::handle(int fd, std::uint8_t method) {
       if (!read_exact(fd, req, sizeof(req))) return closed();
       StorageReadRecord rec{};
       if (req[0] > 2) return make_error("client_protocol", "bad storage type");
-      rec.type = static_cast<executor::StorageType>(req[0]);
+      rec.type = static_cast<host::StorageType>(req[0]);
       std::copy(req + 1, req + 21, rec.address.bytes.begin());
       std::copy(req + 21, req + 53, rec.slot.begin());
       rec.index = get_u32_le(req + 53);

@@ -29,24 +29,24 @@
 
 #include "common/calldata.h"
 #include "common/result.h"
-#include "executor/host_protocol.h"
+#include "common/host/protocol.h"
 
 namespace genvm::test_host {
 
 using calldata::Address;
 using calldata::Bytes;
-using Slot = std::array<std::uint8_t, executor::kSlotIdSize>;
+using Slot = std::array<std::uint8_t, host::kSlotIdSize>;
 using U256Le = std::array<std::uint8_t, 32>;
 
 U256Le u256_le(std::uint64_t v);
 
 struct EthAnswer {
-  executor::HostErrorCode status = executor::HostErrorCode::kOk;
+  host::HostErrorCode status = host::HostErrorCode::kOk;
   Bytes data;
 };
 
 struct StorageReadRecord {
-  executor::StorageType type;
+  host::StorageType type;
   Address address;
   Slot slot;
   std::uint32_t index;
@@ -97,7 +97,7 @@ class TestHost {
 
   // Bytes of hello each new connection reads before the first method byte.
   void set_hello_size(std::size_t n) { hello_size_ = n; }
-  void set_fault(executor::HostMethod m, Fault f);
+  void set_fault(host::HostMethod m, Fault f);
 
   // Listens on a unix socket (the path is removed first); returns "unix://PATH".
   Result<std::string> listen_unix(const std::string& path);
@@ -123,7 +123,7 @@ class TestHost {
 
  private:
   Status handle(int fd, std::uint8_t method);
-  Fault fault(executor::HostMethod m);
+  Fault fault(host::HostMethod m);
   void stop_accepting();
   void finish(bool hard);
 

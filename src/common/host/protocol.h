@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace genvm::executor {
+namespace genvm::host {
 
 enum class HostMethod : std::uint8_t {
   kStorageRead = 0,
@@ -52,4 +52,4 @@ inline constexpr std::size_t kU256Size = 32;
 // The ABI major this executor implements (host-fns `current_major`).
 inline constexpr std::uint8_t kCurrentMajor = 0;
 
-}  // namespace genvm::executor
+}  // namespace genvm::host

@@ -14,7 +14,7 @@
 
 #include "common/result.h"
 
-namespace genvm::executor {
+namespace genvm::host {
 
 // A bound on any slice a peer claims, so a broken peer cannot make us allocate gigabytes.
 inline constexpr std::uint32_t kMaxHostSlice = 256u << 20;
@@ -38,4 +38,4 @@ inline constexpr std::size_t kStorageChangeKeySize = 36;
 Status apply_storage_change(std::span<const std::uint8_t> key, std::span<const std::uint8_t> value,
                             std::vector<std::uint8_t>& slot_bytes);
 
-}  // namespace genvm::executor
+}  // namespace genvm::host

@@ -1,8 +1,8 @@
-#include "executor/execution_data.h"
+#include "common/host/execution_data.h"
 
 #include <gtest/gtest.h>
 
-namespace genvm::executor {
+namespace genvm::host {
 namespace {
 
 using calldata::Value;
@@ -196,68 +196,5 @@ TEST(ExecutionData, RouteUsesTheTableAndFallsBackToHostZero) {
   EXPECT_EQ(route(*d, HostMethod::kConsumeResult), 0u);
 }
 
-TEST(EntryValidation, AcceptsTheCallConvention) {
-  EXPECT_TRUE(validate_entry(calldata::encode(Value::Map{}), false).ok());
-  EXPECT_TRUE(validate_entry(calldata::encode(Value::map({{"", "m"}, {"args", Value::array({1})},
-                                                          {"kwargs", Value::map({{"a", 1}})}})),
-                             false)
-                  .ok());
-  EXPECT_TRUE(validate_entry(calldata::encode(Value::map({{"args", Value::Array{}}})), true).ok());
-}
-
-TEST(EntryValidation, RejectsEveryViolationAsMalformedEntry) {
-  std::vector<std::pair<Value, bool>> bad = {
-      {Value::array({}), false},                                  // not a map
-      {Value::map({{"", "m"}}), true},                            // method on deployment
-      {Value::map({{"", 1}}), false},                             // method not a string
-      {Value::map({{"args", Value::map({})}}), false},            // args not an array
-      {Value::map({{"kwargs", Value::array({})}}), false},        // kwargs not a map
-      {Value::map({{"other", 1}}), false},                        // closed key set
-  };
-  for (const auto& [v, init] : bad) {
-    auto s = validate_entry(calldata::encode(v), init);
-    ASSERT_FALSE(s.ok()) << calldata::to_text(v);
-    EXPECT_EQ(s.error().code, "malformed_entry");
-  }
-  auto s = validate_entry(std::vector<std::uint8_t>{0xff}, false);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, "malformed_entry");
-}
-
-TEST(StartupMessage, CarriesTheMessageFieldsEntryKindAndData) {
-  auto m = valid();
-  m["nested"] = Value::map({{"memory_limit", 1},
-                            {"stack", Value::array({addr(7)})},
-                            {"permissions", Value()},
-                            {"state_mode", 0},
-                            {"topmost_runner_id", Value()},
-                            {"remaining_det_fuel", 0}});
-  auto d = parse(m);
-  ASSERT_TRUE(d.ok());
-  Value s = startup_message(*d, EntryKind::kMain);
-  EXPECT_EQ(*s.find("contract_address"), Value(addr(1)));
-  EXPECT_EQ(*s.find("signer_address"), Value(addr(4)));
-  EXPECT_EQ(*s.find("entry_kind"), Value(0));
-  EXPECT_EQ(*s.find("entry_data"), Value(d->calldata));
-  EXPECT_TRUE(s.find("entry_stage_data")->is_null());
-  EXPECT_EQ(*s.find("stack"), Value::array({addr(7)}));
-  EXPECT_EQ(*s.find("datetime"), Value("2025-01-02T03:04:05Z"));
-  EXPECT_EQ(s.as_map().size(), 12u);
-}
-
-TEST(Permissions, ParsesLettersOnce) {
-  auto p = parse_permissions("wscn");
-  ASSERT_TRUE(p.ok());
-  EXPECT_TRUE(p->write_storage && p->send_messages && p->call_others && p->spawn_nondet);
-  auto none = parse_permissions("");
-  ASSERT_TRUE(none.ok());
-  EXPECT_EQ(*none, Permissions{});
-  auto some = parse_permissions("nc");
-  ASSERT_TRUE(some.ok());
-  EXPECT_TRUE(some->spawn_nondet && some->call_others && !some->write_storage);
-  EXPECT_EQ(parse_permissions("wx").error().code, "bad_permissions");
-  EXPECT_EQ(parse_permissions("ww").error().code, "bad_permissions");
-}
-
 }  // namespace
-}  // namespace genvm::executor
+}  // namespace genvm::host

@@ -1,16 +1,15 @@
 // ExecutionData: what the executor is told to run, read strictly from calldata.
 //
 //   Result<ExecutionData> d = parse_execution_data(bytes);   // one error per problem
-//   Status s = validate_entry(d->calldata, d->message.is_init); // call convention check
-//   calldata::Value start = startup_message(*d, EntryKind::kMain);
+//   calldata::Value v = execution_data_to_value(*d);          // what a host or manager sends
 //
 // The wire shape is the public GenVM one (calldata map, keys as in the spec's ExecutionData):
 // required keys must be present, optional ones may be absent or null, and an unknown key is an
 // error (a closed key set means two byte-different inputs never describe the same run). Error
 // codes: "execution_data_malformed" (not calldata / not a map), "execution_data_missing"
 // (a required key), "execution_data_unknown_key", "execution_data_type" (wrong kind or out of
-// range); the message names the key path, e.g. "message.chain_id". `validate_entry` returns
-// "malformed_entry" errors. `parse_permissions` reads the CLI's `--permissions` letters.
+// range); the message names the key path, e.g. "message.chain_id".
+// Shared wire code: the executor reads it, hosts and the manager write it.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +23,9 @@
 #include "common/bigint.h"
 #include "common/calldata.h"
 #include "common/result.h"
-#include "executor/host_protocol.h"
+#include "common/host/protocol.h"
 
-namespace genvm::executor {
+namespace genvm::host {
 
 using calldata::Address;
 using calldata::Bytes;
@@ -81,21 +80,4 @@ calldata::Value execution_data_to_value(const ExecutionData& d);
 // The host index a method is routed to (host-loop.rst "Multi-Host").
 std::size_t route(const ExecutionData& d, HostMethod m);
 
-// Method call convention (spec/04-contract-interface/02-abi.rst): a map with keys only from
-// {"", "args", "kwargs"}, typed String/Array/Map, and no "" on deployment.
-Status validate_entry(std::span<const std::uint8_t> entry, bool is_init);
-
-// The calldata message a contract reads on stdin (spec/03-vm/01-startup.rst).
-calldata::Value startup_message(const ExecutionData& d, EntryKind kind);
-
-struct Permissions {
-  bool write_storage = false;   // w
-  bool send_messages = false;   // s
-  bool call_others = false;     // c
-  bool spawn_nondet = false;    // n
-  friend bool operator==(const Permissions&, const Permissions&) = default;
-};
-// Letters from "wscn", each at most once, any order; "" grants nothing.
-Result<Permissions> parse_permissions(std::string_view letters);
-
-}  // namespace genvm::executor
+}  // namespace genvm::host

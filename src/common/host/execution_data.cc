@@ -1,9 +1,9 @@
-#include "executor/execution_data.h"
+#include "common/host/execution_data.h"
 
 #include <set>
 #include <utility>
 
-namespace genvm::executor {
+namespace genvm::host {
 
 namespace {
 
@@ -386,78 +386,4 @@ std::size_t route(const ExecutionData& d, HostMethod m) {
   return i < d.method_hosts.size() ? d.method_hosts[i] : 0;
 }
 
-Status validate_entry(std::span<const std::uint8_t> entry, bool is_init) {
-  auto v = calldata::decode(entry);
-  if (!v) return make_error("malformed_entry", "entry is not calldata: " + v.error().to_string());
-  if (!v->is_map()) return make_error("malformed_entry", "entry must be a map");
-  for (const auto& [k, val] : v->as_map()) {
-    if (k.empty()) {
-      if (is_init) return make_error("malformed_entry", "a deployment entry must not name a method");
-      if (!val.is_string()) return make_error("malformed_entry", "the method name (key \"\") must be a string");
-    } else if (k == "args") {
-      if (!val.is_array()) return make_error("malformed_entry", "\"args\" must be an array");
-    } else if (k == "kwargs") {
-      if (!val.is_map()) return make_error("malformed_entry", "\"kwargs\" must be a map");
-    } else {
-      return make_error("malformed_entry", "unknown key in entry");
-    }
-  }
-  return {};
-}
-
-Value startup_message(const ExecutionData& d, EntryKind kind) {
-  Value::Array stack;
-  if (d.nested) {
-    for (const auto& a : d.nested->stack) stack.emplace_back(a);
-  }
-  return Value(Value::Map{
-      {"contract_address", d.message.contract_address},
-      {"sender_address", d.message.sender_address},
-      {"origin_address", d.message.origin_address},
-      {"signer_address", d.message.signer_address},
-      {"stack", std::move(stack)},
-      {"chain_id", d.message.chain_id},
-      {"value", d.message.value},
-      {"is_init", d.message.is_init},
-      {"datetime", d.message.datetime},
-      {"entry_kind", static_cast<int>(kind)},
-      {"entry_data", d.calldata},
-      {"entry_stage_data", Value()},
-  });
-}
-
-Result<Permissions> parse_permissions(std::string_view letters) {
-  Permissions p;
-  for (char c : letters) {
-    bool* slot = nullptr;
-    switch (c) {
-      case 'w': slot = &p.write_storage; break;
-      case 's': slot = &p.send_messages; break;
-      case 'c': slot = &p.call_others; break;
-      case 'n': slot = &p.spawn_nondet; break;
-      default:
-        return make_error("bad_permissions", std::string("unknown permission letter '") + c +
-                                                 "' (expected letters from \"wscn\")");
-    }
-    if (*slot) return make_error("bad_permissions", std::string("permission letter '") + c + "' repeated");
-    *slot = true;
-  }
-  return p;
-}
-
-std::string_view to_string(HostMethod m) {
-  switch (m) {
-    case HostMethod::kStorageRead: return "storage_read";
-    case HostMethod::kConsumeFuel: return "consume_fuel";
-    case HostMethod::kEthCall: return "eth_call";
-    case HostMethod::kGetBalance: return "get_balance";
-    case HostMethod::kRemainingFuelAsGen: return "remaining_fuel_as_gen";
-    case HostMethod::kNotifyNondetDisagreement: return "notify_nondet_disagreement";
-    case HostMethod::kConsumeResult: return "consume_result";
-    case HostMethod::kResolveCallcontractExecutor: return "resolve_callcontract_executor";
-    case HostMethod::kRunNested: return "run_nested";
-  }
-  return "unknown";
-}
-
-}  // namespace genvm::executor
+}  // namespace genvm::host

@@ -1,4 +1,4 @@
-#include "executor/host_wire.h"
+#include "common/host/wire.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace genvm::executor {
+namespace genvm::host {
 
 bool read_exact(int fd, std::uint8_t* out, std::size_t n) {
   std::size_t done = 0;
@@ -68,4 +68,4 @@ Status apply_storage_change(std::span<const std::uint8_t> key, std::span<const s
   return {};
 }
 
-}  // namespace genvm::executor
+}  // namespace genvm::host
