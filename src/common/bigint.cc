@@ -1,6 +1,7 @@
 #include "common/bigint.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace genvm {
 
@@ -38,6 +39,129 @@ std::strong_ordering compare_magnitude(const BigInt::Limbs& a, const BigInt::Lim
     if (a[i] != b[i]) return a[i] <=> b[i];
   }
   return std::strong_ordering::equal;
+}
+
+
+// |a| + |b|.
+BigInt::Limbs add_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) {
+  const BigInt::Limbs& longer = a.size() >= b.size() ? a : b;
+  const BigInt::Limbs& shorter = a.size() >= b.size() ? b : a;
+  BigInt::Limbs out(longer.size() + 1, 0);
+  uint64_t carry = 0;
+  for (size_t i = 0; i < longer.size(); ++i) {
+    uint64_t cur = static_cast<uint64_t>(longer[i]) + (i < shorter.size() ? shorter[i] : 0) + carry;
+    out[i] = static_cast<uint32_t>(cur);
+    carry = cur >> 32;
+  }
+  out[longer.size()] = static_cast<uint32_t>(carry);
+  return out;
+}
+
+// |a| - |b| for |a| >= |b|.
+BigInt::Limbs sub_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) {
+  BigInt::Limbs out(a.size(), 0);
+  int64_t borrow = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    int64_t cur = static_cast<int64_t>(a[i]) - (i < b.size() ? b[i] : 0) - borrow;
+    borrow = cur < 0 ? 1 : 0;
+    out[i] = static_cast<uint32_t>(cur + (borrow << 32));
+  }
+  return out;
+}
+
+BigInt::Limbs mul_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) {
+  if (a.empty() || b.empty()) return {};
+  BigInt::Limbs out(a.size() + b.size(), 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint64_t carry = 0;
+    for (size_t j = 0; j < b.size(); ++j) {
+      uint64_t cur = static_cast<uint64_t>(a[i]) * b[j] + out[i + j] + carry;
+      out[i + j] = static_cast<uint32_t>(cur);
+      carry = cur >> 32;
+    }
+    out[i + b.size()] = static_cast<uint32_t>(carry);
+  }
+  return out;
+}
+
+int leading_zeros(uint32_t v) {
+  int n = 0;
+  while ((v & 0x80000000u) == 0) {
+    v <<= 1;
+    ++n;
+  }
+  return n;
+}
+
+// Knuth's algorithm D (TAOCP 4.3.1): u = q * v + r for normalized magnitudes, v non-empty.
+void divmod_magnitude(const BigInt::Limbs& u_in, const BigInt::Limbs& v_in, BigInt::Limbs& q,
+                      BigInt::Limbs& r) {
+  if (compare_magnitude(u_in, v_in) == std::strong_ordering::less) {
+    q.clear();
+    r = u_in;
+    return;
+  }
+  if (v_in.size() == 1) {
+    q = u_in;
+    uint32_t rem = div_small(q, v_in[0]);
+    r.clear();
+    if (rem != 0) r.push_back(rem);
+    return;
+  }
+  // Shift so the divisor's top limb has its high bit set; the quotient estimate is then off by
+  // at most two.
+  const int s = leading_zeros(v_in.back());
+  const size_t n = v_in.size();
+  const size_t m = u_in.size() - n;
+  BigInt::Limbs v(n), u(u_in.size() + 1);
+  for (size_t i = n; i-- > 0;) {
+    v[i] = (v_in[i] << s) | (s != 0 && i > 0 ? v_in[i - 1] >> (32 - s) : 0);
+  }
+  u[u_in.size()] = s != 0 ? u_in.back() >> (32 - s) : 0;
+  for (size_t i = u_in.size(); i-- > 0;) {
+    u[i] = (u_in[i] << s) | (s != 0 && i > 0 ? u_in[i - 1] >> (32 - s) : 0);
+  }
+  q.assign(m + 1, 0);
+  constexpr uint64_t kBase = uint64_t{1} << 32;
+  for (size_t j = m + 1; j-- > 0;) {
+    uint64_t top = (static_cast<uint64_t>(u[j + n]) << 32) | u[j + n - 1];
+    uint64_t qhat = top / v[n - 1];
+    uint64_t rhat = top % v[n - 1];
+    while (qhat >= kBase || qhat * v[n - 2] > ((rhat << 32) | u[j + n - 2])) {
+      --qhat;
+      rhat += v[n - 1];
+      if (rhat >= kBase) break;
+    }
+    // u[j..j+n] -= qhat * v
+    int64_t borrow = 0;
+    uint64_t carry = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t p = qhat * v[i] + carry;
+      carry = p >> 32;
+      int64_t t = static_cast<int64_t>(u[i + j]) - borrow - static_cast<int64_t>(p & 0xffffffffu);
+      u[i + j] = static_cast<uint32_t>(t);
+      borrow = t < 0 ? 1 : 0;
+    }
+    int64_t t = static_cast<int64_t>(u[j + n]) - borrow - static_cast<int64_t>(carry);
+    u[j + n] = static_cast<uint32_t>(t);
+    if (t < 0) {  // qhat was one too large: add v back
+      --qhat;
+      uint64_t c = 0;
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t sum = static_cast<uint64_t>(u[i + j]) + v[i] + c;
+        u[i + j] = static_cast<uint32_t>(sum);
+        c = sum >> 32;
+      }
+      u[j + n] = static_cast<uint32_t>(static_cast<uint64_t>(u[j + n]) + c);
+    }
+    q[j] = static_cast<uint32_t>(qhat);
+  }
+  r.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    r[i] = (u[i] >> s) | (s != 0 ? u[i + 1] << (32 - s) : 0);
+  }
+  while (!q.empty() && q.back() == 0) q.pop_back();
+  while (!r.empty() && r.back() == 0) r.pop_back();
 }
 
 }  // namespace
@@ -161,6 +285,29 @@ std::strong_ordering operator<=>(const BigInt& a, const BigInt& b) {
   std::strong_ordering m = compare_magnitude(a.mag_, b.mag_);
   if (a.neg_) return 0 <=> m;  // larger magnitude is smaller when negative
   return m;
+}
+
+BigInt operator+(const BigInt& a, const BigInt& b) {
+  if (a.neg_ == b.neg_) return BigInt::from_magnitude(a.neg_, add_magnitude(a.mag_, b.mag_));
+  // Opposite signs: the larger magnitude keeps its sign.
+  if (compare_magnitude(a.mag_, b.mag_) != std::strong_ordering::less) {
+    return BigInt::from_magnitude(a.neg_, sub_magnitude(a.mag_, b.mag_));
+  }
+  return BigInt::from_magnitude(b.neg_, sub_magnitude(b.mag_, a.mag_));
+}
+
+BigInt operator-(const BigInt& a, const BigInt& b) { return a + (-b); }
+
+BigInt operator*(const BigInt& a, const BigInt& b) {
+  return BigInt::from_magnitude(a.neg_ != b.neg_, mul_magnitude(a.mag_, b.mag_));
+}
+
+void BigInt::div_mod(const BigInt& a, const BigInt& b, BigInt& quotient, BigInt& remainder) {
+  assert(!b.is_zero());
+  Limbs q, r;
+  divmod_magnitude(a.mag_, b.mag_, q, r);
+  quotient = from_magnitude(a.neg_ != b.neg_, std::move(q));
+  remainder = from_magnitude(a.neg_, std::move(r));
 }
 
 }  // namespace genvm

@@ -1,10 +1,11 @@
-// BigInt: an arbitrary-precision signed integer, just big enough for calldata.
+// BigInt: an arbitrary-precision signed integer, for calldata and exact fee arithmetic.
 //
 // Sign + magnitude, the magnitude as little-endian 32-bit limbs with no zero limb at the top
 // (zero is the empty magnitude and is never negative), so equal numbers have equal
 // representations and operator== is structural. Supports decimal text (strict: -?(0|[1-9]\d*),
 // no "-0", no "+", no leading zeros), conversion to and from int64/uint64 where the value fits,
-// and ordering. It is not a general arithmetic library: the codec does its own limb shifting.
+// ordering, and exact +, -, * and truncating division (schoolbook; sizes stay small: the fee
+// expressions bound their operands, the codec does its own limb shifting).
 #pragma once
 
 #include <compare>
@@ -47,6 +48,13 @@ class BigInt {
   size_t bit_length() const;
 
   BigInt operator-() const;
+
+  friend BigInt operator+(const BigInt& a, const BigInt& b);
+  friend BigInt operator-(const BigInt& a, const BigInt& b);
+  friend BigInt operator*(const BigInt& a, const BigInt& b);
+  // a = quotient * b + remainder with the quotient truncated toward zero (so the remainder has
+  // a's sign), as C++ integer division. b must not be zero.
+  static void div_mod(const BigInt& a, const BigInt& b, BigInt& quotient, BigInt& remainder);
 
   friend bool operator==(const BigInt&, const BigInt&) = default;
   friend std::strong_ordering operator<=>(const BigInt& a, const BigInt& b);

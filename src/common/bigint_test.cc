@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <random>
 
 namespace genvm {
 namespace {
@@ -69,6 +70,74 @@ TEST(BigInt, BitLengthCountsSignificantBits) {
   EXPECT_EQ(BigInt(1).bit_length(), 1u);
   EXPECT_EQ(BigInt(-255).bit_length(), 8u);
   EXPECT_EQ(BigInt(uint64_t{1} << 32).bit_length(), 33u);
+}
+
+// The arithmetic is checked against __int128 on random operands that fit, and by identities
+// (q * b + r == a, |r| < |b|) on operands of many limbs, where Knuth's division takes its
+// rarely-hit correction branches.
+TEST(BigInt, ArithmeticMatchesInt128OnSmallOperands) {
+  std::mt19937_64 rng(42);
+  auto to_i128 = [](const BigInt& v) {
+    __int128 out = 0;
+    for (size_t i = v.magnitude().size(); i-- > 0;) out = (out << 32) | v.magnitude()[i];
+    return v.is_negative() ? -out : out;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    int64_t a = static_cast<int64_t>(rng()) >> (rng() % 63);
+    int64_t b = static_cast<int64_t>(rng()) >> (rng() % 63);
+    EXPECT_EQ(to_i128(BigInt(a) + BigInt(b)), static_cast<__int128>(a) + b);
+    EXPECT_EQ(to_i128(BigInt(a) - BigInt(b)), static_cast<__int128>(a) - b);
+    EXPECT_EQ(to_i128(BigInt(a) * BigInt(b)), static_cast<__int128>(a) * b);
+    if (b != 0) {
+      BigInt q, r;
+      BigInt::div_mod(BigInt(a), BigInt(b), q, r);
+      EXPECT_EQ(to_i128(q), static_cast<__int128>(a) / b) << a << " / " << b;
+      EXPECT_EQ(to_i128(r), static_cast<__int128>(a) % b) << a << " % " << b;
+    }
+  }
+}
+
+TEST(BigInt, DivisionOfManyLimbsSatisfiesTheDivisionIdentity) {
+  std::mt19937_64 rng(7);
+  auto random_big = [&](size_t limbs) {
+    BigInt::Limbs mag(limbs);
+    for (uint32_t& l : mag) {
+      // Runs of all-ones and all-zeros limbs make the quotient estimate overshoot.
+      switch (rng() % 4) {
+        case 0: l = 0xffffffffu; break;
+        case 1: l = 0; break;
+        default: l = static_cast<uint32_t>(rng());
+      }
+    }
+    return BigInt::from_magnitude(rng() % 2 == 0, std::move(mag));
+  };
+  for (int i = 0; i < 5000; ++i) {
+    BigInt a = random_big(1 + rng() % 12);
+    BigInt b = random_big(1 + rng() % 8);
+    if (b.is_zero()) continue;
+    BigInt q, r;
+    BigInt::div_mod(a, b, q, r);
+    EXPECT_EQ(q * b + r, a) << a.to_decimal() << " / " << b.to_decimal();
+    EXPECT_LT(r.is_negative() ? -r : r, b.is_negative() ? -b : b);
+    EXPECT_TRUE(r.is_zero() || r.is_negative() == a.is_negative());
+  }
+}
+
+TEST(BigInt, KnownLargeProductsAndQuotients) {
+  auto n = [](const char* s) { return *BigInt::parse_decimal(s); };
+  BigInt two128 = n("340282366920938463463374607431768211456");
+  EXPECT_EQ((two128 * two128).to_decimal(),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639936");
+  EXPECT_EQ((two128 * two128 - BigInt(1)).to_decimal(),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639935");
+  BigInt q, r;
+  BigInt::div_mod(two128 * two128 - BigInt(1), two128, q, r);
+  EXPECT_EQ(q.to_decimal(), "340282366920938463463374607431768211455");
+  EXPECT_EQ(r.to_decimal(), "340282366920938463463374607431768211455");
+  EXPECT_EQ((BigInt(5) - BigInt(7)).to_decimal(), "-2");
+  EXPECT_EQ((BigInt(-5) + BigInt(5)), BigInt(0));
+  EXPECT_FALSE((BigInt(-5) + BigInt(5)).is_negative());
+  EXPECT_FALSE((BigInt(-3) * BigInt(0)).is_negative());
 }
 
 }  // namespace
