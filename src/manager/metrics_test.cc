@@ -32,8 +32,9 @@ TEST(ManagerMetrics, CounterAndGaugeLines) {
 TEST(ManagerJson, WriterEscapesAndPlacesCommas) {
   JsonWriter w;
   w.begin_object().key("a").number(-1).key("b").begin_array().string("x").boolean(true).null().end_array();
-  w.key("c").string("q\"\\\x7f\xff\xc3\xa9").end_object();
-  EXPECT_EQ(w.take(), "{\"a\":-1,\"b\":[\"x\",true,null],\"c\":\"q\\\"\\\\\\u007f\xEF\xBF\xBD\xC3\xA9\"}");
+  // serde_json's escapes: \b and \f by name, other control characters as \u00xx, DEL as is.
+  w.key("c").string("q\"\\\x7f\xff\xc3\xa9\b\f\x01").end_object();
+  EXPECT_EQ(w.take(), "{\"a\":-1,\"b\":[\"x\",true,null],\"c\":\"q\\\"\\\\\x7f\xEF\xBF\xBD\xC3\xA9\\b\\f\\u0001\"}");
 }
 
 TEST(ManagerJson, Base64MatchesRfc4648Vectors) {
