@@ -1,5 +1,9 @@
 #include "executor/entry.h"
 
+#include <algorithm>
+
+#include "executor/sha3.h"
+
 namespace genvm::executor {
 
 using calldata::Value;
@@ -62,5 +66,26 @@ Result<Permissions> parse_permissions(std::string_view letters) {
   }
   return p;
 }
+
+
+Result<calldata::Bytes> call_key(const Value& call, bool is_deploy) {
+  calldata::Bytes key(32, 0);
+  if (is_deploy) return key;
+  const Value* name = call.find("");
+  if (!name) return key;
+  if (!name->is_string()) return make_error("call_key", "method name must be a string");
+  const std::string& s = name->as_string();
+  if (s.size() >= 32) {
+    // 02-abi.rst: keccak256(name) with the lowest bit forced to 1, so it can never equal a
+    // zero-padded short name (whose last octet is 0) nor the reserved 0.
+    Digest32 k = keccak256(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
+    std::copy(k.begin(), k.end(), key.begin());
+    key[31] |= 1;
+    return key;
+  }
+  std::copy(s.begin(), s.end(), key.begin());
+  return key;
+}
+
 
 }  // namespace genvm::executor

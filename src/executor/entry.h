@@ -41,4 +41,10 @@ struct Permissions {
 // Letters from "wscn", each at most once, any order; "" grants nothing.
 Result<Permissions> parse_permissions(std::string_view letters);
 
+
+// The call key of a message (spec 04-contract-interface/02-abi.rst): 32 zero bytes for a
+// deployment or a call without a method name; the zero-padded name below 32 bytes;
+// keccak256(name) with the lowest bit set from 32 bytes on.
+Result<calldata::Bytes> call_key(const calldata::Value& call, bool is_deploy);
+
 }  // namespace genvm::executor

@@ -77,5 +77,42 @@ TEST(Permissions, ParsesLettersOnce) {
   EXPECT_EQ(parse_permissions("ww").error().code, "bad_permissions");
 }
 
+TEST(CallKey, ShortNamesAreLeftAlignedAndDeployIsZero) {
+  auto k = call_key(Value::map({{"", "get"}}), false);
+  ASSERT_TRUE(k.ok());
+  calldata::Bytes want(32, 0);
+  want[0] = 'g';
+  want[1] = 'e';
+  want[2] = 't';
+  EXPECT_EQ(*k, want);
+  EXPECT_EQ(*call_key(Value::map({{"", "get"}}), true), calldata::Bytes(32, 0));
+  EXPECT_EQ(*call_key(Value(Value::Map{}), false), calldata::Bytes(32, 0));
+}
+
+// 02-abi.rst: names of 32 bytes or more hash with keccak256 and force the lowest bit to 1.
+// Expected digests from @noble/hashes keccak_256 (tests/interop/node_modules), an independent
+// implementation; the first ends in 0x68, so it also fails if the forced bit were missing.
+TEST(CallKey, LongNamesAreKeccakWithTheLowestBitSet) {
+  auto hex_of = [](const calldata::Bytes& b) {
+    std::string s;
+    for (auto c : b) {
+      s += "0123456789abcdef"[c >> 4];
+      s += "0123456789abcdef"[c & 15];
+    }
+    return s;
+  };
+  auto k32 = call_key(Value::map({{"", std::string(32, 'x')}}), false);
+  ASSERT_TRUE(k32.ok());
+  EXPECT_EQ(hex_of(*k32), "5601c4475f2f6aa73d6a70a56f9c756f24d211a914cc7aff3fb80d2d8741c869");
+  auto k41 = call_key(Value::map({{"", "a_method_name_that_is_long_enough_to_hash"}}), false);
+  ASSERT_TRUE(k41.ok());
+  EXPECT_EQ(hex_of(*k41), "1cae55e9c882f749db28158b37f0bc7eaa2880e8746a897e56cc3104a224adfb");
+  // 31 bytes is still the short form.
+  auto k31 = call_key(Value::map({{"", std::string(31, 'x')}}), false);
+  ASSERT_TRUE(k31.ok());
+  EXPECT_EQ((*k31)[30], 'x');
+  EXPECT_EQ((*k31)[31], 0);
+}
+
 }  // namespace
 }  // namespace genvm::executor

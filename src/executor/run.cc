@@ -12,6 +12,7 @@
 #include "executor/host_client.h"
 #include "executor/result.h"
 #include "executor/storage.h"
+#include "executor/u256.h"
 #include "executor/vm.h"
 
 namespace genvm::executor {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/vm_error.h"
 #include "executor/sha3.h"
 
 namespace genvm::executor {
@@ -162,5 +163,62 @@ Result<std::uint8_t> Storage::abi_major() {
   if (!b) return b.take_error();
   return (*b)[0];
 }
+
+Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address, StorageType state,
+                                           bool with_own_writes) {
+  auto code_slot_bytes = storage.read(state, address, kRootSlot, kRootOffsetCodeSlot, kSlotIdSize, with_own_writes);
+  if (!code_slot_bytes) return code_slot_bytes.take_error();
+  SlotId slot{};
+  std::copy(code_slot_bytes->begin(), code_slot_bytes->end(), slot.begin());
+  if (slot == SlotId{}) slot = indirection_slot(kRootSlot, kRootOffsetCode);
+  auto len_le = storage.read(state, address, slot, 0, 4, with_own_writes);
+  if (!len_le) return len_le.take_error();
+  std::uint32_t len = std::uint32_t((*len_le)[0]) | std::uint32_t((*len_le)[1]) << 8 |
+                      std::uint32_t((*len_le)[2]) << 16 | std::uint32_t((*len_le)[3]) << 24;
+  if (std::uint64_t(len) + 4 > kSlotSize) return make_error("storage_overflow", "stored code length too large");
+  return storage.read(state, address, slot, 4, len, with_own_writes);
+}
+
+Status write_deployed_code(Storage& storage, const calldata::Bytes& code) {
+  if (code.size() + 4 > kSlotSize) return make_error("storage_overflow", "code too large");
+  calldata::Bytes blob(4 + code.size());
+  auto n = static_cast<std::uint32_t>(code.size());
+  for (int i = 0; i < 4; ++i) blob[i] = static_cast<std::uint8_t>(n >> (8 * i));
+  std::copy(code.begin(), code.end(), blob.begin() + 4);
+  if (auto s = storage.write(indirection_slot(kRootSlot, kRootOffsetCode), 0, blob); !s) return s;
+  std::uint8_t major = kCurrentMajor;
+  return storage.write(kRootSlot, kRootOffsetMajor, std::span<const std::uint8_t>(&major, 1));
+}
+
+
+Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address) {
+  WriteProtection out;
+  auto list = [&](std::uint32_t offset, std::size_t item, std::uint32_t limit,
+                  VmErrorCode too_many) -> Result<calldata::Bytes> {
+    SlotId slot = indirection_slot(kRootSlot, offset);
+    auto n_le = storage.read(StorageType::kDefault, address, slot, 0, 4);
+    if (!n_le) return n_le.take_error();
+    std::uint32_t n = std::uint32_t((*n_le)[0]) | std::uint32_t((*n_le)[1]) << 8 |
+                      std::uint32_t((*n_le)[2]) << 16 | std::uint32_t((*n_le)[3]) << 24;
+    if (n > limit) return make_error(std::string(too_many.wire_code()), "the root slot lists " + std::to_string(n));
+    return storage.read(StorageType::kDefault, address, slot, 4, static_cast<std::uint32_t>(n * item));
+  };
+  auto locked = list(kRootOffsetLockedSlots, kSlotIdSize, kMaxLockedSlots, VmError::out_of().locked_slots());
+  if (!locked) return locked.take_error();
+  for (std::size_t i = 0; i + kSlotIdSize <= locked->size(); i += kSlotIdSize) {
+    SlotId s;
+    std::copy(locked->begin() + static_cast<std::ptrdiff_t>(i), locked->begin() + static_cast<std::ptrdiff_t>(i + kSlotIdSize), s.begin());
+    out.locked_slots.push_back(s);
+  }
+  auto ups = list(kRootOffsetUpgraders, kAddressSize, kMaxUpgraders, VmError::out_of().upgraders());
+  if (!ups) return ups.take_error();
+  for (std::size_t i = 0; i + kAddressSize <= ups->size(); i += kAddressSize) {
+    calldata::Address a;
+    std::copy(ups->begin() + static_cast<std::ptrdiff_t>(i), ups->begin() + static_cast<std::ptrdiff_t>(i + kAddressSize), a.bytes.begin());
+    out.upgraders.push_back(a);
+  }
+  return out;
+}
+
 
 }  // namespace genvm::executor

@@ -123,4 +123,20 @@ class Storage {
   std::size_t host_reads_ = 0;
 };
 
+// The contract code stored for `address` in storage view `state`: the root slot's code_slot if
+// non-zero, else the default-derived `code` slot; each holds `u32 LE length ‖ bytes`.
+Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address,
+                                           StorageType state, bool with_own_writes = true);
+// Storage writes a deployment makes: the code into the `code` slot and the ABI major byte.
+Status write_deployed_code(Storage& storage, const calldata::Bytes& code);
+
+// The root slot's locked_slots (offset 3) and upgraders (offset 4) lists, each stored at its
+// default-derived slot as `u32 LE count ‖ items` (32-byte slot ids, 20-byte addresses). A count
+// above the top limit (256 slots, 32 upgraders) is `out_of locked_slots` / `out_of upgraders`.
+struct WriteProtection {
+  std::vector<SlotId> locked_slots;
+  std::vector<calldata::Address> upgraders;
+};
+Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address);
+
 }  // namespace genvm::executor

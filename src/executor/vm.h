@@ -8,9 +8,7 @@
 // UserError (-> Return / UserError), proc_exit(n) or a plain return (-> VMError "exit_code n"),
 // or a trap (-> VMError "wasm_trap <kind>"). A host failure while serving an import ends the run
 // with InternalError. Error results carry the memory fingerprint of every instance.
-// Supported gl_call messages: Return, UserError, Trace, EmitEvent, PostMessage, DeployContract,
-// EthSend, EthCall, CallContract (in-process child), RunNondet, Sandbox, and in nondet blocks the
-// web/LLM messages (module sockets); others answer error_inval (see
+// The gl_call methods served are the table in gl_call.cc; others answer error_inval (see
 // docs/PROTOCOLS.md, ## Executor choices).
 #pragma once
 
@@ -81,14 +79,6 @@ struct RunContext {
   std::unique_ptr<HostConnection> module_web;
 };
 
-// 256-bit little-endian arithmetic for balances: a + b saturating at 2^256 - 1, a - b clamped
-// at 0, and a < b.
-U256Le u256_add(const U256Le& a, const U256Le& b);
-U256Le u256_sub(const U256Le& a, const U256Le& b);
-bool u256_less(const U256Le& a, const U256Le& b);
-// A non-negative BigInt below 2^256 as U256Le (callers check the range).
-U256Le u256_from(const BigInt& v);
-
 // What distinguishes one sub-VM from another.
 struct VmFrame {
   calldata::Address self;
@@ -113,25 +103,5 @@ struct VmResult {
 };
 
 VmResult run_vm(RunContext& ctx, const VmFrame& frame, const calldata::Bytes& code);
-
-// The contract code stored for `address` in storage view `state`: the root slot's code_slot if
-// non-zero, else the default-derived `code` slot; each holds `u32 LE length ‖ bytes`.
-Result<calldata::Bytes> read_contract_code(Storage& storage, const calldata::Address& address,
-                                           StorageType state, bool with_own_writes = true);
-// Storage writes a deployment makes: the code into the `code` slot and the ABI major byte.
-Status write_deployed_code(Storage& storage, const calldata::Bytes& code);
-
-// The root slot's locked_slots (offset 3) and upgraders (offset 4) lists, each stored at its
-// default-derived slot as `u32 LE count ‖ items` (32-byte slot ids, 20-byte addresses). A count
-// above the top limit (256 slots, 32 upgraders) is `out_of locked_slots` / `out_of upgraders`.
-struct WriteProtection {
-  std::vector<SlotId> locked_slots;
-  std::vector<calldata::Address> upgraders;
-};
-Result<WriteProtection> read_write_protection(Storage& storage, const calldata::Address& address);
-
-// gl_call helper: the call key of a method call (spec 04-contract-interface/02-abi.rst): the
-// zero-padded name below 32 bytes, keccak256(name) with the lowest bit set from 32 bytes on.
-Result<calldata::Bytes> call_key(const calldata::Value& call, bool is_deploy);
 
 }  // namespace genvm::executor

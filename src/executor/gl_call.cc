@@ -1,0 +1,192 @@
+// The genlayer_sdk imports (spec 03-wasi_genlayer_sdk/01-functions.rst) and the gl_call
+// dispatch: a gl_call request is one calldata map with a single key, the method, looked up in
+// one table of handlers. A request that is not such a map, or names no method of the table, is
+// INVAL. Handlers here: Return, UserError, Trace, EthCall and the module calls; events and
+// messages are in gl_messages.cc, child sub-VMs in gl_subvm.cc.
+#include <algorithm>
+
+#include "executor/module_client.h"
+#include "executor/vm_state.h"
+
+namespace genvm::executor {
+
+using calldata::Value;
+using wasm::Caller;
+using wasm::FuncType;
+using wasm::Trap;
+using wasm::ValType;
+
+namespace {
+
+FuncType i32s(std::size_t params, bool result) {
+  FuncType t;
+  t.params.assign(params, ValType::I32);
+  if (result) t.results.push_back(ValType::I32);
+  return t;
+}
+
+// Every gl_call method this executor serves. Absent (INVAL): RegisterRunner, MapFile.
+const std::map<std::string_view, GlHandler>& gl_handlers() {
+  static const std::map<std::string_view, GlHandler> table = {
+      {"Return", &VmState::gl_return},
+      {"UserError", &VmState::gl_user_error},
+      {"Trace", &VmState::gl_trace},
+      {"EmitEvent", &VmState::gl_emit_event},
+      {"PostMessage", &VmState::gl_post_message},
+      {"DeployContract", &VmState::gl_post_message},
+      {"EthSend", &VmState::gl_eth_send},
+      {"EthCall", &VmState::gl_eth_call},
+      {"CallContract", &VmState::gl_call_contract},
+      {"RunNondet", &VmState::gl_run_nondet},
+      {"Sandbox", &VmState::gl_sandbox},
+      {"WebRender", &VmState::gl_module},
+      {"WebRequest", &VmState::gl_module},
+      {"ExecPrompt", &VmState::gl_module},
+      {"ExecPromptTemplate", &VmState::gl_module},
+  };
+  return table;
+}
+
+}  // namespace
+
+void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
+  const std::string m = "genlayer_sdk";
+  linker.define_host(store, m, "storage_read", i32s(4, true),
+                     [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       std::uint32_t slot_ptr = arg32(a, 0), index = arg32(a, 1), buf = arg32(a, 2), len = arg32(a, 3);
+                       if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
+                       if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
+                       SlotId slot;
+                       if (!c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
+                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.own_contract);
+                       if (!data) return internal(data.error());
+                       if (len && !c.write(buf, data->data(), len)) return set_ret(r, kFault), std::nullopt;
+                       set_ret(r, kSuccess);
+                       return std::nullopt;
+                     });
+  linker.define_host(store, m, "storage_write", i32s(4, true),
+                     [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       std::uint32_t slot_ptr = arg32(a, 0), index = arg32(a, 1), buf = arg32(a, 2), len = arg32(a, 3);
+                       if (!frame_.deterministic || !frame_.permissions.write_storage) {
+                         return set_ret(r, kForbidden), std::nullopt;
+                       }
+                       if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
+                       SlotId slot;
+                       calldata::Bytes data(len);
+                       if (!c.read(slot_ptr, slot.data(), slot.size()) || (len && !c.read(buf, data.data(), len))) {
+                         return set_ret(r, kFault), std::nullopt;
+                       }
+                       if (!ctx_.sender_is_upgrader &&
+                           std::find(ctx_.locked_slots.begin(), ctx_.locked_slots.end(), slot) != ctx_.locked_slots.end()) {
+                         return set_ret(r, kForbidden), std::nullopt;
+                       }
+                       // A region's first write costs RAM (spec 03-ram-limiting.rst); past the
+                       // budget the sub-VM ends, so writes cannot grow host memory without bound.
+                       std::uint64_t cost = ctx_.storage->unwritten_pages(slot, index, len) * kNewStoragePageCost;
+                       if (!c.store().charge_ram(cost)) {
+                         return end_vm_error(VmError::out_of().memory(), "storage writes");
+                       }
+                       auto s = ctx_.storage->write(slot, index, data);
+                       if (!s) return internal(s.error());
+                       set_ret(r, kSuccess);
+                       return std::nullopt;
+                     });
+  linker.define_host(store, m, "get_balance", i32s(2, true),
+                     [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       calldata::Address who;
+                       if (!c.read(arg32(a, 0), who.bytes.data(), 20)) return set_ret(r, kFault), std::nullopt;
+                       auto b = ctx_.host->get_balance(who);
+                       if (!b) return internal(b.error());
+                       set_ret(r, c.write(arg32(a, 1), b->data(), 32) ? kSuccess : kFault);
+                       return std::nullopt;
+                     });
+  linker.define_host(store, m, "get_self_balance", i32s(1, true),
+                     [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
+                       auto b = self_balance();
+                       if (!b) return internal(b.error());
+                       set_ret(r, c.write(arg32(a, 0), b->data(), 32) ? kSuccess : kFault);
+                       return std::nullopt;
+                     });
+  linker.define_host(store, m, "gl_call", i32s(3, true),
+                     [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       std::int32_t ret = kSuccess;
+                       auto t = gl_call(c, arg32(a, 0), arg32(a, 1), arg32(a, 2), ret);
+                       set_ret(r, ret);
+                       return t;
+                     });
+}
+
+std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint32_t len, std::uint32_t fd_ptr,
+                                     std::int32_t& ret) {
+  ret = kSuccess;
+  calldata::Bytes req(len);
+  if (len && !c.read(req_ptr, req.data(), len)) {
+    ret = kFault;
+    return std::nullopt;
+  }
+  auto v = calldata::decode(req);
+  if (!v || !v->is_map() || v->as_map().size() != 1) {
+    ret = kInval;
+    return std::nullopt;
+  }
+  const auto& [method, body] = *v->as_map().begin();
+  auto handler = gl_handlers().find(method);
+  if (handler == gl_handlers().end()) {
+    ret = kInval;
+    return std::nullopt;
+  }
+  GlCall g{c, req, method, body, fd_ptr, ret};
+  return (this->*handler->second)(g);
+}
+
+std::optional<Trap> VmState::give_fd(GlCall& g, calldata::Bytes data) {
+  std::uint32_t fd = new_fd(std::move(data));
+  if (!write_u32(g.caller, g.fd_ptr, fd)) {
+    fds_.erase(fd);
+    g.ret = kFault;
+  }
+  return std::nullopt;
+}
+
+std::optional<Trap> VmState::gl_return(GlCall& g) { return end(ResultCode::kReturn, g.body); }
+
+std::optional<Trap> VmState::gl_user_error(GlCall& g) { return end(ResultCode::kUserError, g.body); }
+
+std::optional<Trap> VmState::gl_trace(GlCall& g) {
+  // Trace never fails and returns nothing; output only at safe-unbounded and above.
+  const Value* msg = g.body.find("Message");
+  if (allows_tracing(ctx_.debug) && msg && msg->is_string()) log("trace", msg->as_string());
+  return std::nullopt;
+}
+
+std::optional<Trap> VmState::gl_eth_call(GlCall& g) {
+  if (!frame_.deterministic || !frame_.permissions.call_others) return answer(g, kForbidden);
+  const Value* address = g.body.find("address");
+  const Value* data = g.body.find("calldata");
+  if (!address || !address->is_address() || !data || !data->is_bytes()) return answer(g, kInval);
+  auto res = ctx_.host->eth_call(address->as_address(), data->as_bytes());
+  if (!res) {
+    if (res.error().code == "host_evm_reverted") return end_vm_error(VmError::evm().reverted());
+    if (res.error().code == "host_forbidden") return answer(g, kForbidden);
+    return internal(res.error());
+  }
+  return give_fd(g, std::move(*res));
+}
+
+std::optional<Trap> VmState::gl_module(GlCall& g) {
+  if (frame_.deterministic) return answer(g, kForbidden);
+  bool web = g.method.starts_with("Web");
+  const std::string& uri = web ? ctx_.module_web_uri : ctx_.module_llm_uri;
+  std::unique_ptr<HostConnection>& conn = web ? ctx_.module_web : ctx_.module_llm;
+  if (uri.empty()) return answer(g, kForbidden);  // requirement "module availability" not met
+  auto reply = module_call(uri, conn, g.request);
+  if (!reply) {
+    // A module that fails is the block's I/O failure: only non-deterministic code sees it.
+    log("module_error", reply.error().to_string());
+    return answer(g, kIo);
+  }
+  return give_fd(g, std::move(*reply));
+}
+
+}  // namespace genvm::executor

@@ -1,0 +1,192 @@
+// gl_call handlers that start a child sub-VM (spec 03-vm/04-determinism-mode-switching.rst):
+// CallContract (another contract, read-only, in-process), Sandbox (this contract's code in a
+// sub-VM of the caller's determinism level), RunNondet (a non-deterministic block, leader or
+// validator stage; docs/PROTOCOLS.md, ## Consensus). Deterministic children fold their small
+// hash into the caller's subvm_hashes; a child's FatalVmError or InternalError ends the caller
+// too; otherwise the caller reads the child's [code][data] from a descriptor.
+#include "executor/vm_state.h"
+
+namespace genvm::executor {
+
+using calldata::Value;
+using wasm::Trap;
+
+std::optional<Trap> VmState::child_result(GlCall& g, const VmResult& res, const char* what) {
+  if (res.kind == ResultCode::kInternalError) {
+    return internal(make_error(what, res.data.is_string() ? res.data.as_string() : ""));
+  }
+  if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
+  return give_fd(g, subvm_result_buffer(res.kind, res.data));
+}
+
+std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
+  if (!frame_.deterministic || !frame_.permissions.call_others) return answer(g, kForbidden);
+  const Value* address = g.body.find("address");
+  const Value* data = g.body.find("calldata");
+  const Value* state = g.body.find("state");
+  if (!address || !address->is_address() || !data || !state || !state->is_int()) return answer(g, kInval);
+  auto st = state->as_int().to_uint64();
+  if (!st || *st > 2) return answer(g, kInval);
+  if (!validate_entry(calldata::encode(*data), false).ok()) return answer(g, kInval);
+  if (frame_.depth + 1 >= kMaxVmDepth) return end_vm_error(VmError::out_of().vm_recursion());
+  // Ask the host whether the callee runs elsewhere; only the in-process path exists here.
+  auto route = ctx_.host->resolve_callcontract_executor(address->as_address(), static_cast<StorageType>(*st),
+                                                        kCurrentMajor);
+  if (!route) return internal(route.error());
+  if (!route->is_null()) return answer(g, kInval);
+  StorageType child_state = *st == 0 ? frame_.state : static_cast<StorageType>(*st);
+  // A read-only child never sees this run's uncommitted writes (depth > 0 reads skip them).
+  auto code = read_contract_code(*ctx_.storage, address->as_address(), child_state, false);
+  if (!code) return internal(code.error());
+  VmFrame child;
+  child.self = address->as_address();
+  child.state = child_state;
+  child.permissions = Permissions{};
+  child.deterministic = true;
+  child.depth = frame_.depth + 1;
+  child.own_contract = false;
+  child.ram_budget = frame_.ram_budget;
+  Value::Map msg = frame_.startup_message.as_map();
+  msg["contract_address"] = address->as_address();
+  Value::Array stack = msg["stack"].is_array() ? msg["stack"].as_array() : Value::Array{};
+  stack.emplace_back(frame_.self);
+  msg["stack"] = std::move(stack);
+  msg["entry_data"] = calldata::encode(*data);
+  msg["value"] = 0;
+  msg["is_init"] = false;
+  child.startup_message = Value(std::move(msg));
+  std::vector<Value> saved;
+  saved.swap(ctx_.emissions);
+  VmResult res = run_vm(ctx_, child, *code);
+  saved.swap(ctx_.emissions);  // a read-only child cannot emit; restore the parent's list
+  if (res.kind != ResultCode::kInternalError) {
+    subvm_.fold(small_hash(res.kind, res.data, res.subvm_hashes, res.wasm_store_hashes));
+  }
+  return child_result(g, res, "child");
+}
+
+std::optional<Trap> VmState::gl_sandbox(GlCall& g) {
+  const Value& body = g.body;
+  const Value* data = body.find("data");
+  const Value* runner = body.find("runner");
+  const Value* allow_write = body.find("allow_write_storage");
+  const Value* allow_send = body.find("allow_send_messages");
+  const Value* allow_register = body.find("allow_register_runners");
+  if (!body.is_map() || !data || !data->is_bytes() || !runner || !runner->is_string() || !allow_write ||
+      !allow_write->is_bool() || !allow_send || !allow_send->is_bool() || !allow_register ||
+      !allow_register->is_bool()) {
+    return answer(g, kInval);
+  }
+  // Only the calling contract's own code is a runner here (no runner archives yet).
+  if (runner->as_string() != "contract") return answer(g, kInval);
+  if (frame_.depth + 1 >= kMaxVmDepth) return end_vm_error(VmError::out_of().vm_recursion());
+  const Permissions& p = frame_.permissions;
+  VmFrame child;
+  child.self = frame_.self;
+  child.state = frame_.state;
+  child.deterministic = frame_.deterministic;  // the caller's determinism level
+  child.permissions.write_storage = p.write_storage && allow_write->as_bool();
+  child.permissions.send_messages = p.send_messages && allow_send->as_bool();
+  child.permissions.call_others = p.call_others;
+  child.permissions.spawn_nondet = false;  // nondet blocks only from the entry VM (docs: ## Consensus)
+  child.depth = frame_.depth + 1;
+  child.ram_budget = frame_.ram_budget;
+  child.fuel = frame_.fuel;
+  child.own_contract = frame_.own_contract;
+  Value::Map msg = frame_.startup_message.as_map();
+  msg["entry_kind"] = static_cast<int>(EntryKind::kSandbox);
+  msg["entry_data"] = data->as_bytes();
+  msg["entry_stage_data"] = Value();
+  child.startup_message = Value(std::move(msg));
+  // Its writes and emissions are the caller's own and are not reverted on error (gl_call spec).
+  VmResult res = run_vm(ctx_, child, *code_);
+  if (child.deterministic && res.kind != ResultCode::kInternalError) {
+    subvm_.fold(small_hash(res.kind, res.data, res.subvm_hashes, res.wasm_store_hashes));
+  }
+  return child_result(g, res, "sandbox");
+}
+
+// RunNondet. The block is this contract's own module run again as a non-deterministic sub-VM
+// (entry_kind consensus_stage): `data_leader` as entry_data in a leader run; in a validator run
+// `data_validator` as entry_data and the leader's entry as entry_stage_data, and what it returns
+// is the vote. Either way the contract gets the leader's [code][data] on a descriptor, so leader
+// and validators continue from the same value.
+std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
+  if (!frame_.deterministic || !frame_.permissions.spawn_nondet) return answer(g, kForbidden);
+  const Value& body = g.body;
+  const Value* data_leader = body.find("data_leader");
+  const Value* data_validator = body.find("data_validator");
+  const Value* runner = body.find("runner");
+  if (!body.is_map() || !data_leader || !data_leader->is_bytes() || !data_validator || !data_validator->is_bytes() ||
+      (runner && !(runner->is_string() && runner->as_string() == "contract"))) {
+    return answer(g, kInval);
+  }
+  // Faults from here on are fatal: the consensus data is unusable, no parent may catch it.
+  auto fatal = [&](VmErrorCode code, std::string detail) {
+    return end(ResultCode::kFatalVmError, Value(VmError(code, std::move(detail)).to_string()));
+  };
+  if (ctx_.nondet_calls >= kMaxNondetBlocks) {
+    return fatal(VmError::oom().ram().limit(), "more than " + std::to_string(kMaxNondetBlocks) + " nondet blocks");
+  }
+  std::uint32_t call_no = ctx_.nondet_calls++;
+  VmFrame child;
+  child.self = frame_.self;
+  child.state = frame_.state;
+  child.permissions = Permissions{};
+  child.deterministic = false;
+  child.depth = frame_.depth + 1;
+  child.ram_budget = frame_.ram_budget;  // seeded from the caller's
+  child.fuel = ctx_.nondet_fuel;
+  Value::Map msg = frame_.startup_message.as_map();
+  msg["entry_kind"] = static_cast<int>(EntryKind::kConsensusStage);
+  // Runs the leader or validator stage of the block. Its emissions are not the caller's: they
+  // are set aside for the stage and restored after it. (Only one stage runs per call.)
+  auto run_stage = [&](Value entry_data, Value stage_data) {
+    msg["entry_data"] = std::move(entry_data);
+    msg["entry_stage_data"] = std::move(stage_data);
+    child.startup_message = Value(std::move(msg));
+    std::vector<Value> saved;
+    saved.swap(ctx_.emissions);
+    VmResult res = run_vm(ctx_, child, *code_);
+    saved.swap(ctx_.emissions);
+    return res;
+  };
+  auto ended = [&](const VmResult& res) -> std::optional<Trap> {
+    if (res.kind == ResultCode::kInternalError) {
+      return internal(make_error("nondet", res.data.is_string() ? res.data.as_string() : ""));
+    }
+    if (res.kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, res.data);
+    return std::nullopt;
+  };
+  if (ctx_.is_leader) {
+    VmResult res = run_stage(data_leader->as_bytes(), Value());
+    if (auto t = ended(res)) return t;
+    // The nondet channel carries bare codes: the detail is not consensus data.
+    Value published = res.kind == ResultCode::kVmError ? Value(strip_vm_error_detail(res.data.as_string())) : res.data;
+    calldata::Bytes entry = subvm_result_buffer(res.kind, published);
+    ctx_.nondet_results.push_back(entry);
+    return give_fd(g, std::move(entry));
+  }
+  if (!ctx_.leader_results || call_no >= ctx_.leader_results->size()) {
+    return fatal(VmError::leader_fault().nondet_output().absent(), "no leader entry for call " + std::to_string(call_no));
+  }
+  const calldata::Bytes& entry = (*ctx_.leader_results)[call_no];
+  if (auto derived = check_leader_entry(entry)) {
+    auto e = VmError::parse(*derived);
+    return end(ResultCode::kFatalVmError,
+               Value(e ? e->with_detail("call " + std::to_string(call_no)).to_string() : *derived));
+  }
+  // Sync mode: the accepted entry is simply the call's result; there is no vote to cast.
+  if (ctx_.sync) return give_fd(g, calldata::Bytes(entry));
+  VmResult res = run_stage(data_validator->as_bytes(), entry);
+  if (auto t = ended(res)) return t;
+  // The vote: Return true agrees; every other result counts as false.
+  bool agrees = res.kind == ResultCode::kReturn && res.data.is_bool() && res.data.as_bool();
+  if (!agrees && !ctx_.nondet_disagreement) {
+    ctx_.nondet_disagreement = call_no;
+    if (auto s = ctx_.host->notify_nondet_disagreement(call_no); !s) return internal(s.error());
+  }
+  return give_fd(g, calldata::Bytes(entry));
+}
+
+}  // namespace genvm::executor

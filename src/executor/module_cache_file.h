@@ -1,0 +1,28 @@
+// The cross-process compiled-module cache (`genvm run --module-cache DIR`): a contract compiled
+// once is mapped back by later runs instead of compiled again.
+//
+//   auto m = load_module_cached(dir, code, load_options, [&](std::string_view line) { log(line); });
+//
+// Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc (deterministic, metered). An entry is
+// written to a temp file and renamed over the name, so a reader sees the old entry, none, or the
+// whole new one. A hit the engine refuses, a miss and a failed write all fall back to compiling:
+// the cache never changes a run's result. An empty `dir` is a plain Module::load.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/calldata.h"
+#include "common/result.h"
+#include "wasm/wasm.h"
+
+namespace genvm::executor {
+
+using CacheLog = std::function<void(std::string_view)>;  // one line per hit, miss, store, failure
+
+Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
+                                                               const wasm::LoadOptions& lo, const CacheLog& log);
+
+}  // namespace genvm::executor

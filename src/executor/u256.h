@@ -1,0 +1,16 @@
+// 256-bit unsigned integers as 32 little-endian bytes (balances and values on the host wire):
+// a + b saturating at 2^256 - 1, a - b clamped at 0, a < b, and a BigInt in range as U256Le.
+#pragma once
+
+#include "common/bigint.h"
+#include "executor/host_client.h"
+
+namespace genvm::executor {
+
+U256Le u256_add(const U256Le& a, const U256Le& b);
+U256Le u256_sub(const U256Le& a, const U256Le& b);
+bool u256_less(const U256Le& a, const U256Le& b);
+// A non-negative BigInt below 2^256 as U256Le (callers check the range).
+U256Le u256_from(const BigInt& v);
+
+}  // namespace genvm::executor

@@ -1,0 +1,170 @@
+// VmState: one sub-VM's state while its module runs — private to src/executor. vm.cc runs the
+// module; wasi.cc defines the deterministic WASI imports; gl_call.cc the genlayer_sdk imports and
+// the gl_call dispatch table, whose handlers live in gl_call.cc (results, tracing, reads),
+// gl_messages.cc (events and messages) and gl_subvm.cc (CallContract, Sandbox, RunNondet).
+//
+// An import ends the run by returning end(kind, data) (a kHostExit trap the run turns into the
+// result) or internal(error) when a host failed; a gl_call answers the guest with a genlayer_sdk
+// error code in GlCall::ret otherwise.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/calldata.h"
+#include "common/result.h"
+#include "executor/u256.h"
+#include "executor/vm.h"
+#include "wasm/wasm.h"
+
+namespace genvm::executor {
+
+// genlayer_sdk error codes (spec 03-wasi_genlayer_sdk/index.rst).
+enum SdkError : std::int32_t {
+  kSuccess = 0,
+  kOverflow = 1,
+  kInval = 2,
+  kFault = 3,
+  kIo = 5,
+  kForbidden = 6,
+  kInbalance = 7,
+};
+
+// RAM charged for the first write of a kPageSize storage region (spec internal-constants.rst,
+// memory_limiter_consts.new_storage_page).
+inline constexpr std::uint64_t kNewStoragePageCost = 256;
+
+// How a run ended, when it ended from inside an import.
+struct Ending {
+  ResultCode kind = ResultCode::kVmError;
+  calldata::Value data;
+};
+
+class VmState;
+
+// One gl_call being served: the request as the guest sent it, its single method and body, and
+// where the answer goes (`ret`, and the descriptor slot at `fd_ptr` for answers with data).
+struct GlCall {
+  wasm::Caller& caller;
+  const calldata::Bytes& request;
+  const std::string& method;
+  const calldata::Value& body;
+  std::uint32_t fd_ptr;
+  std::int32_t& ret;
+};
+using GlHandler = std::optional<wasm::Trap> (VmState::*)(GlCall&);
+
+class VmState {
+ public:
+  VmState(RunContext& ctx, const VmFrame& frame) : ctx_(ctx), frame_(frame) {
+    stdin_ = calldata::encode(frame.startup_message);
+  }
+
+  VmResult run(const calldata::Bytes& code);
+
+  // gl_call handlers, one per method (the table is in gl_call.cc).
+  std::optional<wasm::Trap> gl_return(GlCall& g);
+  std::optional<wasm::Trap> gl_user_error(GlCall& g);
+  std::optional<wasm::Trap> gl_trace(GlCall& g);
+  std::optional<wasm::Trap> gl_eth_call(GlCall& g);
+  std::optional<wasm::Trap> gl_module(GlCall& g);
+  std::optional<wasm::Trap> gl_emit_event(GlCall& g);
+  std::optional<wasm::Trap> gl_post_message(GlCall& g);  // PostMessage and DeployContract
+  std::optional<wasm::Trap> gl_eth_send(GlCall& g);
+  std::optional<wasm::Trap> gl_call_contract(GlCall& g);
+  std::optional<wasm::Trap> gl_sandbox(GlCall& g);
+  std::optional<wasm::Trap> gl_run_nondet(GlCall& g);
+
+ private:
+  wasm::Trap end(ResultCode kind, calldata::Value data) {
+    ending_ = Ending{kind, std::move(data)};
+    wasm::Trap t;
+    t.kind = wasm::TrapKind::kHostExit;
+    return t;
+  }
+  wasm::Trap internal(const Error& e) {
+    ending_ = Ending{ResultCode::kInternalError, calldata::Value(e.to_string())};
+    wasm::Trap t;
+    t.kind = wasm::TrapKind::kHostError;
+    t.message = e.to_string();
+    return t;
+  }
+  // A VM error that ends this sub-VM (`code`, with `detail` after " # " when non-empty).
+  wasm::Trap end_vm_error(VmErrorCode code, std::string detail = {}) {
+    return end(ResultCode::kVmError, calldata::Value(VmError(code, std::move(detail)).to_string()));
+  }
+
+  void define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::Module& module);
+  void define_sdk(wasm::Linker& linker, wasm::Store& store);
+  std::optional<wasm::Trap> gl_call(wasm::Caller& c, std::uint32_t req, std::uint32_t len, std::uint32_t fd_ptr,
+                                    std::int32_t& ret);
+
+  // Answers for a gl_call: an error code, or a new descriptor holding `data` at g.fd_ptr.
+  static std::optional<wasm::Trap> answer(GlCall& g, std::int32_t code) {
+    g.ret = code;
+    return std::nullopt;
+  }
+  std::optional<wasm::Trap> give_fd(GlCall& g, calldata::Bytes data);
+  // The result of a child sub-VM: InternalError and FatalVmError end this one too; otherwise the
+  // child's [code][data] goes to the guest on a descriptor. `what` names the child in errors.
+  std::optional<wasm::Trap> child_result(GlCall& g, const VmResult& res, const char* what);
+
+  std::uint32_t new_fd(calldata::Bytes data) {
+    std::uint32_t fd = next_fd_++;
+    fds_[fd] = {std::move(data), 0};
+    return fd;
+  }
+  void log(std::string_view kind, std::string_view text);
+  Result<U256Le> self_balance() {
+    auto b = ctx_.host->get_balance(frame_.self);
+    if (!b || !frame_.own_contract) return b;
+    return u256_sub(u256_add(*b, ctx_.message_value), ctx_.value_sent);
+  }
+  // Reserves `value` from the contract's balance for a message; false: not enough (INBALANCE).
+  Result<bool> spend(const calldata::Value& value) {
+    U256Le v = u256_from(value.as_int());
+    if (v == U256Le{}) return true;
+    auto b = self_balance();
+    if (!b) return b.take_error();
+    if (u256_less(*b, v)) return false;
+    ctx_.value_sent = u256_add(ctx_.value_sent, v);
+    return true;
+  }
+
+  RunContext& ctx_;
+  const VmFrame& frame_;
+  const calldata::Bytes* code_ = nullptr;  // this sub-VM's module (nondet blocks run it too)
+  calldata::Bytes stdin_;
+  std::size_t stdin_pos_ = 0;
+  bool stdin_closed_ = false;
+  struct ReadFd {
+    calldata::Bytes data;
+    std::size_t pos;
+  };
+  std::map<std::uint32_t, ReadFd> fds_;
+  std::uint32_t next_fd_ = 3;
+  std::optional<Ending> ending_;
+  SubVmHashAccumulator subvm_;
+  std::uint64_t random_counter_ = 0;
+};
+
+// Guest memory helpers: little-endian integers at a guest address; false when out of bounds.
+bool read_u32(wasm::Caller& c, std::uint32_t addr, std::uint32_t& out);
+bool write_u32(wasm::Caller& c, std::uint32_t addr, std::uint32_t v);
+bool write_u64(wasm::Caller& c, std::uint32_t addr, std::uint64_t v);
+inline std::uint32_t arg32(std::span<const wasm::Value> a, std::size_t i) {
+  return static_cast<std::uint32_t>(a[i].as_i32());
+}
+inline void set_ret(std::span<wasm::Value> r, std::int32_t v) {
+  if (!r.empty()) r[0] = wasm::Value::i32(v);
+}
+// A calldata integer in [0, 2^256).
+inline bool is_u256(const calldata::Value& v) {
+  return v.is_int() && !v.as_int().is_negative() && v.as_int().bit_length() <= 256;
+}
+
+}  // namespace genvm::executor
