@@ -181,47 +181,67 @@ Result<ArtifactArgs> parse_get_artifact(const Value& body) {
 }
 
 Result<Millis> parse_duration(std::string_view text) {
+  // The public ManagerDuration, rule for rule: strip the unit (ms before s), split the number
+  // at one '.', digits only on either side (the whole part may be empty when a fraction is
+  // given: ".5s"), the fraction scaled exactly and truncated to milliseconds, in 128 bits, and
+  // the total must fit u64 milliseconds.
   auto bad = [&](std::string why) {
     return malformed("duration \"" + std::string(text.substr(0, 64)) + "\": " + why);
   };
-  std::size_t i = 0;
-  std::uint64_t whole = 0;
-  std::size_t whole_digits = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    if (++whole_digits > 12) return bad("too large");
-    whole = whole * 10 + static_cast<std::uint64_t>(text[i] - '0');
-    ++i;
+  using U128 = unsigned __int128;
+  std::string_view number;
+  U128 unit;
+  if (text.ends_with("ms")) number = text.substr(0, text.size() - 2), unit = 1;
+  else if (text.ends_with("s")) number = text.substr(0, text.size() - 1), unit = 1000;
+  else if (text.ends_with("m")) number = text.substr(0, text.size() - 1), unit = 60'000;
+  else if (text.ends_with("h")) number = text.substr(0, text.size() - 1), unit = 3'600'000;
+  else return bad("must end with ms, s, m, or h");
+  if (number.empty()) return bad("the number is empty");
+  auto dot = number.find('.');
+  std::string_view whole = number.substr(0, dot);
+  std::optional<std::string_view> frac;
+  if (dot != std::string_view::npos) {
+    frac = number.substr(dot + 1);
+    if (frac->find('.') != std::string_view::npos) return bad("more than one decimal point");
   }
-  if (whole_digits == 0) return bad("must start with a digit");
-  // The fraction as an exact rational frac_num / frac_den, at most 9 digits kept (finer than
-  // a millisecond of an hour needs); the rest must still be digits.
-  std::uint64_t frac_num = 0, frac_den = 1;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    std::size_t digits = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      if (digits < 9) {
-        frac_num = frac_num * 10 + static_cast<std::uint64_t>(text[i] - '0');
-        frac_den *= 10;
-      }
-      ++digits;
-      ++i;
+  if (whole.empty() && (!frac || frac->empty())) return bad("the number is empty");
+  constexpr U128 kMax = ~U128(0);
+  // Decimal digits to u128; nullopt on a non-digit or overflow.
+  auto parse = [&](std::string_view digits) -> std::optional<U128> {
+    U128 v = 0;
+    for (char ch : digits) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      auto d = static_cast<unsigned>(ch - '0');
+      if (v > (kMax - d) / 10) return std::nullopt;
+      v = v * 10 + d;
     }
-    if (digits == 0) return bad("a '.' must be followed by digits");
+    return v;
+  };
+  for (char ch : whole) {
+    if (ch < '0' || ch > '9') return bad("the whole part is not a number");
   }
-  std::string_view unit = text.substr(i);
-  std::uint64_t scale;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s") scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else return bad("the unit must be one of ms, s, m, h");
-  // whole < 1e12 and scale <= 3.6e6 keep this below 2^63.
-  std::uint64_t ms = whole * scale;
-  ms += frac_num * scale / frac_den;
-  constexpr std::uint64_t kLimit = 100ull * 366 * 24 * 3'600'000;
-  if (ms > kLimit) return bad("too large");
-  return Millis(static_cast<Millis::rep>(ms));
+  auto whole_value = parse(whole);
+  if (!whole_value) return bad("too large");
+  U128 frac_millis = 0;
+  if (frac) {
+    if (frac->empty()) return bad("the fractional part is not a number");
+    for (char ch : *frac) {
+      if (ch < '0' || ch > '9') return bad("the fractional part is not a number");
+    }
+    if (frac->size() > 38) return bad("the fractional part is too long");  // 10^39 > 2^128
+    U128 scale = 1;
+    for (std::size_t i = 0; i < frac->size(); ++i) scale *= 10;
+    auto f = parse(*frac);
+    if (!f || *f > kMax / unit) return bad("too large");
+    frac_millis = *f * unit / scale;
+  }
+  if (*whole_value > (kMax - frac_millis) / unit) return bad("too large");
+  U128 ms = *whole_value * unit + frac_millis;
+  if (ms > static_cast<U128>(UINT64_MAX)) return bad("too large");
+  // Our clock counts in i64: past ~292 million years a duration saturates (every use caps
+  // far below: a deadline at 24 h).
+  auto count = ms > static_cast<U128>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(ms);
+  return Millis(count);
 }
 
 std::string format_duration(Millis d) {

@@ -120,9 +120,11 @@ Result<ArtifactArgs> parse_get_artifact(const Value& body);
 Result<std::optional<std::uint64_t>> get_u64(const Value& map, std::string_view key);
 
 // ---- Durations ---------------------------------------------------------------------------
-// "<decimal>[.<decimal>]<unit>", unit one of ms, s, m, h; no sign, no space, unit mandatory.
-// The fraction is truncated to whole milliseconds. Values past ~100 years are rejected so
-// nothing downstream overflows. Error code "malformed_frame".
+// The public ManagerDuration (run.rs): "<digits>[.<digits>]<unit>" (the whole part may be empty
+// when a fraction is given: ".5s"), unit one of ms, s, m, h; no sign, no space, the unit is
+// mandatory. The fraction is scaled exactly and truncated to whole milliseconds; more than u64
+// milliseconds is rejected, and a value past i64 milliseconds saturates. Error code
+// "malformed_frame".
 Result<Millis> parse_duration(std::string_view text);
 std::string format_duration(Millis d);  // "1500ms", "30s", "5m": the shortest exact form
 
