@@ -1,0 +1,255 @@
+#include "executor/fees/allocation.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace genvm::executor::fees {
+namespace {
+
+using calldata::Value;
+
+calldata::Address address(std::uint8_t fill) {
+  calldata::Address a;
+  a.bytes.fill(fill);
+  return a;
+}
+
+CallKey key(std::uint8_t fill) {
+  CallKey k;
+  k.fill(fill);
+  return k;
+}
+
+InternalMessageParams internal_params(std::vector<std::int64_t> rotations = {0, 2}) {
+  InternalMessageParams p{BigInt(1), BigInt(2), BigInt(3), {}, BigInt(11), BigInt(12), BigInt(13)};
+  for (auto r : rotations) p.rotations.push_back(BigInt(r));
+  return p;
+}
+
+AllocationNode internal_node(std::int64_t budget, MessageOn on = MessageOn::kFinalized,
+                             std::optional<calldata::Address> recipient = std::nullopt,
+                             std::optional<CallKey> call_key = std::nullopt) {
+  AllocationNode n;
+  n.recipient = recipient;
+  n.call_key = call_key;
+  n.budget = BigInt(budget);
+  n.on = on;
+  n.fee_params = internal_params();
+  return n;
+}
+
+AllocationNode external_node(std::int64_t budget, std::optional<calldata::Address> recipient = std::nullopt,
+                             std::optional<CallKey> call_key = std::nullopt) {
+  AllocationNode n;
+  n.recipient = recipient;
+  n.call_key = call_key;
+  n.budget = BigInt(budget);
+  n.fee_params = ExternalMessageParams{BigInt(7), BigInt(9)};
+  return n;
+}
+
+TEST(Allocation, RoundTripsThroughCalldata) {
+  AllocationNode root = internal_node(1000, MessageOn::kAccepted, address(0x11), key(0x22));
+  root.children.push_back(external_node(5, address(0x33)));
+  root.children.push_back(internal_node(6));
+  root.children[1].children.push_back(internal_node(7, MessageOn::kFinalized, std::nullopt, key(1)));
+  std::vector<AllocationNode> tree{root, external_node(9)};
+  Value v = allocation_to_value(tree);
+  // The wire is calldata: encode and decode it as a host would send it.
+  auto decoded = calldata::decode(calldata::encode(v));
+  ASSERT_TRUE(decoded);
+  auto back = parse_allocation(*decoded);
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_EQ(*back, tree);
+  EXPECT_EQ(calldata::to_text(v).substr(0, 40), calldata::to_text(allocation_to_value(*back)).substr(0, 40));
+}
+
+TEST(Allocation, TheNodeShapeIsTheDomainType) {
+  Value node = allocation_to_value({internal_node(5, MessageOn::kAccepted)}).as_array()[0];
+  EXPECT_EQ(calldata::to_text(node),
+            "{\"budget\": 5, \"call_key\": null, \"children\": [], \"fee_params\": {\"Internal\": "
+            "{\"execution_budget_per_round\": 3, \"leader_timeunits_allocation\": 1, \"max_price_gen_per_time_unit\": 11, "
+            "\"receipt_fee_max_gas_price\": 13, \"rotations\": [0, 2], \"storage_fee_max_gas_price\": 12, "
+            "\"validator_timeunits_allocation\": 2}}, \"on\": \"accepted\", \"recipient\": null}");
+  Value ext = allocation_to_value({external_node(5)}).as_array()[0];
+  EXPECT_EQ(calldata::to_text(*ext.find("fee_params")), "{\"External\": {\"gas_limit\": 7, \"max_gas_price\": 9}}");
+}
+
+// Every key is required and no other is allowed, at every level.
+TEST(Allocation, ParsingIsStrict) {
+  Value good = allocation_to_value({internal_node(5)});
+  ASSERT_TRUE(parse_allocation(good));
+  auto mutate = [&](auto change) {
+    Value v = good;
+    change(v.as_array()[0].as_map());
+    return parse_allocation(v);
+  };
+  struct Case {
+    std::function<void(Value::Map&)> change;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](Value::Map& m) { m.erase("budget"); }, "missing key budget"},
+           {[](Value::Map& m) { m["extra"] = 1; }, "unknown key extra"},
+           {[](Value::Map& m) { m["budget"] = -1; }, ".budget: not an integer"},
+           {[](Value::Map& m) { m["budget"] = *BigInt::parse_decimal("115792089237316195423570985008687907853269984665640564039457584007913129639936"); },
+            ".budget: not an integer"},
+           {[](Value::Map& m) { m["call_key"] = calldata::Bytes(31, 0); }, ".call_key"},
+           {[](Value::Map& m) { m["recipient"] = calldata::Bytes(20, 0); }, ".recipient"},
+           {[](Value::Map& m) { m["on"] = "decided"; }, ".on"},
+           {[](Value::Map& m) { m["children"] = Value::map({}); }, ".children: not an array"},
+           {[](Value::Map& m) { m["fee_params"] = Value::map({{"Other", Value::map({})}}); }, "unknown variant Other"},
+           {[](Value::Map& m) { m["fee_params"] = Value::map({{"Internal", 1}, {"External", 2}}); }, ".fee_params"},
+           {[](Value::Map& m) { m["fee_params"].as_map()["Internal"].as_map().erase("rotations"); }, "missing key rotations"},
+           {[](Value::Map& m) { m["fee_params"].as_map()["Internal"].as_map()["rotations"] = Value::array({-1}); },
+            "rotations"},
+           {[](Value::Map& m) { m["fee_params"].as_map()["Internal"].as_map()["appeal_rounds"] = 1; },
+            "unknown key appeal_rounds"},
+       }) {
+    auto r = mutate(c.change);
+    ASSERT_FALSE(r) << c.message;
+    EXPECT_EQ(r.error().code, "fee_params");
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+  EXPECT_FALSE(parse_allocation(Value::map({})));
+}
+
+TEST(Allocation, DepthIsBounded) {
+  AllocationNode deep = internal_node(1);
+  for (std::size_t i = 0; i < kMaxAllocationDepth; ++i) {
+    AllocationNode parent = internal_node(1);
+    parent.children.push_back(std::move(deep));
+    deep = std::move(parent);
+  }
+  auto r = parse_allocation(allocation_to_value({deep}));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("nested too deeply"), std::string::npos);
+  ASSERT_TRUE(parse_allocation(allocation_to_value({deep.children[0]})));
+}
+
+TEST(Allocation, GuestFeeParamsAreReadWithExactKeys) {
+  Value p = internal_params_to_value(internal_params({4}));
+  auto back = parse_internal_params(p);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, internal_params({4}));
+  Value extra = p;
+  extra.as_map()["x"] = 1;
+  EXPECT_FALSE(parse_internal_params(extra));
+  EXPECT_FALSE(parse_internal_params(Value(1)));
+  auto ext = parse_external_params(external_params_to_value({BigInt(1), BigInt(2)}));
+  ASSERT_TRUE(ext);
+  EXPECT_EQ(*ext, (ExternalMessageParams{BigInt(1), BigInt(2)}));
+  EXPECT_FALSE(parse_external_params(Value::map({{"gas_limit", 1}})));
+}
+
+TEST(Allocation, TheFirstFittingNodeInListOrderMatches) {
+  std::vector<AllocationNode> nodes{
+      external_node(1),                                              // 0: external, any
+      internal_node(2, MessageOn::kAccepted),                        // 1: accepted only
+      internal_node(3, MessageOn::kFinalized, address(0xaa), key(1)),  // 2: exact
+      internal_node(4, MessageOn::kFinalized, address(0xaa)),        // 3: any method of 0xaa
+      internal_node(5, MessageOn::kFinalized),                       // 4: anything finalized
+      internal_node(6, MessageOn::kFinalized, address(0xbb)),        // 5: shadowed by 4
+  };
+  auto index = [&](AllocationNode* n) { return n ? n - nodes.data() : -1; };
+  EXPECT_EQ(index(match_internal(nodes, MessageOn::kFinalized, address(0xaa), key(1))), 2);
+  EXPECT_EQ(index(match_internal(nodes, MessageOn::kFinalized, address(0xaa), key(2))), 3);
+  EXPECT_EQ(index(match_internal(nodes, MessageOn::kFinalized, address(0xbb), key(1))), 4);  // no reordering
+  EXPECT_EQ(index(match_internal(nodes, MessageOn::kAccepted, address(0xcc), key(9))), 1);
+  EXPECT_EQ(index(match_external(nodes, address(0xcc), key(9))), 0);
+  std::vector<AllocationNode> internal_only{internal_node(1)};
+  EXPECT_EQ(match_external(internal_only, address(1), key(1)), nullptr);
+  EXPECT_EQ(match_internal(internal_only, MessageOn::kAccepted, address(1), key(1)), nullptr);
+  std::vector<AllocationNode> exact{external_node(1, address(3), key(4))};
+  EXPECT_EQ(match_external(exact, address(3), key(5)), nullptr);
+  EXPECT_EQ(match_external(exact, address(2), key(4)), nullptr);
+  EXPECT_NE(match_external(exact, address(3), key(4)), nullptr);
+}
+
+// --- ABI: the chain's abi.encode(MessageAllocationNode[]) ---
+
+calldata::Bytes words(std::initializer_list<BigInt> ws) {
+  calldata::Bytes out;
+  for (const BigInt& w : ws) {
+    calldata::Bytes word(32, 0);
+    const auto& limbs = w.magnitude();
+    for (std::size_t i = 0; i < limbs.size(); ++i) {
+      for (std::size_t b = 0; b < 4; ++b) word[31 - (i * 4 + b)] = static_cast<std::uint8_t>(limbs[i] >> (8 * b));
+    }
+    out.insert(out.end(), word.begin(), word.end());
+  }
+  return out;
+}
+
+BigInt word_of(const calldata::Bytes& raw32) {
+  BigInt::Limbs limbs(8, 0);
+  for (std::size_t i = 0; i < 32; ++i) limbs[(31 - i) / 4] |= static_cast<std::uint32_t>(raw32[i]) << (8 * ((31 - i) % 4));
+  return BigInt::from_magnitude(false, limbs);
+}
+
+const BigInt kMax = BigInt::from_magnitude(false, BigInt::Limbs(8, 0xffffffffu));
+
+TEST(AllocationAbi, NoNodesIsAnEmptyArray) {
+  EXPECT_EQ(abi_encode({}), words({BigInt(0x20), BigInt(0)}));
+}
+
+TEST(AllocationAbi, AnExternalRootNode) {
+  const calldata::Address to = address(0x11);
+  calldata::Bytes recipient(to.bytes.begin(), to.bytes.end());
+  recipient.insert(recipient.begin(), 12, 0);
+  calldata::Bytes expected = words({BigInt(0x20), BigInt(1), BigInt(0x20),
+                                    BigInt(0),       // External
+                                    BigInt(0),       // onAcceptance: never for external
+                                    kMax});          // parentIndex of a root
+  expected.insert(expected.end(), recipient.begin(), recipient.end());
+  calldata::Bytes tail = words({BigInt(0),          // callKey wildcard
+                                BigInt(5),          // budget
+                                BigInt(7 * 32),     // feeParams offset
+                                BigInt(64),         // feeParams length
+                                BigInt(7), BigInt(9)});
+  expected.insert(expected.end(), tail.begin(), tail.end());
+  EXPECT_EQ(abi_encode({external_node(5, address(0x11))}), expected);
+}
+
+TEST(AllocationAbi, InternalNodesFlattenParentsFirst) {
+  AllocationNode root = internal_node(100, MessageOn::kAccepted, std::nullopt, key(0x42));
+  root.children.push_back(internal_node(10));
+  root.children[0].children.push_back(external_node(1));
+  std::vector<AllocationNode> roots{root, internal_node(200)};
+  calldata::Bytes enc = abi_encode(roots);
+  // Internal params: offset, leader, validator, appeals (len - 1), budget, rotations offset,
+  // 3 caps, then the rotations array (length, entries): 12 words for rotations [0, 2].
+  const std::size_t params_len = 12 * 32;
+  const std::size_t internal_elem = (7 + 1) * 32 + params_len;  // head, length word, data
+  const std::size_t external_elem = (7 + 1 + 2) * 32;
+  ASSERT_EQ(enc.size(), 2 * 32 + 4 * 32 + 3 * internal_elem + external_elem);
+  auto word = [&](std::size_t at) { return word_of(calldata::Bytes(enc.begin() + at, enc.begin() + at + 32)); };
+  EXPECT_EQ(word(32), BigInt(4));  // four nodes, pre-order: root, child, grandchild, second root
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = 0; i < 4; ++i) offsets.push_back(word_of(calldata::Bytes(enc.begin() + 64 + 32 * i, enc.begin() + 96 + 32 * i)).to_uint64().value());
+  EXPECT_EQ(offsets, (std::vector<std::size_t>{128, 128 + internal_elem, 128 + 2 * internal_elem,
+                                               128 + 2 * internal_elem + external_elem}));
+  auto elem_word = [&](std::size_t elem, std::size_t w) { return word(64 + offsets[elem] + 32 * w); };
+  // type, onAcceptance, parent
+  EXPECT_EQ(elem_word(0, 0), BigInt(1));
+  EXPECT_EQ(elem_word(0, 1), BigInt(1));
+  EXPECT_EQ(elem_word(0, 2), kMax);
+  EXPECT_EQ(elem_word(0, 4), word_of(calldata::Bytes(32, 0x42)));  // callKey
+  EXPECT_EQ(elem_word(0, 5), BigInt(100));
+  EXPECT_EQ(elem_word(1, 2), BigInt(0));   // the child's parent is node 0
+  EXPECT_EQ(elem_word(1, 1), BigInt(0));   // finalized
+  EXPECT_EQ(elem_word(2, 0), BigInt(0));   // external
+  EXPECT_EQ(elem_word(2, 2), BigInt(1));   // the grandchild's parent is node 1
+  EXPECT_EQ(elem_word(3, 2), kMax);        // the second root
+  // The first node's params: starts at head (7 words) + length word.
+  std::size_t p = 64 + offsets[0] + 8 * 32;
+  EXPECT_EQ(word(p - 32), BigInt(params_len));
+  EXPECT_EQ(calldata::Bytes(enc.begin() + p, enc.begin() + p + params_len),
+            words({BigInt(0x20), BigInt(1), BigInt(2), BigInt(1), BigInt(3), BigInt(8 * 32), BigInt(11), BigInt(12),
+                   BigInt(13), BigInt(2), BigInt(0), BigInt(2)}));
+}
+
+}  // namespace
+}  // namespace genvm::executor::fees
