@@ -13,6 +13,24 @@ std::string_view to_string(ResultCode code) {
   return "VMError";
 }
 
+std::string_view wire_name(ResultCode code) {
+  switch (code) {
+    case ResultCode::kReturn: return "Return";
+    case ResultCode::kUserError: return "UserError";
+    case ResultCode::kVmError: return "VmError";
+    case ResultCode::kInternalError: return "InternalError";
+    case ResultCode::kFatalVmError: return "FatalVmError";
+  }
+  return "VmError";
+}
+
+Result<ResultCode> parse_result_code_name(std::string_view name) {
+  for (int c = 0; c <= static_cast<int>(ResultCode::kFatalVmError); ++c) {
+    if (wire_name(static_cast<ResultCode>(c)) == name) return static_cast<ResultCode>(c);
+  }
+  return make_error("unknown_result_code", "unknown result code name '" + std::string(name) + "'");
+}
+
 Result<ResultCode> parse_result_code(std::uint8_t byte) {
   if (byte > static_cast<std::uint8_t>(ResultCode::kFatalVmError)) {
     return make_error("unknown_result_code", "unknown result code " + std::to_string(byte));

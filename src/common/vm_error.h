@@ -31,6 +31,12 @@ enum class ResultCode : std::uint8_t {
 };
 std::string_view to_string(ResultCode code);  // "Return", "UserError", "VMError", ...
 Result<ResultCode> parse_result_code(std::uint8_t byte);
+// The name the public calldata derive writes for a result code (unit enum variants encode as
+// their names): the reported result's `kind` and the execution hash's. "Return", "UserError",
+// "VmError", "InternalError", "FatalVmError".
+std::string_view wire_name(ResultCode code);
+// The inverse; anything else is "unknown_result_code".
+Result<ResultCode> parse_result_code_name(std::string_view name);
 
 struct VmErrorNode {
   std::string_view path;   // space-separated components from the root

@@ -156,7 +156,7 @@ std::optional<Trap> VmState::gl_user_error(GlCall& g) { return end(ResultCode::k
 std::optional<Trap> VmState::gl_trace(GlCall& g) {
   // Trace never fails and returns nothing; output only at safe-unbounded and above.
   const Value* msg = g.body.find("Message");
-  if (allows_tracing(ctx_.debug) && msg && msg->is_string()) log("trace", msg->as_string());
+  if (allows_tracing(ctx_.debug) && msg && msg->is_string()) log(LogLevel::kInfo, "trace", msg->as_string());
   return std::nullopt;
 }
 
@@ -183,7 +183,7 @@ std::optional<Trap> VmState::gl_module(GlCall& g) {
   auto reply = module_call(uri, conn, g.request);
   if (!reply) {
     // A module that fails is the block's I/O failure: only non-deterministic code sees it.
-    log("module_error", reply.error().to_string());
+    log(LogLevel::kWarn, "module_error", reply.error().to_string());
     return answer(g, kIo);
   }
   return give_fd(g, std::move(*reply));

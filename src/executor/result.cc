@@ -86,7 +86,7 @@ Value execution_hash_input(const RunOutcome& o) {
                      {"data_fees_consumed", buckets_value(o.data_fees_consumed)},
                      {"data_fees_remaining", ints_value(o.data_fees_remaining)},
                      {"emissions", Value(Value::Array(o.emissions))},
-                     {"kind", std::string(hash_kind(o.kind))},
+                     {"kind", std::string(wire_name(o.kind))},
                      {"storage_changes", storage_changes_value(o.storage_changes)},
                      {"subvm_hashes", digest_value(o.subvm_hashes)},
                      {"wasm_store_hashes", wasm_store_hashes_value(o.wasm_store_hashes)}});
@@ -95,6 +95,9 @@ Value execution_hash_input(const RunOutcome& o) {
 Digest32 execution_hash(const RunOutcome& o) { return hash_value(execution_hash_input(o)); }
 
 Value reported_result_value(const RunOutcome& o) {
+  // An internal error is the node's failure, not an outcome: it commits to nothing (empty
+  // hashes, as the public executor reports it).
+  bool internal = o.kind == ResultCode::kInternalError;
   Value::Array nondet;
   for (const auto& b : o.nondet_results) nondet.emplace_back(b);
   return Value::map({
@@ -103,12 +106,13 @@ Value reported_result_value(const RunOutcome& o) {
       {"data_fees_consumed", buckets_value(o.data_fees_consumed)},
       {"data_fees_remaining", ints_value(o.data_fees_remaining)},
       {"emissions", Value(Value::Array(o.emissions))},
-      {"execution_hash", digest_value(execution_hash(o))},
-      {"kind", static_cast<int>(o.kind)},
+      {"execution_hash", internal ? Value(calldata::Bytes{}) : digest_value(execution_hash(o))},
+      {"kind", std::string(wire_name(o.kind))},
       {"llm_consumption", o.llm_consumption},
       {"nondet_disagreement", o.nondet_disagreement ? Value(*o.nondet_disagreement) : Value()},
       {"nondet_results", Value(std::move(nondet))},
-      {"small_hash", digest_value(small_hash(o.kind, o.data, o.subvm_hashes, o.wasm_store_hashes))},
+      {"small_hash", internal ? Value(calldata::Bytes{})
+                              : digest_value(small_hash(o.kind, o.data, o.subvm_hashes, o.wasm_store_hashes))},
       {"storage_changes", storage_changes_value(o.storage_changes)},
       {"wasm_store_hashes", wasm_store_hashes_value(o.wasm_store_hashes)},
   });

@@ -7,9 +7,10 @@
 // publish(): FatalVmError becomes VmError (code 4 never leaves the executor at the top), and a
 // run that did not Return reports no storage changes and no emissions. The execution hash is
 // SHA3-256 over the calldata map {backtrace, data, data_fees_consumed, data_fees_remaining,
-// emissions, kind, storage_changes, subvm_hashes, wasm_store_hashes}; the small hash is
-// SHA3-256 over {kind, result, subvm_hashes, wasm_store_hashes} with kind "Return", "UserError"
-// or "VMError". Sub-VM small hashes fold into SubVmHashAccumulator in call order. Shapes and the
+// emissions, kind, storage_changes, subvm_hashes, wasm_store_hashes} with kind the variant name
+// ("VmError"; wire_name in common/vm_error.h), as in the reported result's `kind`; the small hash is SHA3-256
+// over {kind, result, subvm_hashes, wasm_store_hashes} with kind "Return", "UserError" or
+// "VMError" (hash_kind). An InternalError reports empty hashes. Sub-VM small hashes fold into SubVmHashAccumulator in call order. Shapes and the
 // choices the spec leaves open are written down in docs/PROTOCOLS.md (## Executor choices).
 #pragma once
 
@@ -75,8 +76,8 @@ class SubVmHashAccumulator {
   Sha3Hasher h_;
 };
 
-// "Return", "UserError", or "VMError" for every other code (fatality and internal errors are
-// not outcomes of their own).
+// The small hash's kind: "Return", "UserError", or "VMError" for every other code (fatality and
+// internal errors are not outcomes of their own).
 std::string_view hash_kind(ResultCode kind);
 
 Digest32 small_hash(ResultCode kind, const calldata::Value& result, const Digest32& subvm_hashes,

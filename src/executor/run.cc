@@ -52,12 +52,6 @@ Result<calldata::Bytes> read_source(const std::string& source) {
 
 namespace {
 
-void log_line(int fd, const std::string& json) {
-  if (fd < 0) return;
-  std::string line = json + "\n";
-  [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
-}
-
 // The run proper, after the hosts are connected: every way it can end is a RunOutcome.
 RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& ctx, Storage& storage) {
   RunOutcome o;
@@ -140,7 +134,8 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     *err = client.error().to_string();
     return client.error().code == "host_uri" || client.error().code == "host_route" ? 2 : 1;
   }
-  log_line(opts.log_fd, "{\"event\":\"start\",\"genvm_id\":\"" + opts.genvm_id + "\"}");
+  Logger log(opts.log_fd, opts.log_level);
+  log.info("genvm::run", "run started", {{"genvm_id", LogValue::str(opts.genvm_id)}});
 
   HostStorageReader reader(**client);
   Storage storage(reader, data->message.contract_address);
@@ -148,7 +143,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.host = client->get();
   ctx.storage = &storage;
   ctx.debug = opts.debug;
-  ctx.log_fd = opts.log_fd;
+  ctx.log = &log;
   ctx.message_value = u256_from(data->message.value);
 
   // The role is fixed here, once: leader results handed in make this a validator run.
@@ -169,7 +164,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     apply_leader_surplus(o, data->leader_nondet_results->size(), ctx.nondet_calls);
   }
   o = publish(std::move(o));
-  log_line(opts.log_fd, "{\"event\":\"result\",\"kind\":" + std::to_string(static_cast<int>(o.kind)) + "}");
+  log.info("genvm::run", "result", {{"kind", LogValue::str(wire_name(o.kind))}});
   auto delivered = (*client)->consume_result(encode_consumed_result(o));
   if (!delivered) {
     *err = "result not delivered: " + delivered.error().to_string();

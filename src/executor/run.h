@@ -17,6 +17,7 @@
 #include "common/debug_mode.h"
 #include "common/result.h"
 #include "executor/entry.h"
+#include "executor/log.h"
 #include "executor/wasm_check.h"
 
 namespace genvm::executor {
@@ -25,9 +26,10 @@ struct RunOptions {
   std::string execution_data = "-";  // "-" (stdin), a path, or fd://N
   std::vector<std::string> hosts;
   DebugMode debug = DebugMode::kDisabled;
-  Permissions permissions;
+  Permissions permissions{true, true, true, true};  // --permissions default: wscn, as the public executor
   std::string genvm_id;
-  int log_fd = -1;
+  int log_fd = 2;  // JSON-lines log (the public default: stderr); -1: none
+  LogLevel log_level = LogLevel::kInfo;
   bool sync = false;
   std::uint64_t nondet_fuel = std::uint64_t(1) << 32;  // fuel of each non-deterministic block
   std::string module_llm;  // URI of the LLM module (empty: none)

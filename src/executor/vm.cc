@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "common/blake3.h"
@@ -20,23 +19,6 @@ using wasm::Trap;
 
 namespace {
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 WasmStoreHashes fingerprint(const wasm::Store& store) {
   WasmStoreHashes out;
   for (const auto& mv : wasm::memories_for_fingerprint(store)) {
@@ -50,11 +32,8 @@ WasmStoreHashes fingerprint(const wasm::Store& store) {
 
 }  // namespace
 
-void VmState::log(std::string_view kind, std::string_view text) {
-  if (ctx_.log_fd < 0) return;
-  std::string line = "{\"event\":\"" + std::string(kind) + "\",\"text\":\"" + json_escape(text) + "\"}\n";
-  // Best effort: a log line that cannot be written must not change the run's result.
-  [[maybe_unused]] ssize_t n = ::write(ctx_.log_fd, line.data(), line.size());
+void VmState::log(LogLevel level, std::string_view what, std::string_view text) {
+  if (ctx_.log) ctx_.log->write(level, "genvm::vm", text, {{"event", LogValue::str(what)}});
 }
 
 bool read_u32(Caller& c, std::uint32_t addr, std::uint32_t& out) {
@@ -99,7 +78,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
     module = cached->second;
   } else {
     auto loaded = load_module_cached(ctx_.module_cache_dir, code, lo,
-                                     [this](std::string_view line) { log("module_cache", line); });
+                                     [this](std::string_view line) { log(LogLevel::kDebug, "module_cache", line); });
     if (!loaded) return fail(VmError::invalid_contract().wasm().validating(), "");
     module = *loaded;
     ctx_.modules.emplace(std::move(key), module);

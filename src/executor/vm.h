@@ -25,6 +25,7 @@
 #include "common/vm_error.h"
 #include "executor/entry.h"
 #include "executor/host_client.h"
+#include "executor/log.h"
 #include "executor/result.h"
 #include "executor/storage.h"
 
@@ -49,7 +50,7 @@ struct RunContext {
   Storage* storage = nullptr;
   DebugMode debug = DebugMode::kDisabled;
   std::vector<calldata::Value> emissions;  // top-level emissions, in order
-  int log_fd = -1;                         // JSON lines for Trace and events; -1: none
+  const Logger* log = nullptr;             // the run's JSON-lines log (Trace, module events)
   // Root-slot write protection: slots only an upgrader may write, and whether the sender is one.
   std::vector<SlotId> locked_slots;
   bool sender_is_upgrader = false;

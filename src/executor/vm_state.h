@@ -118,7 +118,8 @@ class VmState {
     fds_[fd] = {std::move(data), 0};
     return fd;
   }
-  void log(std::string_view kind, std::string_view text);
+  // A log line about this sub-VM: `what` names the event ("trace", "module_error", ...).
+  void log(LogLevel level, std::string_view what, std::string_view text);
   Result<U256Le> self_balance() {
     auto b = ctx_.host->get_balance(frame_.self);
     if (!b || !frame_.own_contract) return b;

@@ -177,8 +177,8 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
     if (v && v->is_map()) {
       out.report = std::move(*v);
       if (const Value* h = out.report.find("execution_hash"); h && h->is_bytes()) out.execution_hash = h->as_bytes();
-      if (const Value* k = out.report.find("kind"); k && k->is_int()) {
-        out.kind = static_cast<int>(k->as_int().to_int64().value_or(-1));
+      if (const Value* k = out.report.find("kind"); k && k->is_string()) {
+        if (auto code = parse_result_code_name(k->as_string())) out.kind = static_cast<int>(*code);
       }
     }
   }

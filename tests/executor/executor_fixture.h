@@ -26,6 +26,7 @@
 
 #include "common/calldata.h"
 #include "common/host/execution_data.h"
+#include "common/vm_error.h"
 #include "executor/storage.h"
 #include "test_host.h"
 
@@ -78,7 +79,9 @@ inline Result<Value> decode_consumed(const calldata::Bytes& wire) {
   auto v = calldata::decode(std::span<const std::uint8_t>(wire.data() + 1, wire.size() - 1));
   if (!v) return v;
   const Value* kind = v->is_map() ? v->find("kind") : nullptr;
-  if (!kind || *kind != Value(static_cast<std::int64_t>(wire[0]))) {
+  auto code = kind && kind->is_string() ? parse_result_code_name(kind->as_string())
+                                        : Result<ResultCode>(make_error("consumed_result", "kind is not a name"));
+  if (!code || static_cast<std::uint8_t>(*code) != wire[0]) {
     return make_error("consumed_result", "the outer result code disagrees with kind");
   }
   return v;
@@ -177,7 +180,7 @@ class ExecutorTest : public ::testing::Test {
       EXPECT_TRUE(v.ok()) << v.error().to_string();
       if (v.ok()) out.report = *v;
     }
-    if (apply && out.report.is_map() && *out.report.find("kind") == Value(0)) {
+    if (apply && out.report.is_map() && *out.report.find("kind") == Value("Return")) {
       host_.with_state([&](test_host::State& s) {
         auto st = test_host::apply_storage_changes(s, d.message.contract_address, *out.report.find("storage_changes"));
         EXPECT_TRUE(st.ok());
@@ -198,7 +201,7 @@ class ExecutorTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
     EXPECT_TRUE(r.report.is_map());
     if (r.report.is_map()) {
-      EXPECT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+      EXPECT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
     }
     return r;
   }

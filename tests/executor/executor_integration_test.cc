@@ -36,14 +36,14 @@ TEST_F(ExecutorTest, TokenTransfersAndReportsUserErrorsWithoutEffects) {
   deploy("token.wasm", addr(2), Value::map({{"args", Value::array({100})}}));
   auto t = run(data(addr(2), addr(0xaa), call("transfer", {Value(addr(0xbb)), Value(30)}), false, std::nullopt));
   ASSERT_EQ(t.exit_code, 0) << t.stderr_text;
-  EXPECT_EQ(*t.report.find("kind"), Value(0));
+  EXPECT_EQ(*t.report.find("kind"), Value("Return"));
   auto b = run(data(addr(2), addr(0xaa), call("balance_of", {Value(addr(0xbb))}), false, std::nullopt));
   EXPECT_EQ(*b.report.find("data"), Value(30));
   auto a = run(data(addr(2), addr(0xaa), call("balance_of", {Value(addr(0xaa))}), false, std::nullopt));
   EXPECT_EQ(*a.report.find("data"), Value(70));
   auto over = run(data(addr(2), addr(0xbb), call("transfer", {Value(addr(0xaa)), Value(1000)}), false, std::nullopt));
   ASSERT_EQ(over.exit_code, 0) << over.stderr_text;
-  EXPECT_EQ(*over.report.find("kind"), Value(1));
+  EXPECT_EQ(*over.report.find("kind"), Value("UserError"));
   EXPECT_EQ(*over.report.find("data"), Value("insufficient balance"));
   EXPECT_TRUE(over.report.find("storage_changes")->as_array().empty());
   // Error results carry the memory fingerprint of the contract instance.
@@ -56,7 +56,7 @@ TEST_F(ExecutorTest, EventsEmitAnEventAndPostAMessageInOrder) {
   deploy("events.wasm", addr(3));
   auto r = run(data(addr(3), addr(0xcc), call("notify", {Value("hi")}), false, std::nullopt));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return"));
   const auto& em = r.report.find("emissions")->as_array();
   ASSERT_EQ(em.size(), 2u);
   EXPECT_EQ(*em[0].find("type"), Value("EmitEvent"));
@@ -78,7 +78,7 @@ TEST_F(ExecutorTest, MessageValuesComeFromTheContractsBalance) {
   ASSERT_EQ(em.size(), 1u);
   EXPECT_EQ(*em[0].find("value"), Value(60));
   auto poor = run(data(addr(12), addr(0xcc), call("pay", {Value(101)}), false, std::nullopt));
-  EXPECT_EQ(*poor.report.find("kind"), Value(1));
+  EXPECT_EQ(*poor.report.find("kind"), Value("UserError"));
   EXPECT_EQ(*poor.report.find("data"), Value("insufficient contract balance"));
 }
 
@@ -86,7 +86,7 @@ TEST_F(ExecutorTest, WithoutSendPermissionThePostIsRefused) {
   deploy("events.wasm", addr(3));
   auto r = run(data(addr(3), addr(0xcc), call("notify", {Value("hi")}), false, std::nullopt), "w");
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(1));
+  EXPECT_EQ(*r.report.find("kind"), Value("UserError"));
   EXPECT_EQ(*r.report.find("data"), Value("post refused"));
   EXPECT_TRUE(r.report.find("emissions")->as_array().empty());  // the event is dropped too
 }
@@ -97,7 +97,7 @@ TEST_F(ExecutorTest, CallerReadsAnotherContractInProcess) {
   deploy("caller.wasm", addr(5));
   auto r = run(data(addr(5), addr(0xaa), call("call_get", {Value(addr(4))}), false, std::nullopt));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   EXPECT_EQ(*r.report.find("data"), Value(7));
   // The host was asked where the callee runs before the call.
   auto asked = host_.with_state([](test_host::State& s) { return s.resolve_requests; });
@@ -109,7 +109,7 @@ TEST_F(ExecutorTest, WithoutWritePermissionStorageWritesAreRefused) {
   deploy("counter.wasm", addr(6));
   auto r = run(data(addr(6), addr(0xaa), call("increment"), false, std::nullopt), "");
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(1));
+  EXPECT_EQ(*r.report.find("kind"), Value("UserError"));
   EXPECT_EQ(*r.report.find("data"), Value("storage write refused"));
 }
 
@@ -119,7 +119,7 @@ TEST_F(ExecutorTest, SurplusLeaderResultsBecomeLeaderFaultExtra) {
   d.leader_nondet_results = std::vector<calldata::Bytes>{{0, 0x29}};
   auto r = run(d);
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
   // The run would have returned 1: buffer 00 09, sha3 -> GVM32 prefix (python3 reference).
   EXPECT_EQ(*r.report.find("data"), Value("leader_fault nondet_output extra bn7zt1"));
   EXPECT_TRUE(r.report.find("storage_changes")->as_array().empty());
@@ -156,21 +156,21 @@ TEST_F(ExecutorTest, AnotherAbiMajorIsRefused) {
   });
   auto r = run(data(addr(11), addr(0xaa), call("get"), false, std::nullopt));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
   EXPECT_EQ(*r.report.find("data"), Value("invalid_contract major_mismatch # contract major 7"));
 }
 
 TEST_F(ExecutorTest, MalformedEntryIsAVmErrorResult) {
   auto r = run(data(addr(7), addr(0xaa), Value::map({{"bogus", 1}}), false, std::nullopt));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
   EXPECT_EQ(*r.report.find("data"), Value("malformed_entry"));
 }
 
 TEST_F(ExecutorTest, NonWasmCodeIsAnInvalidContract) {
   auto r = run(data(addr(8), addr(0xaa), Value(Value::Map{}), true, calldata::Bytes{'h', 'i'}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_EQ(*r.report.find("kind"), Value(2));
+  EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
   EXPECT_EQ(*r.report.find("data"), Value("invalid_contract runner malformed # code is not a wasm module"));
 }
 
@@ -234,7 +234,7 @@ class ConsensusTest : public ExecutorTest {
 TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash) {
   auto leader = run(nd(call("run", {Value(5)})));
   ASSERT_EQ(leader.exit_code, 0) << leader.stderr_text;
-  ASSERT_EQ(*leader.report.find("kind"), Value(0)) << calldata::to_text(*leader.report.find("data"));
+  ASSERT_EQ(*leader.report.find("kind"), Value("Return")) << calldata::to_text(*leader.report.find("data"));
   auto results = entries(leader);
   ASSERT_EQ(results.size(), 5u);
   // Block 1 and 3 double their call index: [Return][calldata 2*i].
@@ -243,7 +243,7 @@ TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash)
 
   auto validator = run(nd(call("run", {Value(5)}), results));
   ASSERT_EQ(validator.exit_code, 0) << validator.stderr_text;
-  ASSERT_EQ(*validator.report.find("kind"), Value(0)) << calldata::to_text(*validator.report.find("data"));
+  ASSERT_EQ(*validator.report.find("kind"), Value("Return")) << calldata::to_text(*validator.report.find("data"));
   EXPECT_TRUE(validator.report.find("nondet_disagreement")->is_null());
   EXPECT_EQ(*validator.report.find("data"), *leader.report.find("data"));
   EXPECT_EQ(*validator.report.find("execution_hash"), *leader.report.find("execution_hash"));
@@ -254,20 +254,20 @@ TEST_F(ConsensusTest, LeaderResultsFedToAValidatorAgreeWithTheSameExecutionHash)
   // A second leader reads another clock: its hash differs, so agreement above came from
   // reusing the leader's values, not from both sides computing the same thing.
   auto leader2 = run(nd(call("run", {Value(5)})));
-  ASSERT_EQ(*leader2.report.find("kind"), Value(0));
+  ASSERT_EQ(*leader2.report.find("kind"), Value("Return"));
   EXPECT_NE(*leader2.report.find("execution_hash"), *leader.report.find("execution_hash"));
 }
 
 // Fails if the validator block's vote is ignored or the call_no counter is off by one.
 TEST_F(ConsensusTest, AValidatorWhoseCheckFailsReportsThatCallNo) {
   auto leader = run(nd(call("run", {Value(5)})));
-  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  ASSERT_EQ(*leader.report.find("kind"), Value("Return"));
   auto results = entries(leader);
   ASSERT_EQ(results.size(), 5u);
   results[3] = entry_of(0, calldata::encode(Value(7)));  // well formed, but not 2*3
   auto v = run(nd(call("run", {Value(5)}), results));
   ASSERT_EQ(v.exit_code, 0) << v.stderr_text;
-  ASSERT_EQ(*v.report.find("kind"), Value(0));
+  ASSERT_EQ(*v.report.find("kind"), Value("Return"));
   EXPECT_EQ(*v.report.find("nondet_disagreement"), Value(3));
   EXPECT_EQ(host_.with_state([](test_host::State& s) { return s.disagreements; }), std::vector<std::uint32_t>{3});
   // The contract continued from the leader's value, as the leader did.
@@ -276,13 +276,13 @@ TEST_F(ConsensusTest, AValidatorWhoseCheckFailsReportsThatCallNo) {
 
 TEST_F(ConsensusTest, SyncModeUsesTheEntriesWithoutAVote) {
   auto leader = run(nd(call("run", {Value(2)})));
-  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  ASSERT_EQ(*leader.report.find("kind"), Value("Return"));
   auto results = entries(leader);
   ASSERT_EQ(results.size(), 2u);
   results[1] = entry_of(0, calldata::encode(Value(7)));  // a validator would reject this
   auto s = run(nd(call("run", {Value(2)}), results), "wscn", {"--sync"});
   ASSERT_EQ(s.exit_code, 0) << s.stderr_text;
-  ASSERT_EQ(*s.report.find("kind"), Value(0));
+  ASSERT_EQ(*s.report.find("kind"), Value("Return"));
   EXPECT_TRUE(s.report.find("nondet_disagreement")->is_null());
   EXPECT_EQ(s.report.find("data")->as_array()[1], Value(7));
   // Entries are still checked in sync mode.
@@ -293,7 +293,7 @@ TEST_F(ConsensusTest, SyncModeUsesTheEntriesWithoutAVote) {
 
 TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
   auto leader = run(nd(call("run", {Value(3)})));
-  ASSERT_EQ(*leader.report.find("kind"), Value(0));
+  ASSERT_EQ(*leader.report.find("kind"), Value("Return"));
   const auto good = entries(leader);
   ASSERT_EQ(good.size(), 3u);
   struct Case {
@@ -333,7 +333,7 @@ TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
     auto v = run(nd(call("run", {Value(3)}), c.results));
     ASSERT_EQ(v.exit_code, 0) << v.stderr_text;
     // Fatal at the top is published as VMError (kind 2).
-    EXPECT_EQ(*v.report.find("kind"), Value(2));
+    EXPECT_EQ(*v.report.find("kind"), Value("VmError"));
     if (c.code.back() == ' ') {
       EXPECT_EQ(public_code(v).rfind(c.code, 0), 0u) << public_code(v);
       EXPECT_EQ(public_code(v).size(), c.code.size() + 6) << public_code(v);
@@ -348,18 +348,18 @@ TEST_F(ConsensusTest, TamperedLeaderDataGivesItsExactPublicCode) {
 TEST_F(ConsensusTest, MoreThan4096NondetBlocksIsTheLimitCode) {
   auto at_limit = run(nd(call("many", {Value(4096)})));
   ASSERT_EQ(at_limit.exit_code, 0) << at_limit.stderr_text;
-  ASSERT_EQ(*at_limit.report.find("kind"), Value(0)) << calldata::to_text(*at_limit.report.find("data"));
+  ASSERT_EQ(*at_limit.report.find("kind"), Value("Return")) << calldata::to_text(*at_limit.report.find("data"));
   EXPECT_EQ(entries(at_limit).size(), 4096u);
   auto over = run(nd(call("many", {Value(4097)})));
   ASSERT_EQ(over.exit_code, 0) << over.stderr_text;
-  EXPECT_EQ(*over.report.find("kind"), Value(2));
+  EXPECT_EQ(*over.report.find("kind"), Value("VmError"));
   EXPECT_EQ(public_code(over), "out_of nondet_blocks");
 }
 
 TEST_F(ConsensusTest, ALoopingBlockIsStoppedByItsFuel) {
   auto r = run(nd(call("loop")), "wscn", {"--nondet-fuel", "2000000"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   // The contract returns the leader's buffer: [VMError][bare code].
   EXPECT_EQ(*r.report.find("data"), Value(entry_of(2, text_bytes("wasm_trap out_of_fuel"))));
   EXPECT_EQ(entries(r), std::vector<calldata::Bytes>{entry_of(2, text_bytes("wasm_trap out_of_fuel"))});
@@ -369,7 +369,7 @@ TEST_F(ConsensusTest, ALoopingBlockIsStoppedByItsFuel) {
 // equal; only one byte of memory tells the runs apart).
 TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
   auto first = run(nd(call("boom", {Value(5)})));
-  ASSERT_EQ(*first.report.find("kind"), Value(1));
+  ASSERT_EQ(*first.report.find("kind"), Value("UserError"));
   const Value hashes = *first.report.find("wasm_store_hashes");
   ASSERT_EQ(hashes.find("contract")->find("memories")->as_array().size(), 1u);
   for (int i = 0; i < 99; ++i) {
@@ -379,7 +379,7 @@ TEST_F(ConsensusTest, ErrorFingerprintsRepeatAndFollowOneByteOfMemory) {
   }
   // Same error value, one byte of memory different: the fingerprint and the hash differ.
   auto other = run(nd(call("boom", {Value(6)})));
-  ASSERT_EQ(*other.report.find("kind"), Value(1));
+  ASSERT_EQ(*other.report.find("kind"), Value("UserError"));
   EXPECT_EQ(*other.report.find("data"), *first.report.find("data"));
   EXPECT_NE(*other.report.find("wasm_store_hashes"), hashes);
   EXPECT_NE(*other.report.find("execution_hash"), *first.report.find("execution_hash"));
@@ -434,10 +434,10 @@ TEST_F(ConsensusTest, RunNondetNeedsTheSpawnNondetPermission) {
 
 TEST_F(ConsensusTest, SandboxesNestAndFoldTheirSmallHashes) {
   auto flat = run(nd(call("nest", {Value(0)})));
-  ASSERT_EQ(*flat.report.find("kind"), Value(0)) << calldata::to_text(*flat.report.find("data"));
+  ASSERT_EQ(*flat.report.find("kind"), Value("Return")) << calldata::to_text(*flat.report.find("data"));
   auto r = run(nd(call("nest", {Value(10)})));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   EXPECT_EQ(*r.report.find("data"), Value(10));
   // Sandboxes are deterministic: a rerun folds the same small hashes into the same hash.
   auto again = run(nd(call("nest", {Value(10)})));
@@ -450,10 +450,10 @@ TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
   // the error string travels back up.
   auto r = run(nd(call("nest", {Value(512)})));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   EXPECT_EQ(*r.report.find("data"), Value("out_of vm_recursion"));
   auto ok = run(nd(call("nest", {Value(511)})));
-  ASSERT_EQ(*ok.report.find("kind"), Value(0)) << calldata::to_text(*ok.report.find("data"));
+  ASSERT_EQ(*ok.report.find("kind"), Value("Return")) << calldata::to_text(*ok.report.find("data"));
   EXPECT_EQ(*ok.report.find("data"), Value(511));
 }
 
@@ -520,7 +520,7 @@ TEST_F(ConsensusTest, PromptsGoToTheLlmModuleInLengthPrefixedFrames) {
   ASSERT_TRUE(module.ok());
   auto r = run(nd(call("prompt")), "wscn", {"--module-llm", "unix://" + dir_ + "/llm.sock"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   auto answer = calldata::encode(Value::map({{"ok", Value::map({{"text", "hello"}})}}));
   EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, answer)));
   auto req = calldata::decode(module.request);
@@ -531,7 +531,7 @@ TEST_F(ConsensusTest, PromptsGoToTheLlmModuleInLengthPrefixedFrames) {
 TEST_F(ConsensusTest, WithoutAModulePromptsAreRefused) {
   auto r = run(nd(call("prompt")));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  ASSERT_EQ(*r.report.find("kind"), Value(0)) << calldata::to_text(*r.report.find("data"));
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   // The block's leader got error_forbidden (6) and ended with a UserError saying so.
   EXPECT_EQ(*r.report.find("data"), Value(entry_of(1, calldata::encode(Value("module refused 6")))));
 }

@@ -31,6 +31,7 @@ class ModuleCacheTest : public ExecutorTest {
     EXPECT_GE(fd, 0);
     extra.push_back("--log-fd");
     extra.push_back(std::to_string(fd));
+    extra.push_back("--log-level=debug");  // cache events are debug lines
     auto r = run(data(addr(1), addr(0xaa), call("add", {Value(41)}), false, std::nullopt), "wscn", extra, false);
     ::close(fd);
     auto text = read_file(path);
