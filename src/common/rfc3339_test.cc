@@ -1,9 +1,9 @@
 // RFC 3339 as chrono parses it and prints it with SecondsFormat::AutoSi in UTC.
-#include "manager/rfc3339.h"
+#include "common/rfc3339.h"
 
 #include <gtest/gtest.h>
 
-namespace genvm::manager {
+namespace genvm {
 namespace {
 
 std::string normalized(std::string_view text) {
@@ -55,4 +55,4 @@ TEST(ManagerRfc3339, RefusesWhatChronoRefuses) {
 }
 
 }  // namespace
-}  // namespace genvm::manager
+}  // namespace genvm

@@ -1,9 +1,9 @@
-#include "manager/rfc3339.h"
+#include "common/rfc3339.h"
 
 #include <chrono>
 #include <cstdio>
 
-namespace genvm::manager {
+namespace genvm {
 namespace {
 
 Error bad(std::string_view text, const std::string& why) {
@@ -164,4 +164,4 @@ UtcTime utc_now() {
   return UtcTime{secs, static_cast<std::uint32_t>(rem)};
 }
 
-}  // namespace genvm::manager
+}  // namespace genvm

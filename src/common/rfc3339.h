@@ -18,7 +18,7 @@
 
 #include "common/result.h"
 
-namespace genvm::manager {
+namespace genvm {
 
 struct UtcTime {
   std::int64_t unix_seconds = 0;  // the leap second counts as :59 of its minute...
@@ -34,4 +34,4 @@ std::string format_rfc3339_utc(const UtcTime& t);
 std::int64_t unix_millis(const UtcTime& t);
 UtcTime utc_now();
 
-}  // namespace genvm::manager
+}  // namespace genvm
