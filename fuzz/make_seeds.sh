@@ -31,14 +31,14 @@ EOF
 # --- execution_data_fuzz: the ExecutionData calldata map (deployment, call, nondet leader data).
 fresh execution_data_fuzz
 msg='"message": {"chain_id": 61999, "contract_address": addr#0101010101010101010101010101010101010101, "datetime": "2024-11-26T06:42:42.424242Z", "is_init": IS_INIT, "origin_address": addr#0202020202020202020202020202020202020202, "sender_address": addr#0202020202020202020202020202020202020202, "signer_address": addr#0202020202020202020202020202020202020202, "value": 0}'
-tail_fields='"bucket_totals": [], "gas_data": {}, "host_data": "", "initial_time_units_allocation": 0, "message_fee_allocation": [], "method_hosts": b#'
+tail_fields='"bucket_totals": [], "gas_data": {}, "host_data": "", "initial_time_units_allocation": 0, "message_fee_allocation": [], "method_hosts": [0, 0, 0, 0, 0, 0, 1, 1, 1]'
 deploy_cd=$(enc_hex '{}')
 call_cd=$(enc_hex '{"": "get"}')
 args_cd=$(enc_hex '{"args": [1, "two", b#03], "kwargs": {"k": null}, "method": "transfer"}')
-enc "{\"calldata\": b#$deploy_cd, \"code\": b#0061736d01000000, ${msg/IS_INIT/true}, $tail_fields}" >fuzz/execution_data_fuzz/deploy
-enc "{\"calldata\": b#$call_cd, \"code\": null, ${msg/IS_INIT/false}, $tail_fields}" >fuzz/execution_data_fuzz/call
+enc "{\"calldata\": b#$deploy_cd, \"code\": b#0061736d01000000, \"leader_nondet_results\": null, ${msg/IS_INIT/true}, $tail_fields}" >fuzz/execution_data_fuzz/deploy
+enc "{\"calldata\": b#$call_cd, \"code\": null, \"leader_nondet_results\": null, ${msg/IS_INIT/false}, $tail_fields}" >fuzz/execution_data_fuzz/call
 enc "{\"calldata\": b#$args_cd, \"code\": null, ${msg/IS_INIT/false}, $tail_fields, \"leader_nondet_results\": [b#00, b#0104], \"host_hello_data\": [b#01]}" >fuzz/execution_data_fuzz/call_args_leader
-enc "{\"calldata\": b#$call_cd, \"code\": null, ${msg/IS_INIT/false}, $tail_fields, \"remaining_recursion\": 3}" >fuzz/execution_data_fuzz/recursion
+enc "{\"calldata\": b#$call_cd, \"code\": null, \"leader_nondet_results\": null, ${msg/IS_INIT/false}, $tail_fields, \"remaining_recursion\": 3}" >fuzz/execution_data_fuzz/recursion
 enc "{\"calldata\": b#$call_cd, ${msg/IS_INIT/false}}" >fuzz/execution_data_fuzz/bad_missing_fields
 enc "{\"calldata\": 5, \"code\": null, ${msg/IS_INIT/false}, $tail_fields}" >fuzz/execution_data_fuzz/bad_calldata_type
 

@@ -1,5 +1,7 @@
 #include "common/host/execution_data.h"
 
+#include "common/rfc3339.h"
+
 #include <set>
 #include <utility>
 
@@ -28,6 +30,8 @@ class MapReader {
     if (it == m_.end() || it->second.is_null()) return nullptr;
     return &it->second;
   }
+
+  bool has(std::string_view key) const { return m_.count(std::string(key)) != 0; }
 
   Result<const Value*> required(std::string_view key) {
     seen_.insert(std::string(key));
@@ -164,9 +168,15 @@ Result<MessageData> parse_message(const Value& v) {
     if (!f->is_bool()) return type_error(r.path("is_init"), "a bool");
     out.is_init = f->as_bool();
   }
-  if (const Value* f = r.optional("datetime")) {
-    GENVM_TRY_ASSIGN(out.datetime, as_string(*f, r.path("datetime")));
-    if (out.datetime.empty()) return type_error(r.path("datetime"), "a non-empty RFC 3339 timestamp");
+  // Absent: the public default. Present: an RFC 3339 string (null is not), kept as the same
+  // instant in UTC as chrono prints it (AutoSi), so every node hands the contract the same text.
+  if (r.has("datetime")) {
+    GENVM_TRY_REQUIRED(f, r, "datetime");
+    std::string text;
+    GENVM_TRY_ASSIGN(text, as_string(*f, r.path("datetime")));
+    auto t = parse_rfc3339(text);
+    if (!t) return type_error(r.path("datetime"), "an RFC 3339 timestamp (" + t.error().message + ")");
+    out.datetime = format_rfc3339_utc(*t);
   } else {
     out.datetime = std::string(kDefaultDatetime);
   }
@@ -239,22 +249,27 @@ Result<ExecutionData> execution_data_from_value(const Value& v) {
     GENVM_TRY_REQUIRED(f, r, "host_data");
     GENVM_TRY_ASSIGN(d.host_data, as_string(*f, "host_data"));
   }
-  if (const Value* f = r.optional("code")) {
-    Bytes b;
-    GENVM_TRY_ASSIGN(b, as_bytes(*f, "code"));
-    d.code = std::move(b);
-  }
-  if (const Value* f = r.optional("leader_nondet_results")) {
-    std::vector<Bytes> b;
-    GENVM_TRY_ASSIGN(b, as_bytes_array(*f, "leader_nondet_results"));
-    d.leader_nondet_results = std::move(b);
+  // Option<T> fields with no default: the key is required, its value may be null.
+  {
+    GENVM_TRY_REQUIRED(f, r, "code");
+    if (!f->is_null()) {
+      Bytes b;
+      GENVM_TRY_ASSIGN(b, as_bytes(*f, "code"));
+      d.code = std::move(b);
+    }
   }
   {
-    // Accepted as bytes or as an array of small integers (a Vec<u8> on the Rust side).
+    GENVM_TRY_REQUIRED(f, r, "leader_nondet_results");
+    if (!f->is_null()) {
+      std::vector<Bytes> b;
+      GENVM_TRY_ASSIGN(b, as_bytes_array(*f, "leader_nondet_results"));
+      d.leader_nondet_results = std::move(b);
+    }
+  }
+  {
+    // A Vec<u8> on the public side: an array of small integers (bytes are not a Vec<u8>).
     GENVM_TRY_REQUIRED(f, r, "method_hosts");
-    if (f->is_bytes()) {
-      d.method_hosts = f->as_bytes();
-    } else if (f->is_array()) {
+    if (f->is_array()) {
       for (std::size_t i = 0; i < f->as_array().size(); ++i) {
         std::uint32_t u = 0;
         std::string p = "method_hosts[" + std::to_string(i) + "]";
@@ -263,7 +278,7 @@ Result<ExecutionData> execution_data_from_value(const Value& v) {
         d.method_hosts.push_back(static_cast<std::uint8_t>(u));
       }
     } else {
-      return type_error("method_hosts", "bytes or an array of host indices");
+      return type_error("method_hosts", "an array of host indices");
     }
   }
   if (const Value* f = r.optional("host_hello_data")) {
@@ -349,7 +364,9 @@ Value execution_data_to_value(const ExecutionData& d) {
   m["host_data"] = d.host_data;
   m["code"] = d.code ? Value(*d.code) : Value();
   m["leader_nondet_results"] = d.leader_nondet_results ? bytes_array(*d.leader_nondet_results) : Value();
-  m["method_hosts"] = Bytes(d.method_hosts);
+  Value::Array hosts;
+  for (std::uint8_t h : d.method_hosts) hosts.emplace_back(h);
+  m["method_hosts"] = std::move(hosts);
   m["host_hello_data"] = bytes_array(d.host_hello_data);
   Value::Array buckets;
   for (const auto& b : d.bucket_totals) buckets.emplace_back(b);

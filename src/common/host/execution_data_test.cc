@@ -28,7 +28,7 @@ Value::Map valid() {
       {"host_data", ""},
       {"code", Value()},
       {"leader_nondet_results", Value()},
-      {"method_hosts", calldata::Bytes{0, 0, 0, 0, 0, 0, 1}},
+      {"method_hosts", Value::array({0, 0, 0, 0, 0, 0, 1})},
       {"host_hello_data", Value::array({calldata::Bytes{1, 2}, calldata::Bytes{}})},
       {"bucket_totals", Value::array({1, 2, 3})},
       {"gas_data", Value::map({{"k", "v"}})},
@@ -60,10 +60,10 @@ TEST(ExecutionData, ParsesEveryFieldOfAValidMap) {
   EXPECT_FALSE(d->nested.has_value());
 }
 
+// Fields with a default in the public ExecutionData (domain.rs) may be absent; Option fields
+// without one (code, leader_nondet_results) must be present, null or not.
 TEST(ExecutionData, OptionalKeysMayBeAbsentAndDatetimeDefaults) {
   auto m = valid();
-  m.erase("code");
-  m.erase("leader_nondet_results");
   m.erase("host_hello_data");
   m["message"].as_map().erase("datetime");
   auto d = parse(m);
@@ -73,8 +73,8 @@ TEST(ExecutionData, OptionalKeysMayBeAbsentAndDatetimeDefaults) {
 }
 
 TEST(ExecutionData, EachRequiredKeyIsNamedWhenMissing) {
-  for (const char* key : {"calldata", "message", "host_data", "method_hosts", "bucket_totals", "gas_data",
-                          "message_fee_allocation", "initial_time_units_allocation"}) {
+  for (const char* key : {"calldata", "message", "host_data", "code", "leader_nondet_results", "method_hosts",
+                          "bucket_totals", "gas_data", "message_fee_allocation", "initial_time_units_allocation"}) {
     auto m = valid();
     m.erase(key);
     auto d = parse(m);
@@ -136,12 +136,46 @@ TEST(ExecutionData, WrongKindsAndRangesAreTypeErrors) {
   EXPECT_NE(d.error().message.find("message.value"), std::string::npos);
 }
 
-TEST(ExecutionData, MethodHostsAlsoReadAsAnIntegerArray) {
+// method_hosts is a Vec<u8> in the public ExecutionData: an array of integers, never bytes;
+// and it is written back the same way.
+TEST(ExecutionData, MethodHostsIsAnIntegerArrayBothWays) {
   auto m = valid();
   m["method_hosts"] = Value::array({0, 1, 2});
   auto d = parse(m);
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_EQ(d->method_hosts, (std::vector<std::uint8_t>{0, 1, 2}));
+  EXPECT_EQ(*execution_data_to_value(*d).find("method_hosts"), Value::array({0, 1, 2}));
+  m["method_hosts"] = calldata::Bytes{0, 1, 2};
+  auto bytes = parse(m);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.error().code, "execution_data_type");
+}
+
+// message.datetime is read as chrono reads RFC 3339 and kept as the same instant printed in UTC
+// with SecondsFormat::AutoSi (abi_stub.rs encode_datetime_rfc3339); null is not a timestamp.
+TEST(ExecutionData, DatetimeIsReencodedInUtcThePublicWay) {
+  struct Case {
+    const char* in;
+    const char* out;
+  } cases[] = {{"2025-01-02T04:04:05+01:00", "2025-01-02T03:04:05Z"},
+               {"2025-01-02T03:04:05.5Z", "2025-01-02T03:04:05.500Z"},
+               {"2025-01-02t03:04:05.123456789z", "2025-01-02T03:04:05.123456789Z"},
+               {"2024-11-26T06:42:42.424242Z", "2024-11-26T06:42:42.424242Z"}};
+  for (const Case& c : cases) {
+    auto m = valid();
+    m["message"].as_map()["datetime"] = c.in;
+    auto d = parse(m);
+    ASSERT_TRUE(d.ok()) << c.in << ": " << d.error().to_string();
+    EXPECT_EQ(d->message.datetime, c.out) << c.in;
+  }
+  for (Value bad : {Value(), Value("yesterday"), Value(""), Value(5), Value("2025-02-30T00:00:00Z")}) {
+    auto m = valid();
+    m["message"].as_map()["datetime"] = bad;
+    auto d = parse(m);
+    ASSERT_FALSE(d.ok()) << calldata::to_text(bad);
+    EXPECT_EQ(d.error().code, "execution_data_type");
+    EXPECT_NE(d.error().message.find("message.datetime"), std::string::npos);
+  }
 }
 
 TEST(ExecutionData, NotCalldataOrNotAMapIsMalformed) {
