@@ -66,7 +66,6 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
   d.message.is_init = code.has_value();
   d.message.datetime = std::string(host::kDefaultDatetime);
   d.code = code;
-  d.message_fee_allocation = Value(Value::Array{});
   if (leader_nondet) {
     std::vector<Bytes> nd;
     if (const auto* arr = leader_nondet->if_array()) {

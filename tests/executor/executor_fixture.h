@@ -132,8 +132,7 @@ class ExecutorTest : public ::testing::Test {
     d.message.is_init = is_init;
     d.message.datetime = std::string(host::kDefaultDatetime);
     d.code = std::move(code);
-    d.message_fee_allocation = Value(Value::Array{});
-    return d;
+      return d;
   }
 
   // Forks and execs genvm with `args` (after argv[0]), stderr to a file; waits.

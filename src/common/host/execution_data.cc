@@ -306,14 +306,7 @@ Result<ExecutionData> execution_data_from_value(const Value& v) {
   }
   {
     GENVM_TRY_REQUIRED(f, r, "message_fee_allocation");
-    const Value::Array* arr = nullptr;
-    GENVM_TRY_ASSIGN(arr, as_array(*f, "message_fee_allocation"));
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      if (!(*arr)[i].is_map()) {
-        return type_error("message_fee_allocation[" + std::to_string(i) + "]", "a map");
-      }
-    }
-    d.message_fee_allocation = *f;
+    GENVM_TRY_ASSIGN(d.message_fee_allocation, parse_allocation(*f, "message_fee_allocation"));
   }
   {
     GENVM_TRY_REQUIRED(f, r, "initial_time_units_allocation");
@@ -374,8 +367,7 @@ Value execution_data_to_value(const ExecutionData& d) {
   Value::Map gas;
   for (const auto& [k, v] : d.gas_data) gas[k] = v;
   m["gas_data"] = std::move(gas);
-  m["message_fee_allocation"] =
-      d.message_fee_allocation.is_array() ? d.message_fee_allocation : Value(Value::Array{});
+  m["message_fee_allocation"] = allocation_to_value(d.message_fee_allocation);
   m["initial_time_units_allocation"] = d.initial_time_units_allocation;
   Value::Array actions;
   for (const auto& a : d.record_actions) actions.emplace_back(a);

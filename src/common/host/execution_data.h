@@ -23,6 +23,7 @@
 #include "common/bigint.h"
 #include "common/calldata.h"
 #include "common/result.h"
+#include "common/host/fee_params.h"
 #include "common/host/protocol.h"
 
 namespace genvm::host {
@@ -62,7 +63,7 @@ struct ExecutionData {
   std::vector<Bytes> host_hello_data;      // host index -> bytes written first
   std::vector<BigInt> bucket_totals;
   std::map<std::string, std::string> gas_data;
-  calldata::Value message_fee_allocation;  // an array, validated shallowly, carried through
+  std::vector<AllocationNode> message_fee_allocation;  // fee_params.h
   std::uint32_t initial_time_units_allocation = 0;
   std::vector<std::string> record_actions;
   std::optional<std::uint32_t> remaining_recursion;
