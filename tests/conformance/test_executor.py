@@ -13,6 +13,7 @@ Run: python3 tests/conformance/run.py --build-dir build  (or ctest -L conformanc
 import hashlib
 import os
 import struct
+import subprocess
 import sys
 import unittest
 
@@ -528,7 +529,9 @@ class NondetValidator(ExecutorCase):
 
     def test_fewer_entries_than_demanded(self):
         # seed 001 (consensus notes): "If the leader produced fewer entries than the validator
-        # demands, the run aborts with VmError::leader_fault().nondet_output().absent()"
+        # demands, the run aborts with VmError::leader_fault().nondet_output().absent()".
+        # The string is compared whole: a detail is part of the execution hash (05-result.rst),
+        # and the public executor raises this code without one.
         o = self.run_probe(run_nondet([], [call({"Return": True})]), run_nondet([], [call({"Return": True})]),
                            RETURN_ANSWERS, leader=[b"\x00" + cd.encode(1)])
         rep = self.delivered(o)
@@ -722,14 +725,6 @@ class Fees(ExecutorCase):
         self.assertEqual(rep.data_fees_consumed["storage"], fees.storage_pages(2))
         self.assertEqual(rep.data_fees_remaining, startup_fees_remaining(fees.storage_pages(2)))
 
-    def test_host_fuel_methods_are_strictly_framed(self):
-        # host-loop.rst consume_fuel (u64, no answer) and remaining_fuel_as_gen (status + u256 LE):
-        # whatever the executor sends of them must parse (the host fails the run otherwise)
-        o = self.run_probe(RETURN_ANSWERS)
-        self.delivered(o)
-        for c in o.host0.calls_of("consume_fuel"):
-            self.assertLess(c["gas"], 1 << 64)
-
 
 # --------------------------------------------------------------------------- execution data
 
@@ -864,7 +859,6 @@ class CommandLine(ExecutorCase):
         # debug mode disabled: stdout and stderr are /dev/null (run.rs), the log pipe is read
         o = self.run_probe(call({"Return": 1}), debug_mode="disabled")
         self.assertEqual(self.delivered(o).data, 1)
-        self.assertEqual(o.argv[1], f"--log-fd={o.argv[1].split('=')[1]}")
         self.assertEqual(o.log_faults, [], "item 2: JSON lines with a string `level`, as run.rs read_log_pipe parses them")
 
     def test_equals_form_everywhere(self):
@@ -899,13 +893,20 @@ class CommandLine(ExecutorCase):
         self.assertEqual(o.log_faults, [], "item 2: every line a JSON object with a string `level` (run.rs read_log_pipe)")
 
     def cli_error(self, argv):
+        """Runs argv with a log pipe in place of `--log-fd=LOG` (so stderr holds only what the
+        executor says about its command line); returns (exit code, stderr lines)."""
         data = cd.encode(self.execution(script(RETURN_ANSWERS)))
-        rc, _, err = runner.run_cli(argv, stdin=data)
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        return rc, lines
+        log_r, log_w = os.pipe()
+        try:
+            argv = [a.replace("--log-fd=LOG", f"--log-fd={log_w}") for a in argv]
+            p = subprocess.run(argv, input=data, capture_output=True, timeout=30, pass_fds=(log_w,))
+        finally:
+            os.close(log_w)
+            os.close(log_r)
+        return p.returncode, p.stderr.decode("utf-8", "replace").strip().splitlines()
 
     def test_unknown_flag_exits_2_with_one_line(self):
-        for argv, flag in (([GENVM, "--log-fd=2", "run", "--no-such-flag", "--host", "unix:///nonexistent"],
+        for argv, flag in (([GENVM, "--log-fd=LOG", "run", "--no-such-flag", "--host", "unix:///nonexistent"],
                             "--no-such-flag"),
                            ([GENVM, "--no-such-global", "run", "--host", "unix:///nonexistent"], "--no-such-global")):
             rc, lines = self.cli_error(argv)
@@ -917,7 +918,7 @@ class CommandLine(ExecutorCase):
         # the public executor's clap parser refuses a single-valued option given twice (exit 2)
         for flag, values in (("--permissions", ("wscn", "w")), ("--debug-mode", ("disabled", "safe")),
                              ("--genvm-id", ("1", "2"))):
-            argv = [GENVM, "--log-fd=2", "run", "--host", "unix:///nonexistent", f"{flag}={values[0]}",
+            argv = [GENVM, "--log-fd=LOG", "run", "--host", "unix:///nonexistent", f"{flag}={values[0]}",
                     f"{flag}={values[1]}"]
             rc, lines = self.cli_error(argv)
             self.assertEqual(rc, 2, f"{flag} twice: exit {rc}, stderr {lines}")

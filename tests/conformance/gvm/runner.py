@@ -180,9 +180,3 @@ def run(genvm, execution_data, *, world=None, permissions="wscn", debug_mode="di
         shutil.rmtree(tmp, ignore_errors=True)
     outcome.failures = host0.failures + host1.failures
     return outcome
-
-
-def run_cli(argv, stdin=b"", timeout=30.0):
-    """A plain process run for command-line checks: (returncode, stdout, stderr)."""
-    p = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
