@@ -238,6 +238,39 @@ class ExecutorCase(unittest.TestCase):
                                                "(wasm_store_hashes is empty)")
 
 
+# --------------------------------------------------------------------------- the suite's own pieces
+
+class SuiteSelfChecks(unittest.TestCase):
+    """The codec and the derivations the expectations rest on (no executor involved)."""
+
+    def test_calldata_codec(self):
+        cd._self_test()  # the spec's {"nd_outs": [b"a", b"bc"]} vector and every strict rejection
+
+    def test_gvm32(self):
+        # 06-gvm32.rst: big-endian 5-bit groups, the last padded low, no '=' padding
+        self.assertEqual(res.gvm32(b"\x00"), "00")
+        self.assertEqual(res.gvm32(b"\xff"), "zw")
+        self.assertEqual(res.gvm32(b"\x01\x02\x03\x04\x05"), "04106105")  # 00000 00100 00001 00000 00110 00001 00000 00101
+        self.assertEqual(len(res.gvm32(bytes(32))), 52)  # ceil(32 * 8 / 5)
+
+    def test_derived_outcomes(self):
+        # 03-schemas.rst: the replacement of a derived-namespace proposal has a 6-character parameter
+        out = res.accepted_or_derived(b"\x02leader_fault nondet_output malformed")
+        self.assertRegex(out.decode(), r"^\x02leader_fault nondet_output uses_this_error [0-9a-hjkmnp-tv-z]{6}$")
+        self.assertEqual(res.accepted_or_derived(b"\x02exit_code -7"), b"\x02exit_code -7")
+        self.assertEqual(res.accepted_or_derived(b"\x02exit_code 2147483648"), res.MALFORMED)  # beyond i32
+        self.assertEqual(res.accepted_or_derived(b"\x02\xff"), res.MALFORMED)  # not UTF-8
+
+    def test_rfc3339_autosi(self):
+        # chrono SecondsFormat::AutoSi: 0, 3, 6 or 9 digits, whichever shows every non-zero digit
+        for given, want in (("2024-01-02T03:04:05Z", "2024-01-02T03:04:05Z"),
+                            ("2024-01-02T03:04:05.120Z", "2024-01-02T03:04:05.120Z"),
+                            ("2024-01-02T03:04:05.1234Z", "2024-01-02T03:04:05.123400Z"),
+                            ("2024-01-02T03:04:05.0000001Z", "2024-01-02T03:04:05.000000100Z"),
+                            ("2024-01-02T00:30:00-01:00", "2024-01-02T01:30:00Z")):
+            self.assertEqual(ed.utc_reencoded(given), want)
+
+
 # --------------------------------------------------------------------------- result kinds
 
 class ResultKinds(ExecutorCase):
