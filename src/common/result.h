@@ -11,6 +11,7 @@
 
 #include <cassert>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -19,13 +20,22 @@ namespace genvm {
 struct Error {
   std::string code;
   std::string message;
+  // The producing component's enum value for errors that control flow branches on (its header
+  // names the enum and how to read it); 0 when it defines none. Branch on this, never on `code`.
+  int errc = 0;
 
   // "code: message", or just the code when there is no message.
   std::string to_string() const { return message.empty() ? code : code + ": " + message; }
 };
 
 inline Error make_error(std::string code, std::string message = {}) {
-  return Error{std::move(code), std::move(message)};
+  return Error{std::move(code), std::move(message), 0};
+}
+// An error a caller may branch on: `errc` is a component's enum value, `code` its stable name.
+template <class E>
+  requires std::is_enum_v<E>
+Error make_error(E errc, std::string code, std::string message = {}) {
+  return Error{std::move(code), std::move(message), static_cast<int>(errc)};
 }
 
 template <class T>

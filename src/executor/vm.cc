@@ -97,12 +97,13 @@ VmResult VmState::run(const calldata::Bytes& code) {
   auto inst = linker.instantiate(store, module, "contract");
   if (!inst) {
     const Error& e = inst.error();
-    if (e.code == "unlinkable") return fail(VmError::invalid_contract().wasm().linking(), "");
+    auto why = wasm::instantiate_error(e);
+    if (why == wasm::InstantiateError::kUnlinkable) return fail(VmError::invalid_contract().wasm().linking(), "");
     // An initial reservation over the RAM budget (spec 03-ram-limiting.rst: out_of memory
     // wasm_memory / wasm_table), or a trap of the start function or of a segment initializer
     // (code "uninstantiable", message "wasm_trap <kind>").
-    if (e.code == "memory_over_budget") return fail(VmError::out_of().memory().wasm_memory(), "");
-    if (e.code == "table_over_budget") return fail(VmError::out_of().memory().wasm_table(), "");
+    if (why == wasm::InstantiateError::kMemoryOverBudget) return fail(VmError::out_of().memory().wasm_memory(), "");
+    if (why == wasm::InstantiateError::kTableOverBudget) return fail(VmError::out_of().memory().wasm_table(), "");
     if (e.message.starts_with("wasm_trap ")) {
       if (auto t = VmError::parse(e.message)) {
         out.kind = ResultCode::kVmError;

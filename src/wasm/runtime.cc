@@ -126,7 +126,7 @@ FuncInst* Store::new_host_func(const FuncType& type, HostFunc fn) {
 }
 
 Result<TableInst*> Store::new_table(ValType elem, uint32_t min, std::optional<uint32_t> max) {
-  if (!charge_ram(uint64_t(min) * kTableElemCost)) return make_error("resource_exhausted", "table exceeds the RAM budget");
+  if (!charge_ram(uint64_t(min) * kTableElemCost)) return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "table exceeds the RAM budget");
   auto t = std::make_unique<TableInst>();
   t->elem = elem;
   t->elems.assign(min, 0);
@@ -142,7 +142,7 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
   // Reserve address space for the largest size the budget allows, so the base never moves.
   uint64_t budget_pages = cfg_.ram_budget / kPage;
   uint64_t reserve_pages = std::min(max, std::max<uint64_t>(budget_pages, min_pages));
-  if (!charge_ram(uint64_t(min_pages) * kPage)) return make_error("resource_exhausted", "memory exceeds the RAM budget");
+  if (!charge_ram(uint64_t(min_pages) * kPage)) return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "memory exceeds the RAM budget");
   auto mem = std::make_unique<MemInst>();
   mem->max_pages = max;
   mem->size = uint64_t(min_pages) * kPage;
@@ -152,7 +152,7 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
     if (p == MAP_FAILED) {
       refund_ram(uint64_t(min_pages) * kPage);
       mem->reserved = 0;
-      return make_error("resource_exhausted", "cannot reserve memory");
+      return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "cannot reserve memory");
     }
     mem->base = static_cast<uint8_t*>(p);
   }
@@ -396,12 +396,12 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
 
   for (const auto& im : m.imports) {
     auto e = lookup(im.module, im.name);
-    if (!e) return make_error("unlinkable", "unknown import " + im.module + "." + im.name);
-    if (e->kind != im.kind) return make_error("unlinkable", "incompatible import type for " + im.module + "." + im.name);
+    if (!e) return make_error(InstantiateError::kUnlinkable, "unlinkable", "unknown import " + im.module + "." + im.name);
+    if (e->kind != im.kind) return make_error(InstantiateError::kUnlinkable, "unlinkable", "incompatible import type for " + im.module + "." + im.name);
     switch (im.kind) {
       case 'f':
         if (!(e->func->type == m.types[im.func_type]))
-          return make_error("unlinkable", "incompatible import type for " + im.module + "." + im.name + ": expected " +
+          return make_error(InstantiateError::kUnlinkable, "unlinkable", "incompatible import type for " + im.module + "." + im.name + ": expected " +
                                               m.types[im.func_type].to_string() + ", got " + e->func->type.to_string());
         ip->funcs.push_back(e->func);
         break;
@@ -410,7 +410,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
         std::optional<uint64_t> mx;
         if (t->max != 0xffffffffull) mx = t->max;
         if (t->elem != im.table.elem || !limits_match(t->elems.size(), mx, im.table.limits))
-          return make_error("unlinkable", "incompatible import type for " + im.module + "." + im.name);
+          return make_error(InstantiateError::kUnlinkable, "unlinkable", "incompatible import type for " + im.module + "." + im.name);
         ip->tables.push_back(t);
         break;
       }
@@ -419,13 +419,13 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
         std::optional<uint64_t> mx;
         if (mem->max_pages != 65536 || mem->has_declared_max) mx = mem->max_pages;
         if (!limits_match(mem->size / kPage, mx, im.memory.limits))
-          return make_error("unlinkable", "incompatible import type for " + im.module + "." + im.name);
+          return make_error(InstantiateError::kUnlinkable, "unlinkable", "incompatible import type for " + im.module + "." + im.name);
         ip->memories.push_back(mem);
         break;
       }
       case 'g':
         if (e->global->type != im.global.type || e->global->mut != im.global.mut)
-          return make_error("unlinkable", "incompatible import type for " + im.module + "." + im.name);
+          return make_error(InstantiateError::kUnlinkable, "unlinkable", "incompatible import type for " + im.module + "." + im.name);
         ip->globals.push_back(e->global);
         break;
     }
@@ -446,7 +446,11 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     std::optional<uint32_t> mx;
     if (tt.limits.max) mx = uint32_t(*tt.limits.max);
     auto t = s.new_table(tt.elem, uint32_t(tt.limits.min), mx);
-    if (!t) return make_error(t.error().code == "resource_exhausted" ? "table_over_budget" : "uninstantiable", t.error().message);
+    if (!t) {
+      return instantiate_error(t.error()) == InstantiateError::kResourceExhausted
+                 ? make_error(InstantiateError::kTableOverBudget, "table_over_budget", t.error().message)
+                 : make_error(InstantiateError::kUninstantiable, "uninstantiable", t.error().message);
+    }
     ip->tables.push_back(*t);
   }
   for (size_t i = m.num_imported_memories; i < m.memories.size(); ++i) {
@@ -454,7 +458,11 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     std::optional<uint32_t> mx;
     if (mt.limits.max) mx = uint32_t(*mt.limits.max);
     auto mem = s.new_memory(uint32_t(mt.limits.min), mx);
-    if (!mem) return make_error(mem.error().code == "resource_exhausted" ? "memory_over_budget" : "uninstantiable", mem.error().message);
+    if (!mem) {
+      return instantiate_error(mem.error()) == InstantiateError::kResourceExhausted
+                 ? make_error(InstantiateError::kMemoryOverBudget, "memory_over_budget", mem.error().message)
+                 : make_error(InstantiateError::kUninstantiable, "uninstantiable", mem.error().message);
+    }
     (*mem)->has_declared_max = mt.limits.max.has_value();
     ip->memories.push_back(*mem);
   }
@@ -478,7 +486,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
   Instance* result = instance.get();
   s.impl().instances.push_back(std::move(instance));
 
-  auto trap_error = [](TrapKind k) { return make_error("uninstantiable", std::string("wasm_trap ") + trap_kind_name(k)); };
+  auto trap_error = [](TrapKind k) { return make_error(InstantiateError::kUninstantiable, "uninstantiable", std::string("wasm_trap ") + trap_kind_name(k)); };
   for (size_t i = 0; i < m.elems.size(); ++i) {
     const auto& seg = m.elems[i];
     if (seg.mode == ElemSegment::kActive) {
@@ -501,9 +509,9 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
   }
   if (m.start) {
     auto out = s.call(ip->funcs[*m.start], {});
-    if (!out) return make_error("uninstantiable", out.error().message);
+    if (!out) return make_error(InstantiateError::kUninstantiable, "uninstantiable", out.error().message);
     if (out->trap) {
-      Error e = make_error("uninstantiable", out->trap->public_string());
+      Error e = make_error(InstantiateError::kUninstantiable, "uninstantiable", out->trap->public_string());
       return e;
     }
   }

@@ -262,6 +262,17 @@ class Instance {
   std::unique_ptr<Impl> impl_;
 };
 
+// Why Linker::instantiate (or a memory or table allocation) failed, in Error::errc.
+enum class InstantiateError : int {
+  kOther = 0,
+  kUnlinkable = 1,
+  kMemoryOverBudget = 2,
+  kTableOverBudget = 3,
+  kUninstantiable = 4,
+  kResourceExhausted = 5,  // a memory or table did not fit the RAM budget (or could not be reserved)
+};
+inline InstantiateError instantiate_error(const Error& e) { return static_cast<InstantiateError>(e.errc); }
+
 class Linker {
  public:
   void define(const std::string& module, const std::string& name, Extern e);
@@ -270,11 +281,12 @@ class Linker {
   // Makes every export of inst importable as (module, export name) (spectest `register`).
   void define_instance(const std::string& module, const Instance& inst);
   std::optional<Extern> lookup(const std::string& module, const std::string& name) const;
-  // Resolves imports, allocates, runs element/data segments and the start function. Error code
-  // "unlinkable" (unknown import / incompatible import type), "memory_over_budget" /
-  // "table_over_budget" (a defined memory's or table's initial size does not fit the store's
-  // RAM budget, or the memory cannot be reserved), or "uninstantiable" (trap; the message is the
-  // trap's public string). Embedders map these codes; the messages are for people.
+  // Resolves imports, allocates, runs element/data segments and the start function. Errors
+  // (instantiate_error() reads the kind; Error::code is its name): kUnlinkable "unlinkable"
+  // (unknown import / incompatible import type), kMemoryOverBudget "memory_over_budget" /
+  // kTableOverBudget "table_over_budget" (a defined memory's or table's initial size does not fit
+  // the store's RAM budget, or the memory cannot be reserved), kUninstantiable "uninstantiable"
+  // (trap; the message is the trap's public string). Embedders map these; messages are for people.
   Result<Instance*> instantiate(Store& s, const std::shared_ptr<const Module>& m,
                                 const std::string& name = "");
 

@@ -135,7 +135,7 @@ int run(const std::string& path, uint64_t fuel) {
   auto instance = linker.instantiate(store, *module);
   if (!instance) {
     const genvm::Error& e = instance.error();
-    if (e.code == "uninstantiable") {
+    if (genvm::wasm::instantiate_error(e) == genvm::wasm::InstantiateError::kUninstantiable) {
       if (e.message.find(out_of_fuel) != std::string::npos) {
         std::fprintf(stderr, "genvm-wasm-diff: skipped: out of fuel while instantiating\n");
         return kExitOutOfFuel;
