@@ -60,8 +60,9 @@ RETURN_ANSWERS = ["return_answers"]
 
 
 def startup_fees_remaining(extra_bucket0=0, extra_bucket1=0):
+    """data_fees_remaining after the start charges and the given extra charges (genvm.yaml@acb37c7)."""
     start = fees.receipt_start() + fees.nondet_start()
-    return [fees.BUCKETS[0] - start - extra_bucket0, fees.BUCKETS[1] - extra_bucket1]
+    return [fees.BUCKETS[0] - start - extra_bucket0, fees.BUCKETS[1] - extra_bucket1] + fees.BUCKETS[2:]
 
 
 def le32(n):
@@ -198,7 +199,7 @@ class ExecutorCase(unittest.TestCase):
         if problem:
             self.fail(problem)
 
-    def assert_report(self, o, name, expected_payload, source):
+    def assert_report(self, o, name, expected_payload, source, hint=None):
         """The whole consume_result, byte for byte, against the spec-derived expectation."""
         self.golden(name, expected_payload, source)
         want_value = cd.decode(expected_payload[1:])
@@ -211,6 +212,8 @@ class ExecutorCase(unittest.TestCase):
             lines = res.diff_values(want, rep.value)
             if expected_payload[0] != rep.payload[0]:
                 lines.insert(0, f"result_code byte: spec {expected_payload[0]}, executor {rep.payload[0]}")
+            if hint:
+                lines.append(hint)
             self.fail("consume_result differs from the spec-derived expectation (" + source + "):\n  "
                       + "\n  ".join(lines or ["(same value, different bytes)"]))
         return rep
@@ -519,7 +522,9 @@ class NondetValidator(ExecutorCase):
         payload, _ = res.expected_report("Return", [[SUCCESS, expected]], consumed=consumed,
                                          remaining=startup_fees_remaining(fees.nondet_output(len(expected))))
         self.assert_report(o, name, payload, "03-schemas.rst Validity Of A Proposed Result / Derived-Outcome "
-                                             "Namespace; 04-determinism-mode-switching.rst Validator Mode")
+                                             "Namespace; 04-determinism-mode-switching.rst Validator Mode",
+                           hint=f"(the validator block agrees iff its entry_stage_data is exactly "
+                                f"{{\"leader_result\": {expected.hex() or 'empty'}}}, public fork_leader)")
         self.assertEqual(o.host0.calls_of("notify_nondet_disagreement"), [],
                          "the validator block saw a different leader result than the spec derives")
 
@@ -742,13 +747,13 @@ class Fees(ExecutorCase):
         # the storage bucket's is `out_of storage` (constants.rst; public rt/fees.rs)
         start = fees.receipt_start() + fees.nondet_start()
         rep = self.delivered(self.run_probe(["write", SLOT_Y, 0, b"\x01" * 32], RETURN_ANSWERS,
-                                            buckets=[start + fees.storage_pages(1) - 1, fees.BUCKETS[1]]))
+                                            buckets=[start + fees.storage_pages(1) - 1] + fees.BUCKETS[1:]))
         self.assert_error(rep, "VmError", "out_of storage")
 
     def test_out_of_fee_at_start(self):
         # 04-fees.rst: "Bucket underflow at startup ... Returns the bucket's OOM VmError
         # immediately"; message_receipt's is `out_of receipt message`
-        rep = self.delivered(self.run_probe(RETURN_ANSWERS, buckets=[fees.receipt_start() - 1, fees.BUCKETS[1]]))
+        rep = self.delivered(self.run_probe(RETURN_ANSWERS, buckets=[fees.receipt_start() - 1] + fees.BUCKETS[1:]))
         self.assert_error(rep, "VmError", "out_of receipt message")
 
     def test_storage_write_charge(self):
