@@ -116,7 +116,7 @@ Result<UtcTime> parse_rfc3339(std::string_view text) {
   return UtcTime{local - offset_seconds, nanos};
 }
 
-std::string format_rfc3339_utc(const UtcTime& t) {
+std::string format_rfc3339_utc(const UtcTime& t, bool use_z) {
   std::int64_t days = t.unix_seconds >= 0 ? t.unix_seconds / 86400 : -((-t.unix_seconds + 86399) / 86400);
   std::int64_t secs_of_day = t.unix_seconds - days * 86400;
   Civil c = civil_from_days(days);
@@ -147,7 +147,7 @@ std::string format_rfc3339_utc(const UtcTime& t) {
     }
     out += frac;
   }
-  out += 'Z';
+  out += use_z ? "Z" : "+00:00";
   return out;
 }
 

@@ -28,8 +28,9 @@ struct UtcTime {
 
 // Error code "bad_timestamp".
 Result<UtcTime> parse_rfc3339(std::string_view text);
-// AutoSi: no fraction, or 3, 6 or 9 digits, whichever shows every non-zero digit; "Z".
-std::string format_rfc3339_utc(const UtcTime& t);
+// AutoSi: no fraction, or 3, 6 or 9 digits, whichever shows every non-zero digit; "Z", or
+// "+00:00" when !use_z (chrono's plain to_rfc3339()).
+std::string format_rfc3339_utc(const UtcTime& t, bool use_z = true);
 // Milliseconds since the Unix epoch (chrono's timestamp_millis: floor division).
 std::int64_t unix_millis(const UtcTime& t);
 UtcTime utc_now();

@@ -25,6 +25,7 @@ TEST(ManagerRfc3339, OffsetsBecomeUtcAndFractionsPrintInAutoSiWidths) {
   EXPECT_EQ(normalized("0000-01-01T00:00:00Z"), "0000-01-01T00:00:00Z");
   EXPECT_EQ(normalized("9999-12-31T23:59:59-01:00"), "+10000-01-01T00:59:59Z");
   EXPECT_EQ(normalized("2016-12-31T23:59:60.5Z"), "2016-12-31T23:59:60.500Z") << "a leap second is kept";
+  EXPECT_EQ(format_rfc3339_utc(*parse_rfc3339("2025-01-01T00:00:00.5Z"), false), "2025-01-01T00:00:00.500+00:00");
 }
 
 TEST(ManagerRfc3339, InstantsCompareAndGiveEpochMillis) {
