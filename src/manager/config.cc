@@ -93,8 +93,9 @@ Result<Config> parse_root(const YAML::Node& root) {
   Config c;
   if (root.IsNull()) return c;  // an empty file is every default
   if (auto s = check_keys(root, "config",
-                          {"executor", "executor_protocol", "env_pass_through", "execution_retention", "max_message_bytes",
-                           "permits", "debug_mode", "trusted", "containment", "host", "port", "socket"});
+                          {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
+                           "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
+                           "host", "port", "socket"});
       !s) {
     return s.take_error();
   }
@@ -109,6 +110,19 @@ Result<Config> parse_root(const YAML::Node& root) {
     if (v == "genvm") c.executor_protocol = Config::ExecutorProtocol::kGenvm;
     else if (v == "plain") c.executor_protocol = Config::ExecutorProtocol::kPlain;
     else return bad("executor_protocol: must be genvm or plain");
+  }
+  if (c.executor_protocol == Config::ExecutorProtocol::kPlain && c.executor.empty()) {
+    return bad("executor_protocol: plain needs an executor argv");
+  }
+  for (const char* k : {"executors_dir", "manifest_path"}) {
+    if (!root[k]) continue;
+    if (!root[k].IsScalar()) return bad(std::string(k) + ": must be a path");
+    (std::string_view(k) == "executors_dir" ? c.executors_dir : c.manifest_path) = root[k].as<std::string>();
+  }
+  if (root["log_level"]) {
+    auto v = root["log_level"].as<std::string>();
+    if (!parse_log_level(v)) return bad("log_level: must be trace, debug, info, warn or error");
+    c.log_level = *parse_log_level(v);
   }
   if (root["env_pass_through"]) {
     auto v = strings(root["env_pass_through"], "env_pass_through");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "manager/log.h"
 #include "manager/policy.h"
 #include "manager/protocol.h"
 
@@ -29,13 +30,24 @@ struct PermitsConfig {
 };
 
 struct Config {
-  // argv prefix of the executor; the manager appends `--debug-mode <level>` and the request's
-  // extra_args.
-  std::vector<std::string> executor = {"genvm", "run"};
-  // How the executor is driven. kGenvm: `genvm run` arguments, ExecutionData on stdin, host 1
-  // a manager-owned socketpair on fd 4 (consume_result). kPlain: `--debug-mode <level>` and the
-  // request's extra_args appended, the run request itself on stdin, no host 1 (any program).
+  // Where executor lines live: a line's executor is <executors_dir>/<version key>/bin/genvm
+  // (run.rs). Empty: genvm-manager sets <its own directory>/../executor, the public default;
+  // "${exeDir}" in the text stands for that directory.
+  std::string executors_dir;
+  // The runner manifest (versioning.rs). Empty: genvm-manager sets
+  // ${exeDir}/../data/manifest.yaml (the public install's); a library user with none gets an
+  // empty manifest (then only exact version selectors resolve).
+  std::string manifest_path;
+  // Not public (tests, benches, embedders): when set, this argv prefix replaces the resolved
+  // <executors_dir>/<version>/bin/genvm and no line is resolved (version_major/minor 0).
+  std::vector<std::string> executor;
+  // How the executor is driven. kGenvm: run.rs's command line, ExecutionData on stdin, host 1
+  // a manager-owned socketpair (consume_result). kPlain (not public; needs `executor`):
+  // `--debug-mode <level>` and the request's extra_args appended, the run request itself on
+  // stdin, no host 1 (any program).
   enum class ExecutorProtocol { kGenvm, kPlain } executor_protocol = ExecutorProtocol::kGenvm;
+  // The manager's own log: lines below this level are not written (POST /log/level sets it).
+  LogLevel log_level = LogLevel::kInfo;
   std::vector<std::string> env_pass_through;  // beyond the supervisor's essential allowlist
   Millis execution_retention = std::chrono::minutes(5);
   std::size_t max_message_bytes = 64 * 1024 * 1024;

@@ -16,16 +16,22 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
   EXPECT_EQ(c->permits.per_gib_num, 1u);
   EXPECT_EQ(c->debug.untrusted_max, DebugMode::kSafe);
   EXPECT_FALSE(c->debug.clamp);
-  EXPECT_EQ(c->executor, (std::vector<std::string>{"genvm", "run"}));
+  EXPECT_TRUE(c->executor.empty()) << "the executor is resolved by version";
+  EXPECT_TRUE(c->executors_dir.empty());
+  EXPECT_TRUE(c->manifest_path.empty());
   EXPECT_EQ(c->executor_protocol, Config::ExecutorProtocol::kGenvm);
+  EXPECT_EQ(c->log_level, LogLevel::kInfo);
   EXPECT_EQ(c->port, 3999);
   EXPECT_TRUE(c->socket.empty());
 }
 
 TEST(ManagerConfig, ParsesEveryKey) {
   auto c = parse_config(R"(
+executors_dir: ${exeDir}/../executor
+manifest_path: /opt/genvm/manifest.yaml
 executor: [sh, -c, "cat"]
 executor_protocol: plain
+log_level: WARNING
 env_pass_through: [HOME]
 execution_retention: 90s
 max_message_bytes: 1048576
@@ -38,6 +44,9 @@ port: 4000
 socket: /tmp/m.sock
 )");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->executors_dir, "${exeDir}/../executor");
+  EXPECT_EQ(c->manifest_path, "/opt/genvm/manifest.yaml");
+  EXPECT_EQ(c->log_level, LogLevel::kWarn);
   EXPECT_EQ(c->executor.size(), 3u);
   EXPECT_EQ(c->executor_protocol, Config::ExecutorProtocol::kPlain);
   EXPECT_EQ(c->execution_retention, std::chrono::seconds(90));
@@ -71,6 +80,9 @@ TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
                  Case{"trusted: {uids: [root]}", "trusted.uids"},
                  Case{"executor: []", "executor"},
                  Case{"executor_protocol: grpc", "genvm or plain"},
+                 Case{"executor_protocol: plain", "plain needs an executor"},
+                 Case{"log_level: loud", "log_level"},
+                 Case{"manifest_path: [a]", "manifest_path"},
                  Case{"max_message_bytes: 10", "max_message_bytes"},
                  Case{"port: 70000", "port"},
                  Case{"[1, 2", ""}}) {

@@ -1,6 +1,7 @@
 #include "manager/executor_link.h"
 
-#include "common/vm_error.h"
+#include "manager/log.h"
+#include "manager/public_types.h"
 
 namespace genvm::manager {
 
@@ -9,148 +10,86 @@ using calldata::Value;
 
 namespace {
 
-Error invalid(std::string m) { return make_error("invalid_request", std::move(m)); }
-Error bad_result(std::string m) { return make_error("invalid_result", std::move(m)); }
+Error bad_result(std::string m) { return make_error("invalid_result", "top-level executor " + std::move(m)); }
 
-// A big integer given as a decimal string (the request's form) or already an integer.
-Result<Value> big_int(const Value& v, const std::string& what) {
-  if (v.is_int()) return v;
-  if (v.is_string()) {
-    auto b = BigInt::parse_decimal(v.as_string());
-    if (!b) return invalid(what + ": not a decimal integer");
-    return Value(std::move(*b));
-  }
-  return invalid(what + ": must be an integer or a decimal string");
-}
-
-// Host method ids (impl-spec/appendix/host-loop): consume_result 6, resolve 7, run_nested 8.
+// Host method ids (impl-spec/appendix/host-loop): consume_result 6, resolve 7.
 constexpr std::uint8_t kConsumeResult = 6;
 constexpr std::uint8_t kResolveCallcontract = 7;
+constexpr std::uint8_t kInternalError = 3;
+constexpr std::uint8_t kFatalVmError = 4;
+constexpr std::uint8_t kVmError = 2;
+
+// Rust's str::trim: Unicode White_Space at both ends.
+std::size_t white_space_len(std::string_view s, std::size_t at) {
+  auto c = static_cast<unsigned char>(s[at]);
+  if (c == ' ' || (c >= 0x09 && c <= 0x0D)) return 1;
+  static constexpr std::string_view kMultiByte[] = {
+      "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81", "\xE2\x80\x82", "\xE2\x80\x83",
+      "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86", "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89",
+      "\xE2\x80\x8A", "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+  for (std::string_view w : kMultiByte) {
+    if (s.substr(at, w.size()) == w) return w.size();
+  }
+  return 0;
+}
+
+std::string_view trim(std::string_view s) {
+  std::size_t b = 0;
+  while (b < s.size()) {
+    std::size_t n = white_space_len(s, b);
+    if (n == 0) break;
+    b += n;
+  }
+  std::size_t e = s.size();
+  while (e > b) {
+    // Step back over one UTF-8 sequence and test it.
+    std::size_t start = e - 1;
+    while (start > b && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    if (white_space_len(s, start) != e - start) break;
+    e = start;
+  }
+  return s.substr(b, e - b);
+}
 
 }  // namespace
 
-Result<Value> to_execution_data(const Value& request, DebugMode granted) {
-  if (!request.is_map()) return invalid("the run request must be a map");
-  Value::Map d;
-  auto copy = [&](const char* key, Value fallback, bool required) -> Status {
-    const Value* v = request.find(key);
-    if (v == nullptr) {
-      if (required) return invalid(std::string("missing required field \"") + key + "\"");
-      d[key] = std::move(fallback);
-    } else {
-      d[key] = *v;
-    }
-    return {};
-  };
-  for (const char* k : {"calldata", "host_data", "code", "leader_nondet_results", "initial_time_units_allocation"}) {
-    if (auto s = copy(k, Value(), true); !s) return s.take_error();
-  }
-  if (auto s = copy("gas_data", Value::map({}), false); !s) return s.take_error();
-  if (auto s = copy("message_fee_allocation", Value(Value::Array{}), false); !s) return s.take_error();
-  if (auto s = copy("record_actions", Value(Value::Array{}), false); !s) return s.take_error();
-  if (auto s = copy("host_hello_data", Value(Value::Array{}), false); !s) return s.take_error();
-
-  const Value* msg = request.find("message");
-  if (msg == nullptr || !msg->is_map()) return invalid("\"message\" must be a map");
-  Value::Map m = msg->as_map();
-  for (const char* k : {"chain_id", "value"}) {
-    auto it = m.find(k);
-    if (it == m.end()) return invalid(std::string("missing message.") + k);
-    auto v = big_int(it->second, std::string("message.") + k);
-    if (!v) return v.take_error();
-    it->second = std::move(*v);
-  }
-  if (m.find("datetime") == m.end() || m.find("datetime")->second.is_null()) {
-    const Value* ts = request.find("timestamp");
-    if (ts != nullptr && ts->is_string()) m["datetime"] = *ts;
-  }
-  d["message"] = Value(std::move(m));
-
-  const Value* buckets = request.find("bucket_totals");
-  if (buckets == nullptr || !buckets->is_array()) return invalid("\"bucket_totals\" must be an array");
-  Value::Array b;
-  for (std::size_t i = 0; i < buckets->as_array().size(); ++i) {
-    auto v = big_int(buckets->as_array()[i], "bucket_totals[" + std::to_string(i) + "]");
-    if (!v) return v.take_error();
-    b.push_back(std::move(*v));
-  }
-  d["bucket_totals"] = Value(std::move(b));
-
-  bool hook = false;
-  if (const Value* h = request.find("hook_cross_contract_calls"); h && h->is_bool()) hook = h->as_bool();
-  Bytes routes(9, 0);
-  routes[kConsumeResult] = 1;
-  routes[kResolveCallcontract] = hook ? 0 : 1;
-  routes[8] = 1;  // run_nested
-  d["method_hosts"] = Value(std::move(routes));
-
-  Value recursion;
-  if (const Value* o = request.find("unsafe_overrides"); o && o->is_map() && granted >= DebugMode::kUnsafe) {
-    if (const Value* r = o->find("initial_recursion"); r && r->is_int()) recursion = *r;
-  }
-  d["remaining_recursion"] = std::move(recursion);
-  return Value(std::move(d));
-}
-
-std::vector<std::string> genvm_run_args(const Value& request, DebugMode granted, std::uint64_t genvm_id) {
-  std::vector<std::string> a = {"--execution-data", "-"};
-  if (const Value* h = request.find("host"); h && h->is_string()) {
-    a.push_back("--host");
-    a.push_back(h->as_string());
-  }
-  a.push_back("--host");
-  a.push_back("fd://" + std::to_string(kExecutorHostOneFd));
-  a.push_back("--debug-mode");
-  a.push_back(std::string(to_string(granted)));
-  std::string perms = "wscn";
-  if (const Value* p = request.find("permissions"); p && p->is_string()) perms = p->as_string();
-  a.push_back("--permissions");
-  a.push_back(perms);
-  a.push_back("--genvm-id");
-  a.push_back(std::to_string(genvm_id));
-  a.push_back("--log-fd");
-  a.push_back(std::to_string(kExecutorLogFd));
-  if (const Value* s = request.find("is_sync"); s && s->is_bool() && s->as_bool()) a.push_back("--sync");
-  if (const Value* e = request.find("extra_args"); e && e->is_array()) {
-    for (const auto& x : e->as_array()) {
-      if (x.is_string()) a.push_back(x.as_string());
-    }
+std::vector<std::string> executor_args(const RunRequest& r, DebugMode granted, std::uint64_t genvm_id,
+                                       bool with_modules) {
+  std::vector<std::string> a = {"--log-fd=" + std::to_string(kExecutorLogFd), "run"};
+  a.insert(a.end(), r.extra_args.begin(), r.extra_args.end());
+  if (r.is_sync) a.push_back("--sync");
+  a.insert(a.end(), {"--host", r.host, "--permissions", r.permissions, "--genvm-id=" + std::to_string(genvm_id),
+                     "--debug-mode", std::string(to_string(granted)), "--host",
+                     "fd://" + std::to_string(kExecutorHostOneFd)});
+  if (with_modules) {
+    a.push_back("--module-llm=fd://" + std::to_string(kExecutorModuleLlmFd));
+    a.push_back("--module-web=fd://" + std::to_string(kExecutorModuleWebFd));
   }
   return a;
 }
 
 Result<Bytes> check_consumed_result(std::span<const std::uint8_t> payload) {
-  if (payload.empty()) return bad_result("empty consume_result");
-  std::optional<std::uint8_t> outer;
-  std::span<const std::uint8_t> body = payload;
-  if (payload[0] <= static_cast<std::uint8_t>(ResultCode::kFatalVmError)) {
-    outer = payload[0];
-    body = payload.subspan(1);
+  if (payload.empty()) return bad_result("returned an empty result");
+  std::uint8_t code = payload[0];
+  if (code > kFatalVmError) return bad_result("returned unknown result code " + std::to_string(code));
+  auto v = calldata::decode(payload.subspan(1));
+  if (!v) return bad_result("returned a result that does not decode: " + v.error().to_string());
+  if (Status s = check(reported_result_shape(), *v); !s) return bad_result("returned a malformed result: " + s.error().message);
+  const std::string& kind = v->find("kind")->as_string();
+  if (kind != kResultCodeNames[code]) {
+    return bad_result("result code " + std::string(kResultCodeNames[code]) + " disagrees with the reported " + kind);
   }
-  auto v = calldata::decode(body);
-  if (!v) return bad_result("the reported result does not decode: " + v.error().to_string());
-  if (!v->is_map()) return bad_result("the reported result is not a map");
-  const Value* kind = v->find("kind");
-  std::optional<std::uint64_t> k = kind && kind->is_int() ? kind->as_int().to_uint64() : std::nullopt;
-  if (!k || *k > static_cast<std::uint64_t>(ResultCode::kFatalVmError)) return bad_result("\"kind\" is not a result code");
-  if (outer && *outer != *k) return bad_result("the outer result code disagrees with \"kind\"");
-  if (*k != static_cast<std::uint64_t>(ResultCode::kInternalError)) {
+  if (code != kInternalError) {
     for (const char* h : {"execution_hash", "small_hash"}) {
-      const Value* x = v->find(h);
-      if (x == nullptr || !x->is_bytes() || x->as_bytes().size() != 32) {
-        return bad_result(std::string("\"") + h + "\" must be 32 bytes");
-      }
+      if (v->find(h)->as_bytes().size() != 32) return bad_result(std::string("returned an invalid ") + h + " length");
     }
   }
-  Value map = std::move(*v);
-  std::uint8_t code = static_cast<std::uint8_t>(*k);
-  if (code == static_cast<std::uint8_t>(ResultCode::kFatalVmError)) {
-    // Never published at the top: both result-code locations become VmError (spec).
-    code = static_cast<std::uint8_t>(ResultCode::kVmError);
-    map.as_map()["kind"] = static_cast<int>(code);
-  }
-  Bytes out{code};
-  calldata::encode_to(map, out);
+  if (code != kFatalVmError) return Bytes(payload.begin(), payload.end());
+  // Never published at the top: both result-code locations become VmError (release behaviour;
+  // a debug public manager asserts instead).
+  v->as_map()["kind"] = kResultCodeNames[kVmError];
+  Bytes out{kVmError};
+  calldata::encode_to(*v, out);
   return out;
 }
 
@@ -198,6 +137,104 @@ HostOneParser::Output HostOneParser::feed(std::span<const std::uint8_t> bytes) {
     }
   }
   buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos));
+  return out;
+}
+
+std::optional<LogEntry> parse_log_line(std::string_view line) {
+  std::string_view t = trim(line);
+  if (t.empty()) return std::nullopt;
+  LogEntry e;
+  auto json = parse_json(t);
+  if (!json || !json->is_object()) {
+    e.text = std::string(t);
+    return e;
+  }
+  auto& members = json->members();
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    if (it->first != "level") continue;
+    if (it->second.is_string()) {
+      if (auto l = parse_log_level(it->second.text())) e.level = std::string(to_string(*l));
+    }
+    members.erase(it);
+    break;  // the parser kept one member per name
+  }
+  e.record = std::move(*json);
+  return e;
+}
+
+std::string genvm_log_json(const LogEntry& e) {
+  JsonWriter w;
+  w.begin_object();
+  if (e.record) {
+    for (const auto& [k, v] : e.record->members()) {
+      w.key(k);
+      write_json(w, v);
+    }
+    w.key("level").string(e.level);
+  } else {
+    w.key("level").string("info").key("message").string("genvm log").key("line").string(e.text);
+  }
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace genvm::manager
+
+namespace genvm::manager {
+
+namespace {
+constexpr std::size_t kMaxForwardedLine = 64 * 1024;
+}
+
+GenvmLogCollector::GenvmLogCollector(Capture capture, Forward forward)
+    : capture_(capture), forward_(std::move(forward)) {}
+
+void GenvmLogCollector::append(std::string_view bytes) {
+  std::size_t cap = capture_ == Capture::kDisabled  ? kMaxForwardedLine
+                    : capture_ == Capture::kBounded ? kBoundedStreamTailBytes
+                                                    : SIZE_MAX;
+  while (!bytes.empty()) {
+    std::size_t nl = bytes.find('\n');
+    std::string_view piece = bytes.substr(0, nl);
+    if (!overlong_) {
+      if (partial_.size() + piece.size() > cap) {
+        overlong_ = true;
+        partial_.clear();
+      } else {
+        partial_.append(piece);
+      }
+    }
+    if (nl == std::string_view::npos) return;
+    if (!overlong_) line(partial_);
+    partial_.clear();
+    overlong_ = false;
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+void GenvmLogCollector::finish() {
+  if (!overlong_ && !partial_.empty()) line(partial_);
+  partial_.clear();
+  overlong_ = false;
+}
+
+void GenvmLogCollector::line(std::string_view text) {
+  auto e = parse_log_line(text);
+  if (!e) return;
+  if (capture_ == Capture::kDisabled) {
+    if (forward_) forward_(*e);
+    return;
+  }
+  items_.push_back(genvm_log_json(*e));
+  if (capture_ == Capture::kBounded && items_.size() > kBoundedLogEntries) items_.pop_front();
+}
+
+std::string GenvmLogCollector::artifact() const {
+  std::string out;
+  for (const auto& i : items_) {
+    out += i;
+    out += '\n';
+  }
   return out;
 }
 

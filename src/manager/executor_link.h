@@ -1,48 +1,55 @@
-// The manager's side of one `genvm run` (executor_protocol: genvm): the command line, the
-// ExecutionData written to its stdin, and host connection 1, a socketpair the manager owns and
-// serves (spec impl-spec/appendix/host-loop: consume_result, and resolve_callcontract_executor
-// with a null reply unless the request hooks cross-contract calls).
+// The manager's side of one executor process, as run.rs drives it: the command line, the
+// executor's log lines, and host connection 1, a socketpair the manager owns and serves
+// (impl-spec/appendix/host-loop: consume_result, and resolve_callcontract_executor answered
+// null unless the request hooks cross-contract calls).
 //
-//   auto data = to_execution_data(request_body, granted_mode);   // Value for stdin
+//   argv = {exe} + executor_args(request, granted, genvm_id, /*modules=*/false);
 //   HostOneParser p(max_result_bytes);
-//   p.feed(bytes);  // -> reply bytes to write, a consumed result, or an error
+//   p.feed(bytes);   // -> reply bytes to write, a consumed result, or an error
+//   auto entry = parse_log_line(line);   // one line of the log fd
 //
 // Pure: no I/O, so every rule is unit-tested; the registry does the reading and writing.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/calldata.h"
 #include "common/debug_mode.h"
 #include "common/result.h"
+#include "manager/json.h"
+#include "manager/run_request.h"
 
 namespace genvm::manager {
 
-// The child fd numbers the manager gives a genvm executor.
+// The executor's descriptor numbers (run.rs passes whatever numbers its own fds have; these
+// are ours, fixed, so a command line is reproducible).
 inline constexpr int kExecutorLogFd = 3;
 inline constexpr int kExecutorHostOneFd = 4;
+inline constexpr int kExecutorModuleLlmFd = 5;
+inline constexpr int kExecutorModuleWebFd = 6;
 
-// The run request (GenvmRunRequest) as the executor's ExecutionData map: the shared fields
-// copied, big-integer strings (message.chain_id, message.value, bucket_totals) turned into
-// integers, `timestamp` as message.datetime when the message has none, method_hosts routing
-// consume_result, run_nested and (unless hook_cross_contract_calls) resolve_callcontract_executor
-// to host 1, and remaining_recursion from unsafe_overrides.initial_recursion when the granted
-// level is unsafe or above. Error code "invalid_request" naming the field.
-Result<calldata::Value> to_execution_data(const calldata::Value& request, DebugMode granted);
+// The arguments after the executor's path, in run.rs's order (build_genvm_command, then
+// run_genvm_process):
+//   --log-fd=3 run <extra_args...> [--sync] --host <request.host> --permissions <p>
+//   --genvm-id=<id> --debug-mode <granted> --host fd://4 [--module-llm=fd://5 --module-web=fd://6]
+// The ExecutionData goes on stdin (no --execution-data flag). `with_modules` only when the run
+// needs modules (RunRequest::needs_modules) and they are running.
+std::vector<std::string> executor_args(const RunRequest& request, DebugMode granted, std::uint64_t genvm_id,
+                                       bool with_modules);
 
-// `genvm run` arguments after the configured argv prefix.
-std::vector<std::string> genvm_run_args(const calldata::Value& request, DebugMode granted, std::uint64_t genvm_id);
-
-// The spec's checks before a consume_result is retained: an outer ResultCode byte that agrees
-// with the map's `kind`, a map that decodes completely, 32-byte execution_hash and small_hash
-// unless InternalError; a top-level FatalVmError is rewritten to VmError in both places. Our
-// executor sends the map without the outer byte (a calldata map never starts with a byte 0..4),
-// so a payload that is only the map gets the byte prepended from its `kind`.
-// Error code "invalid_result".
+// run.rs decode_reported_result + guard_top_level_consumed_result: one outer ResultCode byte,
+// then a calldata ReportedResult that decodes completely and strictly (every field present and
+// of its type, no other field, `kind` the variant name: "Return", "UserError", "VmError",
+// "InternalError", "FatalVmError") and names the same code as the byte; execution_hash and
+// small_hash 32 bytes unless InternalError. A FatalVmError is rewritten to VmError in both
+// places; anything else is kept byte for byte. Error code "invalid_result".
 Result<calldata::Bytes> check_consumed_result(std::span<const std::uint8_t> payload);
 
 // Host connection 1, incrementally: bytes in, actions out.
@@ -60,6 +67,42 @@ class HostOneParser {
   std::size_t max_;
   std::vector<std::uint8_t> buf_;
   bool failed_ = false;
+};
+
+// One line of the executor's log fd, as run.rs read_log_pipe takes it: trimmed; empty lines
+// are skipped (nullopt); a JSON object is a record whose `level` member is taken out (a
+// string naming trace, debug, info, warn/warning or error, any case; otherwise info); anything
+// else is a text line at level info.
+struct LogEntry {
+  std::string level = "info";        // trace, debug, info, warn, error
+  std::optional<JsonValue> record;   // the object without `level`; none for a text line
+  std::string text;                  // the trimmed line, for a text line
+};
+std::optional<LogEntry> parse_log_line(std::string_view line);
+// The entry as a `genvm_log` item (one JSON object, no newline): a record's members in their
+// order and then "level"; a text line as {"level":"info","message":"genvm log","line":...}.
+std::string genvm_log_json(const LogEntry& e);
+
+// The log fd as the manager keeps it: bytes split into lines, each parsed (parse_log_line).
+// Capturing levels keep genvm_log items (bounded: the newest kBoundedLogEntries entries, and a
+// line longer than kBoundedStreamTailBytes is dropped); with capture disabled nothing is kept
+// and every entry goes to `forward` (lines cut at 64 KiB: the manager's own log stays bounded).
+class GenvmLogCollector {
+ public:
+  using Forward = std::function<void(const LogEntry&)>;
+  GenvmLogCollector(Capture capture, Forward forward);
+  void append(std::string_view bytes);
+  void finish();  // end of the stream: a last line without its newline still counts
+  const std::deque<std::string>& items() const { return items_; }
+  std::string artifact() const;  // JSON Lines: each item and a newline
+
+ private:
+  void line(std::string_view text);
+  Capture capture_;
+  Forward forward_;
+  std::string partial_;
+  bool overlong_ = false;  // the partial line passed its cap: drop it up to its newline
+  std::deque<std::string> items_;
 };
 
 }  // namespace genvm::manager

@@ -36,6 +36,7 @@ class JsonWriter {
   JsonWriter& number(std::int64_t v) { sep(); out_ += std::to_string(v); return *this; }
   JsonWriter& unsigned_number(std::uint64_t v) { sep(); out_ += std::to_string(v); return *this; }
   JsonWriter& number_text(std::string_view t) { sep(); out_ += t; return *this; }  // a preformatted number
+  JsonWriter& raw(std::string_view json) { sep(); out_ += json; return *this; }     // a value already JSON
   JsonWriter& boolean(bool b) { sep(); out_ += b ? "true" : "false"; return *this; }
   JsonWriter& null() { sep(); out_ += "null"; return *this; }
   std::string take() { return std::move(out_); }

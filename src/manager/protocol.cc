@@ -1,5 +1,7 @@
 #include "manager/protocol.h"
 
+#include "manager/shape.h"
+
 #include <array>
 #include <limits>
 
@@ -73,18 +75,18 @@ std::variant<ClientRequest, ProtocolError> parse_client_message(std::span<const 
   }
   auto method_id = static_cast<std::uint16_t>(read_be(bytes, 2));
   std::uint64_t request_id = read_be(bytes.subspan(2), 8);
-  if (request_id == 0) {
-    return ProtocolError{ErrorCode::kBadRequestId, 0, "request_id 0 is reserved for notifications from the manager"};
-  }
+  // socket.rs: the method id is looked up before the request id is.
   if (method_id >= kMethodCount) {
     return ProtocolError{ErrorCode::kUnknownMethod, request_id, "unknown method id " + std::to_string(method_id)};
   }
+  if (request_id == 0) {
+    return ProtocolError{ErrorCode::kBadRequestId, 0, "client requests must use request_id != 0"};
+  }
   auto method = static_cast<Method>(method_id);
   if (method_id < static_cast<std::uint16_t>(Method::kRun)) {
-    // error, hello and event flow from the manager only; a client sending one is not making a
-    // request we could answer with the same method.
+    // error, hello and event flow from the manager only.
     return ProtocolError{ErrorCode::kUnknownMethod, request_id,
-                         "method " + std::string(to_string(method)) + " is sent by the manager, not a request"};
+                         "method " + std::to_string(method_id) + " is not a client request"};
   }
   auto payload = calldata::decode(bytes.subspan(kHeaderBytes));
   if (!payload) {
@@ -116,68 +118,29 @@ std::vector<std::uint8_t> encode_error(const ProtocolError& e) {
   return encode_frame(Method::kError, e.request_id, error_payload(e.code, e.message));
 }
 
-std::string_view to_string(ArtifactField f) {
-  switch (f) {
-    case ArtifactField::kStdout: return "stdout";
-    case ArtifactField::kStderr: return "stderr";
-    case ArtifactField::kGenvmLog: return "genvm_log";
-  }
-  return "";
-}
-
-Result<ArtifactField> parse_artifact_field(std::string_view name) {
-  if (name == "stdout") return ArtifactField::kStdout;
-  if (name == "stderr") return ArtifactField::kStderr;
-  if (name == "genvm_log") return ArtifactField::kGenvmLog;
-  return malformed("field must be stdout, stderr or genvm_log");
-}
-
-Result<std::optional<std::uint64_t>> get_u64(const Value& map, std::string_view key) {
-  const Value* v = map.find(key);
-  if (v == nullptr) return std::optional<std::uint64_t>();
-  const BigInt* i = v->if_int();
-  std::optional<std::uint64_t> u = i ? i->to_uint64() : std::nullopt;
-  if (!u) return malformed("\"" + std::string(key) + "\" must be an integer in u64 range");
-  return u;
-}
-
 namespace {
-Result<std::uint64_t> required_u64(const Value& body, std::string_view key) {
-  auto v = get_u64(body, key);
-  if (!v) return v.take_error();
-  if (!v->has_value()) return malformed("missing \"" + std::string(key) + "\"");
-  return **v;
-}
+Error malformed_shape(const Status& s) { return malformed(s.error().message); }
+std::uint64_t u64_of(const Value& body, std::string_view key) { return *body.find(key)->as_int().to_uint64(); }
 }  // namespace
 
 Result<AttachArgs> parse_attach(const Value& body) {
-  if (!body.is_map()) return malformed("attach body must be a map");
-  auto boot = required_u64(body, "boot_id");
-  if (!boot) return boot.take_error();
-  auto id = required_u64(body, "genvm_id");
-  if (!id) return id.take_error();
-  return AttachArgs{*boot, *id};
+  static const Shape& sh = shape::record({{"boot_id", shape::u64()}, {"genvm_id", shape::u64()}});
+  if (Status s = check(sh, body); !s) return malformed_shape(s);
+  return AttachArgs{u64_of(body, "boot_id"), u64_of(body, "genvm_id")};
 }
 
 Result<std::uint64_t> parse_genvm_id(const Value& body) {
-  if (!body.is_map()) return malformed("body must be a map");
-  return required_u64(body, "genvm_id");
+  static const Shape& sh = shape::record({{"genvm_id", shape::u64()}});
+  if (Status s = check(sh, body); !s) return malformed_shape(s);
+  return u64_of(body, "genvm_id");
 }
 
 Result<ArtifactArgs> parse_get_artifact(const Value& body) {
-  if (!body.is_map()) return malformed("get_artifact body must be a map");
-  auto id = required_u64(body, "genvm_id");
-  if (!id) return id.take_error();
-  const Value* f = body.find("field");
-  if (f == nullptr || !f->is_string()) return malformed("\"field\" must be a string");
-  auto field = parse_artifact_field(f->as_string());
-  if (!field) return field.take_error();
-  auto offset = get_u64(body, "offset");
-  if (!offset) return offset.take_error();
-  auto max_len = required_u64(body, "max_len");
-  if (!max_len) return max_len.take_error();
-  if (*max_len > std::numeric_limits<std::uint32_t>::max()) return malformed("\"max_len\" must fit in u32");
-  return ArtifactArgs{*id, *field, offset->value_or(0), static_cast<std::uint32_t>(*max_len)};
+  static const Shape& sh = shape::record(
+      {{"genvm_id", shape::u64()}, {"field", shape::string()}, {"offset", shape::u64()}, {"max_len", shape::u32()}});
+  if (Status s = check(sh, body); !s) return malformed_shape(s);
+  return ArtifactArgs{u64_of(body, "genvm_id"), body.find("field")->as_string(), u64_of(body, "offset"),
+                      static_cast<std::uint32_t>(u64_of(body, "max_len"))};
 }
 
 Result<Millis> parse_duration(std::string_view text) {

@@ -101,23 +101,17 @@ struct AttachArgs {
   std::uint64_t boot_id;
   std::uint64_t genvm_id;
 };
-enum class ArtifactField { kStdout, kStderr, kGenvmLog };
-std::string_view to_string(ArtifactField f);
-Result<ArtifactField> parse_artifact_field(std::string_view name);
 struct ArtifactArgs {
   std::uint64_t genvm_id;
-  ArtifactField field;
+  std::string field;  // checked against the run's artifacts after the id (run.rs get_artifact)
   std::uint64_t offset;
   std::uint32_t max_len;
 };
-// Shape errors carry code "malformed_frame".
+// The request bodies as socket.rs decodes them: records with exactly these fields (offset is
+// required on the socket; the HTTP adapter defaults it). Error code "malformed_frame".
 Result<AttachArgs> parse_attach(const Value& body);
 Result<std::uint64_t> parse_genvm_id(const Value& body);  // cancel, ack: {"genvm_id": u64}
 Result<ArtifactArgs> parse_get_artifact(const Value& body);
-
-// Field helpers shared by the run-request parser: a missing key is nullopt, a wrong kind or a
-// value out of range is a malformed_frame error naming the field.
-Result<std::optional<std::uint64_t>> get_u64(const Value& map, std::string_view key);
 
 // ---- Durations ---------------------------------------------------------------------------
 // The public ManagerDuration (run.rs): "<digits>[.<digits>]<unit>" (the whole part may be empty

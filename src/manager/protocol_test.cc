@@ -80,6 +80,14 @@ TEST(ManagerProtocol, UnknownAndManagerOnlyMethodsAreUnknownMethod) {
   }
 }
 
+// socket.rs read_frame looks the method up before dispatch looks at the request id.
+TEST(ManagerProtocol, AnUnknownMethodIsReportedBeforeARequestIdOfZero) {
+  auto unknown = as_error(parse_client_message(frame(99, 0, Value::map({})), true));
+  EXPECT_EQ(unknown.code, ErrorCode::kUnknownMethod);
+  auto manager_only = as_error(parse_client_message(frame(1, 0, Value::map({})), true));
+  EXPECT_EQ(manager_only.code, ErrorCode::kBadRequestId) << "hello is a known method: the id is checked first";
+}
+
 TEST(ManagerProtocol, UndecodablePayloadIsMalformedWithTheIdEchoed) {
   Bytes b = frame(6, 77, Value());
   b.back() = 0xFF;  // not a calldata type tag
@@ -115,13 +123,16 @@ TEST(ManagerProtocol, ArgumentsAreRangeChecked) {
   EXPECT_EQ(a->genvm_id, 6u);
   EXPECT_FALSE(parse_attach(Value::map({{"genvm_id", 6}})).ok());
 
-  auto g = parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "genvm_log"}, {"max_len", 10}}));
-  ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->field, ArtifactField::kGenvmLog);
-  EXPECT_EQ(g->offset, 0u);
-  EXPECT_FALSE(parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "env"}, {"max_len", 10}})).ok());
-  EXPECT_FALSE(parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "stdout"}, {"max_len", 1ull << 32}})).ok());
-  EXPECT_EQ(parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "stdout"}})).error().code, "malformed_frame");
+  EXPECT_FALSE(parse_attach(Value::map({{"boot_id", 5}, {"genvm_id", 6}, {"x", 0}})).ok()) << "unknown field";
+
+  auto g = parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "env"}, {"offset", 3}, {"max_len", 10}}));
+  ASSERT_TRUE(g.ok()) << "the field name is the registry's to check, after the id";
+  EXPECT_EQ(g->field, "env");
+  EXPECT_EQ(g->offset, 3u);
+  EXPECT_FALSE(parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "stdout"}, {"offset", 0}, {"max_len", 1ull << 32}})).ok());
+  EXPECT_EQ(parse_get_artifact(Value::map({{"genvm_id", 1}, {"field", "stdout"}, {"max_len", 1}})).error().message,
+            "value: missing field \"offset\"")
+      << "socket.rs: offset has no default on the socket";
 }
 
 TEST(ManagerProtocol, ErrorAndHelloPayloadShapes) {

@@ -19,6 +19,7 @@
 
 #include "manager/executor_link.h"
 #include "manager/json.h"
+#include "manager/versioning.h"
 
 extern char** environ;
 
@@ -32,29 +33,15 @@ namespace {
 
 // The child fd number of the executor's JSON-lines log pipe.
 constexpr int kChildLogFd = kExecutorLogFd;
+// Helper processes (detect-version) share the supervisor thread's table with runs; their keys
+// have the top bit set so they never meet a run id.
+constexpr std::uint64_t kHelperIdBit = 1ull << 63;
+// A helper that has not answered by then is killed (the public manager waits forever).
+constexpr Millis kHelperTimeout{10'000};
 // After the leader exits and its tree is SIGKILLed, output still in flight is read for at most
 // this long; a pipe held open beyond it belongs to something outside our reach.
 constexpr Millis kDrain{1000};
-// A log line longer than this (when capture is disabled and lines go to our own log) is cut:
-// one runaway line must not grow the manager without bound.
-constexpr std::size_t kMaxForwardedLogLine = 64 * 1024;
-
 enum Stream { kOut = 0, kErr = 1, kLogStream = 2 };
-
-std::string rfc3339_now() {
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms));
-  return out;
-}
-
-Error invalid(std::string message) { return make_error("invalid_request", std::move(message)); }
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -124,7 +111,10 @@ struct Registry::Run {
   DebugMode mode = DebugMode::kDisabled;
   std::uint64_t cost = 0;
   std::vector<std::uint8_t> exec_data;
-  std::vector<std::string> argv_tail;  // after the configured executor prefix
+  // The resolved line (run.rs set_version): "" and 0.0 until the spawn resolves it.
+  std::string version_key;
+  std::uint32_t version_major = 0, version_minor = 0;
+  UtcTime submitted_at, strict_deadline;
 
   // Host connection 1 (executor_protocol genvm): consume_result arrives here.
   std::unique_ptr<asio::posix::stream_descriptor> host1;
@@ -138,8 +128,7 @@ struct Registry::Run {
   std::unique_ptr<asio::posix::stream_descriptor> pidfd, in;
   std::array<std::unique_ptr<asio::posix::stream_descriptor>, 3> streams;
   std::optional<sup::StreamCapture> out_cap, err_cap;
-  std::optional<sup::LogCapture> log_cap;
-  std::string forward_partial;  // capture disabled: a log line waiting for its '\n'
+  std::optional<GenvmLogCollector> log;
   asio::steady_timer deadline_timer, drain_timer;
   const char* cause = nullptr;  // set by whoever stopped it; null: it exited on its own
   bool leader_exited = false;
@@ -148,13 +137,13 @@ struct Registry::Run {
   int watch_handle = -1;
   Clock::time_point started_at;
 
-  // Once terminal.
-  std::string artifacts[3];  // stdout, stderr, genvm_log
+  // Once finished (not after failed_to_start: run.rs keeps no result then).
+  std::optional<RunResult> result;
   asio::steady_timer retention_timer;
 
   Value tag(std::string_view kind, Value::Map extra = {}) const {
     extra["genvm_id"] = id;
-    if (host_genvm_id) extra["host_genvm_id"] = *host_genvm_id;
+    extra["host_genvm_id"] = host_genvm_id ? Value(*host_genvm_id) : Value();
     return Value::map({{std::string(kind), Value(std::move(extra))}});
   }
   bool open_streams() const {
@@ -165,60 +154,17 @@ struct Registry::Run {
   }
 };
 
-Result<RunRequest> parse_run_request(const Value& body) {
-  if (!body.is_map()) return invalid("the run request must be a map");
-  // Required by the spec (GenvmRunRequest); their contents are the executor's to check.
-  for (const char* key : {"selector", "message", "is_sync", "bucket_totals", "host_data", "timestamp", "host",
-                          "calldata", "code", "leader_nondet_results", "initial_time_units_allocation"}) {
-    if (body.find(key) == nullptr) return invalid(std::string("missing required field \"") + key + "\"");
-  }
-  RunRequest r;
-  const Value* is_sync = body.find("is_sync");
-  if (!is_sync->is_bool()) return invalid("\"is_sync\" must be a bool");
-  r.is_sync = is_sync->as_bool();
-  if (const Value* d = body.find("debug_mode"); d && !d->is_null()) {
-    if (!d->is_string()) return invalid("\"debug_mode\" must be a string");
-    r.debug_mode = d->as_string();
-  }
-  auto minutes = get_u64(body, "max_execution_minutes");
-  if (!minutes) return invalid(minutes.error().message);
-  if (*minutes) {
-    // Anything past a day is cut to a day below, so clamping here cannot change the outcome
-    // and keeps the multiplication in range.
-    std::uint64_t m = std::min<std::uint64_t>(**minutes, 24 * 60);
-    r.deadline = std::chrono::minutes(m);
-  }
-  if (const Value* d = body.find("deadline"); d && !d->is_null()) {
-    if (!d->is_string()) return invalid("\"deadline\" must be a duration string");
-    auto parsed = parse_duration(d->as_string());
-    if (!parsed) return invalid(parsed.error().message);
-    r.deadline = *parsed;
-  }
-  r.deadline = std::min(r.deadline, Millis(kMaxDeadline));
-  if (const Value* h = body.find("host_genvm_id"); h && !h->is_null()) {
-    if (!h->is_string()) return invalid("\"host_genvm_id\" must be a string");
-    r.host_genvm_id = h->as_string();
-  }
-  if (const Value* e = body.find("extra_args")) {
-    if (!e->is_array()) return invalid("\"extra_args\" must be an array of strings");
-    for (const Value& a : e->as_array()) {
-      if (!a.is_string()) return invalid("\"extra_args\" must be an array of strings");
-      r.extra_args.push_back(a.as_string());
-    }
-  }
-  if (const Value* hh = body.find("host_hello_data")) {
-    if (!hh->is_array()) return invalid("\"host_hello_data\" must be an array of bytes");
-    const auto& items = hh->as_array();
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].is_bytes()) return invalid("\"host_hello_data\" must be an array of bytes");
-      // Index 1 is the consume_result socketpair, which the manager owns itself.
-      if (i == 1 && !items[i].as_bytes().empty()) {
-        return invalid("\"host_hello_data\"[1] must be empty: the manager owns host connection 1");
-      }
-    }
-  }
-  return r;
-}
+// A helper process (detect-version's `genvm parse-version-pattern`) while it runs.
+struct Registry::Helper {
+  explicit Helper(asio::io_context& io) : timer(io) {}
+  std::uint64_t key = 0;
+  std::uint32_t fallback = 0;
+  std::string input, output;
+  std::unique_ptr<asio::posix::stream_descriptor> in, out, err;
+  asio::steady_timer timer;
+  std::function<void(Result<std::uint32_t>)> done;
+  bool ended = false;
+};
 
 Registry::Registry(asio::io_context& io, const Config& config, Log& log, std::uint64_t mem_available_bytes)
     : io_(io),
@@ -265,54 +211,80 @@ Registry::~Registry() {
 
 sup::Containment Registry::containment() const { return containment_; }
 
-std::uint64_t Registry::submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink) {
-  std::optional<std::string> host_id;
-  if (const Value* h = body.find("host_genvm_id"); h && h->is_string()) host_id = h->as_string();
-  if (host_id) {
-    auto it = by_host_id_.find(*host_id);
+Status Registry::load_manifest() {
+  if (config_.manifest_path.empty()) {
+    manifest_ = Manifest{};
+    return {};
+  }
+  auto m = manager::load_manifest(config_.manifest_path);
+  if (!m) return m.take_error();
+  manifest_ = std::move(*m);
+  JsonWriter w;
+  w.begin_object().key("event").string("manifest_loaded").key("path").string(config_.manifest_path);
+  w.key("lines").begin_array();
+  for (const auto& [v, line] : manifest_.lines) w.string(line.key);
+  w.end_array().end_object();
+  log_.line(w.take());
+  return {};
+}
+
+Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink) {
+  auto req = parse_run_request(body);
+  if (!req) return req.take_error();
+  // socket.rs/handlers.rs: checked before a run exists. No module relay runs in this manager.
+  if (req->needs_modules()) return make_error("modules_not_running", "modules are required but not running");
+  if (req->host_genvm_id) {
+    auto it = by_host_id_.find(*req->host_genvm_id);
     if (it != by_host_id_.end()) {
       auto& run = runs_.at(it->second);
       (void)subscribe(run->id, sink);  // the repeat's caller hears the same events
-      return run->id;
+      return Submitted{run->id, true, run->last_event};
     }
   }
   auto run = std::make_shared<Run>(io_);
   run->id = next_id_++;
-  run->host_genvm_id = host_id;
+  run->host_genvm_id = req->host_genvm_id;
+  run->request = std::move(*req);
   run->last_event = run->tag("queued");
+  run->submitted_at = utc_now();
+  run->strict_deadline = run->submitted_at;
+  run->strict_deadline.unix_seconds += run->request.deadline.count() / 1000;
+  run->strict_deadline.nanos += static_cast<std::uint32_t>(run->request.deadline.count() % 1000) * 1'000'000;
+  if (run->strict_deadline.nanos >= 1'000'000'000) {
+    run->strict_deadline.nanos -= 1'000'000'000;
+    ++run->strict_deadline.unix_seconds;
+  }
   if (sink) run->sinks.push_back(sink);
   runs_[run->id] = run;
-  if (host_id) by_host_id_[*host_id] = run->id;
+  if (run->host_genvm_id) by_host_id_[*run->host_genvm_id] = run->id;
+  // run.rs: the strict deadline counts from the request, so a run still waiting for permits
+  // can reach it too.
+  run->deadline_timer.expires_after(run->request.deadline);
+  run->deadline_timer.async_wait([this, run](boost::system::error_code ec) {
+    if (ec) return;
+    stop_run(run, "deadline");
+  });
   // The reply carrying the id goes out before any event of this run.
-  asio::post(io_, [this, run, body, caller] { start(run, body, caller); });
-  return run->id;
+  asio::post(io_, [this, run, caller] { start(run, caller); });
+  return Submitted{run->id, false, run->last_event};
 }
 
-void Registry::start(const std::shared_ptr<Run>& run, const Value& body, const Caller& caller) {
+void Registry::start(const std::shared_ptr<Run>& run, const Caller& caller) {
   if (run->state != Run::State::kValidating) return;  // cancelled before we got here
   if (shutting_down_) return fail_to_start(run, "manager is shutting down");
-  auto req = parse_run_request(body);
-  if (!req) return fail_to_start(run, req.error().message);
-  run->request = std::move(*req);
   PolicyDecision d = decide_debug_mode(caller, run->request.debug_mode, config_.debug);
   log_.line(to_json(caller, run->request.debug_mode, d));
   if (d.outcome == PolicyOutcome::kRejected) return fail_to_start(run, d.reason);
   run->mode = d.granted;
-  run->cost = run->request.is_sync ? config_.permits.sync : config_.permits.nondet;
+  run->cost = run->request.needs_modules() ? config_.permits.nondet : config_.permits.sync;
   if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
-    auto data = to_execution_data(body, run->mode);
-    if (!data) return fail_to_start(run, data.error().message);
-    run->exec_data = calldata::encode(*data);
-    run->argv_tail = genvm_run_args(body, run->mode, run->id);
+    run->exec_data = calldata::encode(to_execution_data(run->request, run->mode));
   } else {
-    run->exec_data = calldata::encode(body);
-    run->argv_tail = {"--debug-mode", std::string(to_string(run->mode))};
-    for (const auto& a : run->request.extra_args) run->argv_tail.push_back(a);
+    run->exec_data = calldata::encode(run->request.body);
   }
   run->state = Run::State::kQueued;
   queue_.push_back(run);
   pump();
-  if (run->state == Run::State::kQueued) publish(run, run->tag("queued"));
 }
 
 void Registry::pump() {
@@ -324,10 +296,54 @@ void Registry::pump() {
   }
 }
 
+Result<std::vector<std::string>> Registry::executor_command(const std::shared_ptr<Run>& run) {
+  std::vector<std::string> argv = config_.executor;
+  if (argv.empty()) {
+    // run.rs run_genvm_process: a debug reroute replaces the selector, from `safe` up only, so
+    // production runs always resolve what the request states.
+    ExecutorSelector selector = run->request.selector;
+    if (!run->request.reroute_to.empty() && run->mode >= DebugMode::kSafe) {
+      selector = ExecutorSelector{ExecutorSelector::Kind::kVersion, 0, run->request.reroute_to};
+    }
+    auto v = resolve_selector(manifest_, selector, run->request.timestamp);
+    if (!v) return v.take_error();
+    // Ours: the key becomes one path component, never a way out of the executors directory.
+    if (v->key.empty() || v->key == "." || v->key == ".." || v->key.find('/') != std::string::npos ||
+        v->key.find('\0') != std::string::npos) {
+      return make_error("version_resolution", "version `" + v->key + "` is not an executor directory name");
+    }
+    if (selector.kind == ExecutorSelector::Kind::kMajor && v->version.major != selector.major) {
+      JsonWriter w;
+      w.begin_object().key("event").string("version_fallback").key("genvm_id").unsigned_number(run->id);
+      w.key("major").unsigned_number(selector.major).key("line").string(v->key).end_object();
+      log_.line(w.take(), LogLevel::kWarn);
+    }
+    run->version_key = v->key;
+    run->version_major = v->version.major;
+    run->version_minor = v->version.minor;
+    argv = {config_.executors_dir + "/" + v->key + "/bin/genvm"};
+  }
+  if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
+    auto args = executor_args(run->request, run->mode, run->id, /*with_modules=*/false);
+    argv.insert(argv.end(), args.begin(), args.end());
+  } else {
+    argv.push_back("--debug-mode");
+    argv.push_back(std::string(to_string(run->mode)));
+    argv.insert(argv.end(), run->request.extra_args.begin(), run->request.extra_args.end());
+  }
+  return argv;
+}
+
 void Registry::spawn(const std::shared_ptr<Run>& run) {
   auto sr = std::make_shared<sup::SpawnRequest>();
-  sr->argv = config_.executor;
-  sr->argv.insert(sr->argv.end(), run->argv_tail.begin(), run->argv_tail.end());
+  auto argv = executor_command(run);
+  if (!argv) {
+    permits_used_ -= run->cost;
+    fail_to_start(run, argv.error().message);
+    pump();
+    return;
+  }
+  sr->argv = std::move(*argv);
   int host1[2] = {-1, -1};
   if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, host1) != 0) {
@@ -341,7 +357,6 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   }
   sup::EnvOptions eo;
   eo.pass_through = config_.env_pass_through;
-  eo.define.emplace_back("GENVM_LOG_FD", std::to_string(kChildLogFd));
   sr->env = sup::build_env(eo, environ);
   sr->capture = capture(run->mode);
   sr->stdin_pipe = true;
@@ -393,12 +408,27 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
   Capture cap = capture(run->mode);
   run->out_cap.emplace(cap);
   run->err_cap.emplace(cap);
-  run->log_cap.emplace(cap);
+  std::uint64_t id = run->id;
+  run->log.emplace(cap, [this, id](const LogEntry& e) {
+    // Capture disabled: the executor's log goes to the manager's own log at its level.
+    JsonWriter w;
+    w.begin_object().key("level").string(e.level).key("event").string(e.record ? "genvm_log" : "genvm_log_raw");
+    w.key("genvm_id").unsigned_number(id);
+    if (e.record) {
+      w.key("log");
+      write_json(w, *e.record);
+    } else {
+      w.key("line").string(e.text);
+    }
+    w.end_object();
+    log_.line(w.take(), parse_log_level(e.level).value_or(LogLevel::kInfo));
+  });
   run->watch_handle = watcher_->watch(run->pid);
   {
     JsonWriter w;
     w.begin_object().key("event").string("run_started").key("genvm_id").unsigned_number(run->id);
     w.key("pid").number(run->pid).key("debug_mode").string(to_string(run->mode));
+    w.key("version").string(run->version_key);
     w.key("deadline").string(format_duration(run->request.deadline)).end_object();
     log_.line(w.take());
   }
@@ -437,12 +467,7 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
                              on_leader_exit(run);
                            });
   }
-  run->deadline_timer.expires_after(run->request.deadline);
-  run->deadline_timer.async_wait([this, run](boost::system::error_code ec) {
-    if (ec) return;
-    stop_run(run, "deadline");
-  });
-  // A cancel or shutdown that arrived while the spawn was in flight.
+  // A cancel, deadline or shutdown that arrived while the spawn was in flight.
   if (run->pending_cause) stop_run(run, run->pending_cause);
 }
 
@@ -457,24 +482,12 @@ void Registry::read_stream(const std::shared_ptr<Run>& run, int which) {
         run->out_cap->append(bytes);
       } else if (which == kErr) {
         run->err_cap->append(bytes);
-      } else if (capture(run->mode) != Capture::kDisabled) {
-        run->log_cap->append(bytes);
       } else {
-        // Capture disabled: the executor's log lines go to our own log, not into the result.
-        run->forward_partial.append(bytes);
-        std::size_t nl;
-        while ((nl = run->forward_partial.find('\n')) != std::string::npos) {
-          std::string line = run->forward_partial.substr(0, nl);
-          run->forward_partial.erase(0, nl + 1);
-          JsonWriter w;
-          w.begin_object().key("event").string("executor_log").key("genvm_id").unsigned_number(run->id);
-          w.key("line").string(line).end_object();
-          log_.line(w.take());
-        }
-        if (run->forward_partial.size() > kMaxForwardedLogLine) run->forward_partial.clear();
+        run->log->append(bytes);
       }
     }
     if (ec) {
+      if (which == kLogStream) run->log->finish();
       run->streams[which].reset();
       maybe_finalize(run);
       return;
@@ -498,7 +511,7 @@ void Registry::read_host1(const std::shared_ptr<Run>& run) {
         JsonWriter w;
         w.begin_object().key("event").string("executor_violation").key("genvm_id").unsigned_number(run->id);
         w.key("error").string(*out.error).end_object();
-        log_.line(w.take());
+        log_.line(w.take(), LogLevel::kError);
         run->host1.reset();  // refused without an acknowledgement
         return;
       }
@@ -557,11 +570,27 @@ void Registry::on_reaped(const std::shared_ptr<Run>& run, std::optional<sup::Wai
 }
 
 void Registry::stop_run(const std::shared_ptr<Run>& run, const char* cause) {
-  if (run->state == Run::State::kSpawning) {
-    if (!run->pending_cause) run->pending_cause = cause;  // applied once the spawn is back
-    return;
+  switch (run->state) {
+    case Run::State::kValidating:
+      finish_without_process(run, cause);
+      return;
+    case Run::State::kQueued:
+      for (auto q = queue_.begin(); q != queue_.end(); ++q) {
+        if (*q == run) {
+          queue_.erase(q);
+          break;
+        }
+      }
+      finish_without_process(run, cause);
+      pump();  // the head may have been what held the others back
+      return;
+    case Run::State::kSpawning:
+      if (!run->pending_cause) run->pending_cause = cause;  // applied once the spawn is back
+      return;
+    case Run::State::kRunning: break;
+    case Run::State::kDone: return;
   }
-  if (run->state != Run::State::kRunning || run->leader_exited || run->cause || run->stopping) return;
+  if (run->leader_exited || run->cause || run->stopping) return;
   run->stopping = true;
   Spawner* sp = spawner_.get();
   std::uint64_t id = run->id;
@@ -593,8 +622,33 @@ void Registry::maybe_finalize(const std::shared_ptr<Run>& run) {
   finalize(run);
 }
 
+namespace {
+
+Value artifact_sizes(const RunResult& r) {
+  std::uint64_t log_bytes = 0;
+  for (const auto& i : r.genvm_log) log_bytes += i.size() + 1;
+  return Value::map({{"stdout", r.stdout_data.size()}, {"stderr", r.stderr_data.size()}, {"genvm_log", log_bytes}});
+}
+
+// run.rs finished_event over its SingleGenVMContextDone.
+Value::Map finished_fields(const RunResult& r, const char* cause, Value exit_code) {
+  Value::Map fin;
+  fin["cause"] = cause;
+  fin["exit_code"] = std::move(exit_code);
+  fin["consumed_result"] = r.consumed_result ? Value(*r.consumed_result) : Value();
+  fin["metrics"] = r.metrics;
+  fin["finished_at"] = format_rfc3339_utc(r.finished_at);
+  fin["version_major"] = r.version_major;
+  fin["version_minor"] = r.version_minor;
+  fin["artifact_sizes"] = artifact_sizes(r);
+  return fin;
+}
+
+}  // namespace
+
 void Registry::finalize(const std::shared_ptr<Run>& run) {
   run->drain_timer.cancel();
+  run->deadline_timer.cancel();
   auto usage = watcher_->stop(run->watch_handle);
   Spawner* sp = spawner_.get();
   std::uint64_t id = run->id;
@@ -615,22 +669,15 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
       std::chrono::duration_cast<Millis>(Clock::now() - run->started_at).count());
   std::uint64_t cpu_ms = std::max(run->wait.cpu_ms, usage ? usage->cpu_ms : 0);
   std::uint64_t peak_rss = std::max(run->wait.max_rss_bytes, usage ? usage->rss_bytes : 0);
-  run->artifacts[0] = run->out_cap->take();
-  run->artifacts[1] = run->err_cap->take();
-  std::string log_text;
-  for (const auto& line : run->log_cap->take()) {
-    log_text += line;
-    log_text += '\n';
-  }
-  run->artifacts[2] = std::move(log_text);
-
-  const char* cause = run->cause ? run->cause : "exited";
-  Value::Map fin;
-  fin["cause"] = cause;
-  // A tree we killed has no exit code of its own to report.
-  bool killed_by_us = run->cause != nullptr && run->wait.signal == SIGKILL;
-  fin["exit_code"] = killed_by_us ? Value() : Value(static_cast<std::int64_t>(run->wait.exit_code));
-  fin["consumed_result"] = run->consumed ? Value(*run->consumed) : Value();
+  RunResult r;
+  r.finished_at = utc_now();
+  r.stdout_data = run->out_cap->take();
+  r.stderr_data = run->err_cap->take();
+  run->log->finish();
+  r.genvm_log = run->log->items();
+  r.consumed_result = run->consumed;
+  r.version_major = run->version_major;
+  r.version_minor = run->version_minor;
   Value::Map metrics;
   metrics["duration_ms"] = duration_ms;
   metrics["cpu_ms"] = cpu_ms;
@@ -638,33 +685,32 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
   metrics["signal"] = run->wait.signal;
   metrics["debug_mode"] = std::string(to_string(run->mode));
   metrics["containment"] = std::string(sup::to_string(containment_));
-  fin["metrics"] = Value(std::move(metrics));
-  fin["finished_at"] = rfc3339_now();
-  fin["version_major"] = 0;
-  fin["version_minor"] = 0;
-  fin["artifact_sizes"] = Value::map({{"stdout", run->artifacts[0].size()},
-                                      {"stderr", run->artifacts[1].size()},
-                                      {"genvm_log", run->artifacts[2].size()}});
+  r.metrics = Value(std::move(metrics));
+
+  const char* cause = run->cause ? run->cause : "exited";
+  // run.rs: ExitStatus::code(), which a death by any signal leaves empty.
+  Value exit_code = run->wait.signal != 0 ? Value() : Value(static_cast<std::int64_t>(run->wait.exit_code));
+  Value event = run->tag("finished", finished_fields(r, cause, std::move(exit_code)));
+  run->result = std::move(r);
   duration_seconds_.observe(static_cast<double>(duration_ms) / 1000.0);
   peak_rss_bytes_.observe(static_cast<double>(peak_rss));
-  terminal(run, run->tag("finished", std::move(fin)), cause);
+  terminal(run, std::move(event), cause);
   pump();
 }
 
 void Registry::fail_to_start(const std::shared_ptr<Run>& run, const std::string& error) {
+  run->deadline_timer.cancel();
   terminal(run, run->tag("failed_to_start", {{"error", error}}), "failed_to_start");
 }
 
 void Registry::finish_without_process(const std::shared_ptr<Run>& run, const char* cause) {
-  Value::Map fin;
-  fin["cause"] = cause;
-  fin["exit_code"] = Value();
-  fin["consumed_result"] = Value();
-  fin["finished_at"] = rfc3339_now();
-  fin["version_major"] = 0;
-  fin["version_minor"] = 0;
-  fin["artifact_sizes"] = Value::map({{"stdout", 0}, {"stderr", 0}, {"genvm_log", 0}});
-  terminal(run, run->tag("finished", std::move(fin)), cause);
+  // run.rs finish_execution with no process: no exit code, no metrics, nothing captured.
+  run->deadline_timer.cancel();
+  RunResult r;
+  r.finished_at = utc_now();
+  Value event = run->tag("finished", finished_fields(r, cause, Value()));
+  run->result = std::move(r);
+  terminal(run, std::move(event), cause);
 }
 
 void Registry::publish(const std::shared_ptr<Run>& run, Value event) {
@@ -716,9 +762,7 @@ void Registry::forget(std::uint64_t id) {
 }
 
 Result<Value> Registry::attach(std::uint64_t boot_id, std::uint64_t genvm_id, std::shared_ptr<EventSink> sink) {
-  if (boot_id != boot_id_) {
-    return make_error("boot_id_mismatch", "boot_id " + std::to_string(boot_id) + " is not this manager's");
-  }
+  if (boot_id != boot_id_) return make_error("boot_id_mismatch", "boot_id_mismatch");
   auto snap = subscribe(genvm_id, std::move(sink));
   if (!snap) return snap.take_error();
   return Value::map({{"snapshot", std::move(*snap)}});
@@ -726,7 +770,7 @@ Result<Value> Registry::attach(std::uint64_t boot_id, std::uint64_t genvm_id, st
 
 Result<Value> Registry::subscribe(std::uint64_t genvm_id, std::shared_ptr<EventSink> sink) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "no run " + std::to_string(genvm_id));
+  if (it == runs_.end()) return make_error("unknown_id", "unknown_id");
   auto& run = it->second;
   if (sink && run->state != Run::State::kDone) {
     bool already = false;
@@ -740,35 +784,15 @@ Result<Value> Registry::subscribe(std::uint64_t genvm_id, std::shared_ptr<EventS
 
 Status Registry::cancel(std::uint64_t genvm_id) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "no run " + std::to_string(genvm_id));
-  auto run = it->second;
-  switch (run->state) {
-    case Run::State::kValidating:
-      finish_without_process(run, "cancelled");
-      break;
-    case Run::State::kQueued:
-      for (auto q = queue_.begin(); q != queue_.end(); ++q) {
-        if (*q == run) {
-          queue_.erase(q);
-          break;
-        }
-      }
-      finish_without_process(run, "cancelled");
-      pump();  // the head may have been what held the others back
-      break;
-    case Run::State::kSpawning:
-    case Run::State::kRunning: stop_run(run, "cancelled"); break;
-    case Run::State::kDone: break;
-  }
+  if (it == runs_.end()) return make_error("unknown_id", "GenVM with id " + std::to_string(genvm_id) + " not found");
+  stop_run(it->second, "cancelled");
   return {};
 }
 
 Status Registry::ack(std::uint64_t genvm_id) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "no run " + std::to_string(genvm_id));
-  if (it->second->state != Run::State::kDone) {
-    return make_error("not_finished", "run " + std::to_string(genvm_id) + " has not reached a terminal event");
-  }
+  if (it == runs_.end()) return make_error("unknown_id", "unknown_id");
+  if (it->second->state != Run::State::kDone) return make_error("not_finished", "run has not finished");
   forget(genvm_id);
   return {};
 }
@@ -778,22 +802,155 @@ bool Registry::is_terminal(std::uint64_t genvm_id) const {
   return it != runs_.end() && it->second->state == Run::State::kDone;
 }
 
-Result<ArtifactChunk> Registry::get_artifact(std::uint64_t genvm_id, ArtifactField field,
-                                             std::uint64_t offset, std::uint32_t max_len) const {
+const RunResult* Registry::result(std::uint64_t genvm_id) const {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "no run " + std::to_string(genvm_id));
-  const auto& run = it->second;
-  if (run->state != Run::State::kDone) {
-    return make_error("not_finished", "artifacts exist once the run is terminal");
+  if (it == runs_.end() || !it->second->result) return nullptr;
+  return &*it->second->result;
+}
+
+Result<ArtifactChunk> Registry::get_artifact(std::uint64_t genvm_id, std::string_view field, std::uint64_t offset,
+                                             std::uint32_t max_len) const {
+  const RunResult* r = result(genvm_id);
+  if (r == nullptr) return make_error("unknown_id", "unknown_id");
+  std::string log_lines;
+  const std::string* a;
+  if (field == "stdout") {
+    a = &r->stdout_data;
+  } else if (field == "stderr") {
+    a = &r->stderr_data;
+  } else if (field == "genvm_log") {
+    for (const auto& i : r->genvm_log) log_lines += i + "\n";
+    a = &log_lines;
+  } else {
+    return make_error("malformed_frame", "unknown artifact field " + std::string(field));
   }
-  const std::string& a = run->artifacts[static_cast<int>(field)];
   ArtifactChunk chunk;
-  chunk.total_len = a.size();
-  if (offset < a.size()) {
-    std::size_t n = std::min<std::uint64_t>({a.size() - offset, max_len, kArtifactChunkCap});
-    chunk.data = a.substr(static_cast<std::size_t>(offset), n);
+  chunk.total_len = a->size();
+  if (offset < a->size()) {
+    std::size_t n = std::min<std::uint64_t>({a->size() - offset, max_len, kArtifactChunkCap});
+    chunk.data = a->substr(static_cast<std::size_t>(offset), n);
   }
   return chunk;
+}
+
+std::uint64_t Registry::set_permits(std::uint64_t permits) {
+  std::uint64_t least = std::max(config_.permits.sync, config_.permits.nondet);
+  if (permits < least) {
+    JsonWriter w;
+    w.begin_object().key("event").string("permits_refused").key("permits").unsigned_number(permits);
+    w.key("min").unsigned_number(least).end_object();
+    log_.line(w.take(), LogLevel::kWarn);
+    return permits_total_;
+  }
+  permits_total_ = permits;
+  pump();
+  return permits_total_;
+}
+
+void Registry::detect_version(std::string code, const UtcTime& deployment,
+                              std::function<void(Result<std::uint32_t>)> done) {
+  auto major = latest_major(manifest_, deployment);
+  if (!major) return done(make_error("internal", "no_executor_version_available"));
+  auto line = version_for_major(manifest_, *major, deployment);
+  if (!line) return done(make_error("internal", "failed_to_get_executor_version"));
+  std::string path = config_.executors_dir + "/" + line->key + "/bin/genvm";
+  auto h = std::make_shared<Helper>(io_);
+  h->key = kHelperIdBit | next_helper_id_++;
+  h->fallback = *major;
+  h->input = std::move(code);
+  h->done = std::move(done);
+  auto sr = std::make_shared<sup::SpawnRequest>();
+  sr->argv = {path, "parse-version-pattern"};
+  sup::EnvOptions eo;
+  eo.pass_through = config_.env_pass_through;
+  sr->env = sup::build_env(eo, environ);
+  sr->capture = Capture::kUnbounded;  // stdout and stderr piped; stderr is drained and dropped
+  sr->stdin_pipe = true;
+  Spawner* sp = spawner_.get();
+  std::weak_ptr<int> alive = alive_;
+  sp->post([this, alive, sp, h, sr, path] {
+    auto out = std::make_shared<SpawnOutcome>();
+    auto child = sp->sup.spawn(*sr);
+    if (!child) {
+      out->error = "running genvm command \"" + path + "\": " + child.error().message;
+    } else {
+      auto dup = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); };
+      out->out = dup(child->stdout_fd());
+      out->err = dup(child->stderr_fd());
+      out->in = dup(child->stdin_fd());
+      for (int fd : {child->stdout_fd(), child->stderr_fd()}) child->close_fd(fd);
+      child->close_stdin();
+      sp->children.emplace(h->key, std::move(*child));
+    }
+    asio::post(io_, [this, alive, h, out] {
+      if (alive.expired()) return;
+      if (!out->error.empty()) return end_helper(h, make_error("internal", out->error));
+      auto adopt = [&](int& fd) {
+        auto sd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+        fd = -1;
+        return sd;
+      };
+      h->out = adopt(out->out);
+      h->err = adopt(out->err);
+      h->in = adopt(out->in);
+      asio::async_write(*h->in, asio::buffer(h->input), [h](boost::system::error_code, std::size_t) { h->in.reset(); });
+      auto drain_err = std::make_shared<std::function<void()>>();
+      auto buf = std::make_shared<std::array<char, 4096>>();
+      *drain_err = [h, buf, drain_err] {
+        if (!h->err) return;
+        h->err->async_read_some(asio::buffer(*buf), [h, drain_err](boost::system::error_code ec, std::size_t) {
+          if (ec) {
+            h->err.reset();
+            *drain_err = nullptr;  // break the cycle
+            return;
+          }
+          (*drain_err)();
+        });
+      };
+      (*drain_err)();
+      auto read_out = std::make_shared<std::function<void()>>();
+      auto obuf = std::make_shared<std::array<char, 4096>>();
+      *read_out = [this, h, obuf, read_out] {
+        h->out->async_read_some(asio::buffer(*obuf), [this, h, obuf, read_out](boost::system::error_code ec, std::size_t n) {
+          if (h->ended) return;
+          // The answer is one short line; more than a page is not a version.
+          if (h->output.size() < 4096) h->output.append(obuf->data(), std::min<std::size_t>(n, 4096 - h->output.size()));
+          if (ec) {
+            *read_out = nullptr;
+            return end_helper(h, detected_major(h->output, h->fallback));
+          }
+          (*read_out)();
+        });
+      };
+      (*read_out)();
+      h->timer.expires_after(kHelperTimeout);
+      h->timer.async_wait([this, h](boost::system::error_code ec) {
+        if (!ec) end_helper(h, detected_major(h->output, h->fallback));
+      });
+    });
+  });
+}
+
+void Registry::end_helper(const std::shared_ptr<Helper>& h, Result<std::uint32_t> outcome) {
+  if (h->ended) return;
+  h->ended = true;
+  h->timer.cancel();
+  h->in.reset();
+  h->out.reset();
+  h->err.reset();
+  Spawner* sp = spawner_.get();
+  std::uint64_t key = h->key;
+  sp->post([sp, key] {
+    auto it = sp->children.find(key);
+    if (it == sp->children.end()) return;
+    // Done with it either way: it printed its answer (or ran out of time).
+    if (!it->second.try_wait()) it->second.kill_tree(SIGKILL);
+    it->second.wait();
+    it->second.release();
+    sp->children.erase(it);
+  });
+  auto done = std::move(h->done);
+  done(std::move(outcome));
 }
 
 void Registry::shutdown(std::function<void()> done) {
@@ -803,15 +960,9 @@ void Registry::shutdown(std::function<void()> done) {
   log_.line("{\"event\":\"shutdown_started\"}");
   // Retained results have no reader left once we exit.
   for (auto& [id, run] : runs_) run->retention_timer.cancel();
-  auto queued = std::move(queue_);
-  queue_.clear();
   std::vector<std::shared_ptr<Run>> all;
   for (auto& [id, run] : runs_) all.push_back(run);
-  for (auto& run : queued) finish_without_process(run, "shutdown");
-  for (auto& run : all) {
-    if (run->state == Run::State::kValidating) finish_without_process(run, "shutdown");
-    if (run->state == Run::State::kRunning || run->state == Run::State::kSpawning) stop_run(run, "shutdown");
-  }
+  for (auto& run : all) stop_run(run, "shutdown");
   check_shutdown_done();
 }
 
@@ -838,6 +989,20 @@ RegistryStats Registry::stats() const {
     if (run->state == Run::State::kDone) ++s.retained;
   }
   return s;
+}
+
+std::vector<ExecutionStatus> Registry::executions() const {
+  std::vector<ExecutionStatus> out;
+  for (const auto& [id, run] : runs_) {
+    ExecutionStatus e;
+    e.genvm_id = id;
+    if (run->result) e.finished_at = run->result->finished_at;
+    e.version = run->version_key;
+    e.started_at = run->submitted_at;
+    e.strict_deadline = run->strict_deadline;
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 std::string Registry::prometheus() const {

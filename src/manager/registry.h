@@ -2,22 +2,31 @@
 // that, its retained result until `ack` or the retention TTL.
 //
 //   Registry reg(io, config, log);            // one io_context thread drives everything
-//   std::uint64_t id = reg.submit(body, caller, sink);  // id now; events follow through sinks
+//   reg.load_manifest();                      // the executor lines (versioning.h)
+//   auto s = reg.submit(body, caller, sink);  // an id now (or a request error); events follow
 //
 // Contract:
+//  - submit() decodes the request as run.rs does (run_request.h): a bad request is an error
+//    value with code malformed_frame and starts nothing; a run that needs modules
+//    (RunRequest::needs_modules) is refused with code modules_not_running, since no module
+//    relay runs here yet. Everything later (debug-mode policy, permits, version resolution,
+//    spawn) reports through a failed_to_start event.
 //  - Ids count from 1 per manager process; `boot_id` (random, per process) makes (boot_id, id)
 //    durable. `host_genvm_id` is an idempotency key: a repeat while the first run is retained
 //    answers the same id and starts nothing.
-//  - Admission by permits: a sync run costs `permits.sync`, any other `permits.nondet`; runs
-//    wait in FIFO order (a cheap run never overtakes a dear one, so none starves).
-//  - Each run's executor is spawned through supervisor::Supervisor in its own group (and
-//    cgroup where available), with its input on stdin (executor_protocol genvm: the
-//    ExecutionData, `genvm run` arguments and host connection 1 on fd 4, where consume_result
-//    is checked and becomes the finished event's consumed_result; plain: the run request
-//    itself), a JSON-lines log pipe on fd 3 (announced as GENVM_LOG_FD=3), stdout/stderr
-//    captured by the debug mode's capture rule. The deadline (request `deadline`, else `max_execution_minutes`, at most 24 h)
-//    SIGKILLs the whole tree; so do cancel and shutdown. When the leader exits, whatever it
-//    left behind is SIGKILLed too: nothing outlives a run.
+//  - Admission by permits: a run that needs modules costs `permits.nondet`, any other
+//    `permits.sync` (run.rs permits_for); runs wait in FIFO order (a cheap run never overtakes
+//    a dear one, so none starves). A run waiting for permits is `queued` in an attach snapshot;
+//    no event announces it (run.rs publishes started, failed_to_start and finished only).
+//  - The executor: <executors_dir>/<key>/bin/genvm for the line the selector resolves to at the
+//    request's timestamp (unsafe_overrides.reroute_to replaces the selector from `safe` up), or
+//    the configured `executor` argv. It is spawned through supervisor::Supervisor in its own
+//    group (and cgroup where available) with run.rs's command line (executor_link.h), the
+//    ExecutionData on stdin, host connection 1 (a socketpair: consume_result is checked and
+//    becomes the finished event's consumed_result), the log fd read as run.rs reads it, and
+//    stdout/stderr captured by the debug mode's capture rule. The deadline SIGKILLs the whole
+//    tree; so do cancel and shutdown. When the leader exits, whatever it left behind is
+//    SIGKILLed too: nothing outlives a run.
 //  - Exactly one terminal event (failed_to_start or finished) per run, delivered to every sink
 //    subscribed at that moment. Sinks are weak: a closed connection simply stops receiving,
 //    and never affects the run.
@@ -45,6 +54,9 @@
 #include "manager/metrics.h"
 #include "manager/policy.h"
 #include "manager/protocol.h"
+#include "common/rfc3339.h"
+#include "manager/run_request.h"
+#include "manager/versioning.h"
 #include "supervisor/supervisor.h"
 
 namespace genvm::manager {
@@ -52,26 +64,38 @@ namespace genvm::manager {
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  // An `event` payload ({"queued": {...}}, {"finished": {...}}, ...) for run `genvm_id`.
+  // An `event` payload ({"started": {...}}, {"finished": {...}}, ...) for run `genvm_id`.
   virtual void on_event(std::uint64_t genvm_id, const Value& event) = 0;
 };
 
-// The manager-level fields of a run request (everything else is the executor's business and
-// reaches it untouched on stdin).
-struct RunRequest {
-  bool is_sync = false;
-  std::string debug_mode = "disabled";
-  Millis deadline{std::chrono::minutes(20)};
-  std::optional<std::string> host_genvm_id;
-  std::vector<std::string> extra_args;
+struct Submitted {
+  std::uint64_t genvm_id = 0;
+  bool repeated = false;  // an earlier run with the same host_genvm_id
+  Value snapshot;         // its latest event ({"queued": ...} for a new run)
 };
-// Checks the fields the spec marks required are present and the manager's own fields are
-// well-formed. Error code "invalid_request".
-Result<RunRequest> parse_run_request(const Value& body);
 
 struct ArtifactChunk {
   std::uint64_t total_len = 0;
   std::string data;
+};
+
+// A finished run's retained result (run.rs SingleGenVMContextDone): what GET /genvm/{id}
+// answers. A run that failed to start has none.
+struct RunResult {
+  UtcTime finished_at;
+  std::string stdout_data, stderr_data;
+  std::deque<std::string> genvm_log;  // JSON objects
+  Value metrics;
+  std::optional<calldata::Bytes> consumed_result;
+  std::uint32_t version_major = 0, version_minor = 0;
+};
+
+// One entry of /status "executions".
+struct ExecutionStatus {
+  std::uint64_t genvm_id = 0;
+  std::optional<UtcTime> finished_at;  // set once a result is retained
+  std::string version;                 // the resolved line's key; "" before resolution
+  UtcTime started_at, strict_deadline;
 };
 
 struct RegistryStats {
@@ -89,10 +113,13 @@ class Registry {
 
   std::uint64_t boot_id() const { return boot_id_; }
 
-  // Allocates an id (or finds the one for a repeated host_genvm_id), subscribes `sink`, and
-  // continues asynchronously: validation, policy, permits, spawn. Never fails: a bad request
-  // becomes a failed_to_start event.
-  std::uint64_t submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink);
+  // Reads config.manifest_path (empty: no lines). reload_manifest() is the same, for POST
+  // /manifest/reload; on failure the manifest in use stays.
+  Status load_manifest();
+  Status reload_manifest() { return load_manifest(); }
+
+  // See the contract above. The sink is subscribed to the run (also on a repeat).
+  Result<Submitted> submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink);
 
   // {"snapshot": <latest event>}; errors unknown_id / boot_id_mismatch.
   Result<Value> attach(std::uint64_t boot_id, std::uint64_t genvm_id, std::shared_ptr<EventSink> sink);
@@ -100,9 +127,22 @@ class Registry {
   Result<Value> subscribe(std::uint64_t genvm_id, std::shared_ptr<EventSink> sink);
   Status cancel(std::uint64_t genvm_id);  // unknown_id; a terminal run is left as it is
   Status ack(std::uint64_t genvm_id);     // unknown_id, not_finished
-  Result<ArtifactChunk> get_artifact(std::uint64_t genvm_id, ArtifactField field,
-                                     std::uint64_t offset, std::uint32_t max_len) const;
+  // run.rs get_artifact: unknown_id unless the run has a retained result (so also before it
+  // finished), then malformed_frame for a field other than stdout, stderr, genvm_log.
+  Result<ArtifactChunk> get_artifact(std::uint64_t genvm_id, std::string_view field, std::uint64_t offset,
+                                     std::uint32_t max_len) const;
+  const RunResult* result(std::uint64_t genvm_id) const;  // nullptr: unknown or no result yet
   bool is_terminal(std::uint64_t genvm_id) const;
+
+  // The permit budget (GET/POST /permits). set_permits refuses (and answers the unchanged
+  // budget) a value below the dearest run's cost; lowering it never stops a running run.
+  std::uint64_t max_permits() const { return permits_total_; }
+  std::uint64_t set_permits(std::uint64_t permits);
+
+  // POST /contract/detect-version (versioning.rs detect_major_spec): the newest major open at
+  // `deployment`, then that line's `genvm parse-version-pattern` with `code` on stdin decides
+  // (never above it). `done` runs on the io thread; errors as the public handler words them.
+  void detect_version(std::string code, const UtcTime& deployment, std::function<void(Result<std::uint32_t>)> done);
 
   // No new runs; queued runs finish with cause `shutdown`, running trees are SIGKILLed and
   // finish with cause `shutdown`; `done` runs (on the io thread) once every run is terminal.
@@ -110,12 +150,13 @@ class Registry {
   bool shutting_down() const { return shutting_down_; }
 
   RegistryStats stats() const;
+  std::vector<ExecutionStatus> executions() const;
   std::string prometheus() const;  // the /metrics body
   supervisor::Containment containment() const;
 
  private:
   struct Run;
-  void start(const std::shared_ptr<Run>& run, const Value& body, const Caller& caller);
+  void start(const std::shared_ptr<Run>& run, const Caller& caller);
   void pump();
   void spawn(const std::shared_ptr<Run>& run);
   void read_stream(const std::shared_ptr<Run>& run, int which);
@@ -130,19 +171,24 @@ class Registry {
   void terminal(const std::shared_ptr<Run>& run, Value event, const std::string& outcome);
   void forget(std::uint64_t id);
   void check_shutdown_done();
+  Result<std::vector<std::string>> executor_command(const std::shared_ptr<Run>& run);
 
   // The supervisor and every Child live on a thread of their own (registry.cc): a fork+exec,
   // a cgroup freeze/kill/thaw or rmdir there never stalls other connections on io_.
   class Spawner;
   struct SpawnOutcome;
+  struct Helper;
   void on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr<SpawnOutcome>& out);
   void on_reaped(const std::shared_ptr<Run>& run, std::optional<supervisor::WaitStatus> ws);
+  void end_helper(const std::shared_ptr<Helper>& h, Result<std::uint32_t> outcome);
 
   boost::asio::io_context& io_;
   Config config_;
   Log& log_;
   std::uint64_t boot_id_;
   std::uint64_t next_id_ = 1;
+  std::uint64_t next_helper_id_ = 1;
+  Manifest manifest_;
   std::map<std::uint64_t, std::shared_ptr<Run>> runs_;
   std::map<std::string, std::uint64_t> by_host_id_;
   std::deque<std::shared_ptr<Run>> queue_;

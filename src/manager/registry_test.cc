@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -77,12 +78,14 @@ class RegistryTest : public ::testing::Test {
                     Caller caller = {false, "test"}) {
     extra["extra_args"] = Value::array({script});
     if (!extra.count("debug_mode")) extra["debug_mode"] = "safe";
-    return reg_->submit(run_body(is_sync, extra), caller, rec_);
+    auto s = reg_->submit(run_body(is_sync, extra), caller, rec_);
+    EXPECT_TRUE(s.ok()) << s.error().to_string();
+    return s.ok() ? s->genvm_id : 0;
   }
   bool wait_terminal(std::uint64_t id) {
     return run_until(io_, [&] { return rec_->terminal(id) != nullptr; });
   }
-  std::string artifact(std::uint64_t id, ArtifactField f) {
+  std::string artifact(std::uint64_t id, std::string_view f) {
     std::string out;
     for (std::uint64_t off = 0;;) {
       auto c = reg_->get_artifact(id, f, off, 1u << 30);
@@ -128,10 +131,10 @@ TEST_F(RegistryTest, ExitedRunDeliversStdinAndCapturesStreamsLogAndExitCode) {
   // stdin carried the calldata-encoded run request.
   auto sent = calldata::encode(run_body(true, {{"extra_args", Value::array({"cat; echo oops >&2; echo '{\"level\":\"info\"}' >&3; exit 3"})},
                                                {"debug_mode", "safe"}}));
-  std::string out = artifact(id, ArtifactField::kStdout);
+  std::string out = artifact(id, "stdout");
   EXPECT_EQ(out, std::string(sent.begin(), sent.end()));
-  EXPECT_EQ(artifact(id, ArtifactField::kStderr), "oops\n");
-  EXPECT_EQ(artifact(id, ArtifactField::kGenvmLog), "{\"level\":\"info\"}\n");
+  EXPECT_EQ(artifact(id, "stderr"), "oops\n");
+  EXPECT_EQ(artifact(id, "genvm_log"), "{\"level\":\"info\"}\n");
   const Value* sizes = fin.as_map().begin()->second.find("artifact_sizes");
   ASSERT_NE(sizes, nullptr);
   EXPECT_EQ(*sizes->find("stderr"), Value(5));
@@ -146,8 +149,8 @@ TEST_F(RegistryTest, DisabledCaptureReturnsNothingAndForwardsLogsToTheManagerLog
   std::uint64_t id = run("echo visible; echo '{\"msg\":\"forwarded-line\"}' >&3", {{"debug_mode", "disabled"}});
   ASSERT_TRUE(wait_terminal(id));
   EXPECT_EQ(field(*rec_->terminal(id), "exit_code"), Value(0));
-  EXPECT_EQ(artifact(id, ArtifactField::kStdout), "");
-  EXPECT_EQ(artifact(id, ArtifactField::kGenvmLog), "");
+  EXPECT_EQ(artifact(id, "stdout"), "");
+  EXPECT_EQ(artifact(id, "genvm_log"), "");
   EXPECT_NE(log_text().find("forwarded-line"), std::string::npos) << log_text();
 }
 
@@ -159,7 +162,7 @@ TEST_F(RegistryTest, DeadlineKillsTheWholeTreeAndReportsCauseDeadline) {
   const Value& fin = *rec_->terminal(id);
   EXPECT_EQ(field(fin, "cause"), Value("deadline"));
   EXPECT_TRUE(field(fin, "exit_code").is_null());
-  std::string err = artifact(id, ArtifactField::kStderr);
+  std::string err = artifact(id, "stderr");
   ASSERT_FALSE(err.empty());
   pid_t grandchild = std::stoi(err);
   EXPECT_TRUE(run_until(io_, [&] { return pid_gone(grandchild); }, std::chrono::seconds(10)))
@@ -171,7 +174,7 @@ TEST_F(RegistryTest, LeftoversOfAnExitedExecutorAreKilled) {
   std::uint64_t id = run("sleep 1000 & echo $! >&2; exit 0");
   ASSERT_TRUE(wait_terminal(id));
   EXPECT_EQ(field(*rec_->terminal(id), "cause"), Value("exited"));
-  pid_t left = std::stoi(artifact(id, ArtifactField::kStderr));
+  pid_t left = std::stoi(artifact(id, "stderr"));
   EXPECT_TRUE(run_until(io_, [&] { return pid_gone(left); }, std::chrono::seconds(10)));
 }
 
@@ -216,29 +219,57 @@ TEST_F(RegistryTest, ShutdownWhileASpawnIsInFlightEndsItWithCauseShutdown) {
   EXPECT_EQ(rec_->terminal_count(id), 1);
 }
 
+// Runs wait for permits in FIFO order; a queued run is `queued` only in a snapshot (run.rs
+// publishes no event for it), and cancelling it spawns nothing.
 TEST_F(RegistryTest, PermitsQueueRunsInOrderAndCancelOfAQueuedRunSpawnsNothing) {
-  make("permits: {total: 8, sync: 4, nondet: 8}\n");
-  std::uint64_t a = run("exec sleep 1000");                 // sync: 4 of 8
-  std::uint64_t b = run("exec sleep 1000", {}, /*is_sync=*/false);  // nondet: 8, must wait
-  std::uint64_t c = run("exit 0");                          // sync: would fit, but FIFO
-  // The spawn happens on the supervisor thread: `started` arrives after c is queued.
-  ASSERT_TRUE(run_until(io_, [&] { return rec_->kinds(c).size() == 1 && !rec_->kinds(a).empty(); }));
+  make("permits: {total: 4, sync: 4, nondet: 4}\n");
+  std::uint64_t a = run("exec sleep 1000");
+  std::uint64_t b = run("exec sleep 1000");
+  std::uint64_t c = run("exit 0");
+  ASSERT_TRUE(run_until(io_, [&] { return !rec_->kinds(a).empty() && reg_->stats().queued == 2; }));
   EXPECT_EQ(rec_->kinds(a), (std::vector<std::string>{"started"}));
-  EXPECT_EQ(rec_->kinds(b), (std::vector<std::string>{"queued"}));
-  EXPECT_EQ(rec_->kinds(c), (std::vector<std::string>{"queued"}));
+  EXPECT_TRUE(rec_->kinds(b).empty()) << "no queued event";
+  EXPECT_EQ(Recorder::kind(*reg_->attach(reg_->boot_id(), b, nullptr)->find("snapshot")), "queued");
   EXPECT_EQ(reg_->stats().permits_in_use, 4u);
-  EXPECT_EQ(reg_->stats().queued, 2u);
 
   ASSERT_TRUE(reg_->cancel(b).ok());  // queued: no process, no permit
   ASSERT_TRUE(wait_terminal(b));
-  EXPECT_EQ(rec_->kinds(b), (std::vector<std::string>{"queued", "finished"}));
+  EXPECT_EQ(rec_->kinds(b), (std::vector<std::string>{"finished"}));
   EXPECT_EQ(field(*rec_->terminal(b), "cause"), Value("cancelled"));
-  // With b gone, c fits beside a.
+  EXPECT_TRUE(field(*rec_->terminal(b), "metrics").is_null()) << "nothing ran";
+  EXPECT_TRUE(rec_->kinds(c).empty()) << "c still waits behind a";
+  ASSERT_TRUE(reg_->cancel(a).ok());
   ASSERT_TRUE(wait_terminal(c));
-  EXPECT_EQ(rec_->kinds(c), (std::vector<std::string>{"queued", "started", "finished"}));
+  EXPECT_EQ(rec_->kinds(c), (std::vector<std::string>{"started", "finished"}));
+  EXPECT_EQ(reg_->stats().permits_in_use, 0u);
+}
+
+// POST /permits: a budget below the dearest run is refused; a wider one admits what waited.
+TEST_F(RegistryTest, SetPermitsWidensTheBudgetAndRefusesOneBelowTheDearestRun) {
+  make("permits: {total: 4, sync: 4, nondet: 6}\n");
+  EXPECT_EQ(reg_->max_permits(), 6u) << "raised to the dearest run at start";
+  std::uint64_t a = run("exec sleep 1000");
+  std::uint64_t b = run("exec sleep 1000");
+  ASSERT_TRUE(run_until(io_, [&] { return !rec_->kinds(a).empty() && reg_->stats().queued == 1; }));
+  EXPECT_EQ(reg_->set_permits(5), 6u) << "refused: unchanged";
+  EXPECT_EQ(reg_->set_permits(8), 8u);
+  ASSERT_TRUE(run_until(io_, [&] { return !rec_->kinds(b).empty(); }));
+  EXPECT_EQ(reg_->stats().permits_in_use, 8u);
+  ASSERT_TRUE(reg_->cancel(a).ok());
+  ASSERT_TRUE(reg_->cancel(b).ok());
+  ASSERT_TRUE(wait_terminal(a) && wait_terminal(b));
+}
+
+// run.rs: the strict deadline counts from the request, so it can expire while a run waits.
+TEST_F(RegistryTest, TheDeadlineAlsoEndsARunStillWaitingForPermits) {
+  make("permits: {total: 4, sync: 4, nondet: 4}\n");
+  std::uint64_t a = run("exec sleep 1000");
+  std::uint64_t b = run("exit 0", {{"deadline", "200ms"}});
+  ASSERT_TRUE(wait_terminal(b));
+  EXPECT_EQ(rec_->kinds(b), (std::vector<std::string>{"finished"}));
+  EXPECT_EQ(field(*rec_->terminal(b), "cause"), Value("deadline"));
   ASSERT_TRUE(reg_->cancel(a).ok());
   ASSERT_TRUE(wait_terminal(a));
-  EXPECT_EQ(reg_->stats().permits_in_use, 0u);
 }
 
 TEST_F(RegistryTest, HostGenvmIdMakesRunIdempotent) {
@@ -264,7 +295,7 @@ TEST_F(RegistryTest, AckRefusesUnfinishedRunsAndForgetsFinishedOnes) {
   auto early = reg_->ack(id);
   ASSERT_FALSE(early.ok());
   EXPECT_EQ(early.error().code, "not_finished");
-  EXPECT_EQ(reg_->get_artifact(id, ArtifactField::kStdout, 0, 10).error().code, "not_finished");
+  EXPECT_EQ(reg_->get_artifact(id, "stdout", 0, 10).error().code, "unknown_id") << "run.rs: no result yet";
   ASSERT_TRUE(reg_->cancel(id).ok());
   ASSERT_TRUE(wait_terminal(id));
   // Reads before ack are repeatable.
@@ -272,7 +303,7 @@ TEST_F(RegistryTest, AckRefusesUnfinishedRunsAndForgetsFinishedOnes) {
   ASSERT_TRUE(reg_->attach(reg_->boot_id(), id, nullptr).ok());
   ASSERT_TRUE(reg_->ack(id).ok());
   EXPECT_EQ(reg_->attach(reg_->boot_id(), id, nullptr).error().code, "unknown_id");
-  EXPECT_EQ(reg_->get_artifact(id, ArtifactField::kStdout, 0, 10).error().code, "unknown_id");
+  EXPECT_EQ(reg_->get_artifact(id, "stdout", 0, 10).error().code, "unknown_id");
   EXPECT_EQ(reg_->ack(id).error().code, "unknown_id");
 }
 
@@ -302,7 +333,7 @@ TEST_F(RegistryTest, ARetainedResultExpiresAfterTheRetentionTime) {
 TEST_F(RegistryTest, DroppedSinkDoesNotAffectTheRun) {
   make();
   auto gone = std::make_shared<Recorder>();
-  std::uint64_t id = reg_->submit(run_body(true, {{"extra_args", Value::array({"exit 7"})}}), {false, "t"}, gone);
+  std::uint64_t id = reg_->submit(run_body(true, {{"extra_args", Value::array({"exit 7"})}}), {false, "t"}, gone)->genvm_id;
   gone.reset();  // the connection went away
   auto later = std::make_shared<Recorder>();
   ASSERT_TRUE(reg_->subscribe(id, later).ok());
@@ -310,22 +341,31 @@ TEST_F(RegistryTest, DroppedSinkDoesNotAffectTheRun) {
   EXPECT_EQ(field(*later->terminal(id), "exit_code"), Value(7));
 }
 
-TEST_F(RegistryTest, InvalidRequestsAndPolicyRejectionsFailToStart) {
+// A request the public decoder refuses starts nothing (the caller gets malformed_frame); a run
+// that needs modules is refused before it exists; the policy's refusal is a failed_to_start.
+TEST_F(RegistryTest, BadRequestsAreRefusedAtOnceAndPolicyRejectionsFailToStart) {
   make();
-  std::uint64_t unsafe = run("exit 0", {{"debug_mode", "unsafe"}});
-  std::uint64_t unknown = run("exit 0", {{"debug_mode", "verbose"}});
-  std::uint64_t trusted = run("exit 0", {{"debug_mode", "unsafe"}}, true, {true, "uid:0"});
+  auto refused = [&](Value body) {
+    auto s = reg_->submit(body, {false, "t"}, rec_);
+    return s.ok() ? std::string("accepted") : s.error().code;
+  };
   Value::Map no_code = run_body(true).as_map();
   no_code.erase("code");
-  std::uint64_t missing = reg_->submit(Value(no_code), {false, "t"}, rec_);
-  std::uint64_t owned = run("exit 0", {{"host_hello_data", Value::array({calldata::Bytes{}, calldata::Bytes{1}})}});
-  std::uint64_t bad_deadline = run("exit 0", {{"deadline", "10"}});
-  for (auto id : {unsafe, unknown, trusted, missing, owned, bad_deadline}) ASSERT_TRUE(wait_terminal(id));
-  for (auto id : {unsafe, unknown, missing, owned, bad_deadline}) {
-    EXPECT_EQ(rec_->kinds(id), (std::vector<std::string>{"failed_to_start"})) << id;
-  }
+  EXPECT_EQ(refused(Value(no_code)), "malformed_frame");
+  EXPECT_EQ(refused(run_body(true, {{"debug_mode", "verbose"}})), "malformed_frame");
+  EXPECT_EQ(refused(run_body(true, {{"deadline", "10"}})), "malformed_frame");
+  EXPECT_EQ(refused(run_body(true, {{"host_hello_data", Value::array({calldata::Bytes{}, calldata::Bytes{1}})}})),
+            "malformed_frame");
+  EXPECT_EQ(refused(run_body(false)), "modules_not_running");
+  EXPECT_EQ(reg_->stats().queued + reg_->stats().running + reg_->stats().retained, 0u) << "nothing was created";
+
+  std::uint64_t unsafe = run("exit 0", {{"debug_mode", "unsafe"}});
+  std::uint64_t trusted = run("exit 0", {{"debug_mode", "unsafe"}}, true, {true, "uid:0"});
+  for (auto id : {unsafe, trusted}) ASSERT_TRUE(wait_terminal(id));
+  EXPECT_EQ(rec_->kinds(unsafe), (std::vector<std::string>{"failed_to_start"}));
   EXPECT_NE(field(*rec_->terminal(unsafe), "error").as_string().find("untrusted"), std::string::npos);
-  EXPECT_NE(field(*rec_->terminal(missing), "error").as_string().find("\"code\""), std::string::npos);
+  EXPECT_EQ(reg_->result(unsafe), nullptr) << "run.rs keeps no result for a run that never started";
+  EXPECT_EQ(reg_->get_artifact(unsafe, "stdout", 0, 1).error().code, "unknown_id");
   EXPECT_EQ(rec_->kinds(trusted), (std::vector<std::string>{"started", "finished"}));
   std::string log = log_text();
   EXPECT_NE(log.find("\"outcome\":\"rejected\""), std::string::npos);
@@ -338,20 +378,20 @@ TEST_F(RegistryTest, ClampedRunRunsAtTheConfiguredMaximum) {
   make("debug_mode: {untrusted_max: safe, on_untrusted_above_max: clamp}\n");
   std::uint64_t id = run("echo \"$2\"", {{"debug_mode", "unsafe-tracing"}});
   ASSERT_TRUE(wait_terminal(id));
-  EXPECT_EQ(artifact(id, ArtifactField::kStdout), "safe\n") << "the executor was told the clamped level";
+  EXPECT_EQ(artifact(id, "stdout"), "safe\n") << "the executor was told the clamped level";
 }
 
 TEST_F(RegistryTest, ShutdownFinishesQueuedAndRunningRunsWithCauseShutdown) {
   make("permits: {total: 4, sync: 4, nondet: 4}\n");
   std::uint64_t running = run("exec sleep 1000");
   std::uint64_t queued = run("exec sleep 1000");
-  ASSERT_TRUE(run_until(io_, [&] { return rec_->kinds(queued).size() == 1; }));
+  ASSERT_TRUE(run_until(io_, [&] { return reg_->stats().queued == 1 && !rec_->kinds(running).empty(); }));
   bool done = false;
   reg_->shutdown([&] { done = true; });
   ASSERT_TRUE(run_until(io_, [&] { return done; }));
   EXPECT_EQ(field(*rec_->terminal(running), "cause"), Value("shutdown"));
   EXPECT_EQ(field(*rec_->terminal(queued), "cause"), Value("shutdown"));
-  EXPECT_EQ(rec_->kinds(queued), (std::vector<std::string>{"queued", "finished"}));
+  EXPECT_EQ(rec_->kinds(queued), (std::vector<std::string>{"finished"}));
   std::uint64_t late = run("exit 0");
   ASSERT_TRUE(wait_terminal(late));
   EXPECT_EQ(rec_->kinds(late), (std::vector<std::string>{"failed_to_start"}));
@@ -361,15 +401,16 @@ TEST_F(RegistryTest, ArtifactsArePagedWithinTheChunkCap) {
   make();
   std::uint64_t id = run("head -c 600000 /dev/zero | tr '\\0' x", {{"debug_mode", "safe"}});
   ASSERT_TRUE(wait_terminal(id));
-  auto first = reg_->get_artifact(id, ArtifactField::kStdout, 0, 1u << 30);
+  EXPECT_EQ(reg_->get_artifact(id, "env", 0, 1).error().code, "malformed_frame");
+  auto first = reg_->get_artifact(id, "stdout", 0, 1u << 30);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->total_len, 600000u);
   EXPECT_EQ(first->data.size(), kArtifactChunkCap);
-  auto tail = reg_->get_artifact(id, ArtifactField::kStdout, 599990, 100);
+  auto tail = reg_->get_artifact(id, "stdout", 599990, 100);
   EXPECT_EQ(tail->data, std::string(10, 'x'));
-  auto past = reg_->get_artifact(id, ArtifactField::kStdout, 700000, 100);
+  auto past = reg_->get_artifact(id, "stdout", 700000, 100);
   EXPECT_TRUE(past->data.empty());
-  EXPECT_EQ(artifact(id, ArtifactField::kStdout).size(), 600000u);
+  EXPECT_EQ(artifact(id, "stdout").size(), 600000u);
 }
 
 TEST_F(RegistryTest, MetricsCountOutcomes) {
@@ -382,9 +423,21 @@ TEST_F(RegistryTest, MetricsCountOutcomes) {
   EXPECT_NE(m.find("genvm_manager_run_peak_rss_bytes_bucket{le=\"+Inf\"} 1\n"), std::string::npos) << m;
 }
 
+
+// A ReportedResult (domain.rs) with every field, `kind` the variant name.
+Value reported(const char* kind) {
+  Value buckets = Value::map({{"storage", 0}, {"message_receipt", 0}, {"nondet_output", 0}, {"message_fee", 0}, {"event", 0}});
+  return Value::map({{"execution_hash", calldata::Bytes(32, 1)}, {"small_hash", calldata::Bytes(32, 2)}, {"kind", kind},
+                     {"data", "no"}, {"backtrace", Value()}, {"wasm_store_hashes", Value::map({})},
+                     {"storage_changes", Value::Array{}}, {"emissions", Value::Array{}},
+                     {"nondet_disagreement", Value()}, {"nondet_results", Value::Array{}},
+                     {"data_fees_remaining", Value::Array{}}, {"data_fees_consumed", buckets}, {"llm_consumption", 0}});
+}
+
 // executor_protocol genvm with a real process that speaks host connection 1: it reads its
-// stdin, sends a consume_result on fd 4, waits for the acknowledgement, and reports what it saw.
-TEST_F(RegistryTest, GenvmProtocolDeliversExecutionDataAndRetainsTheConsumedResult) {
+// stdin, sends a consume_result on fd 4, waits for the acknowledgement, and reports what it
+// saw. Fails if the command line leaves run.rs's shape or order.
+TEST_F(RegistryTest, GenvmProtocolPassesRunRsCommandLineAndRetainsTheConsumedResult) {
   std::string dir = ::testing::TempDir();
   std::string script = dir + "mgr_host1_" + std::to_string(::getpid()) + ".py";
   std::string payload_file = dir + "mgr_payload_" + std::to_string(::getpid()) + ".bin";
@@ -395,21 +448,19 @@ TEST_F(RegistryTest, GenvmProtocolDeliversExecutionDataAndRetainsTheConsumedResu
           "payload = open(sys.argv[1], 'rb').read()\n"
           "os.write(4, bytes([6]) + len(payload).to_bytes(4, 'little') + payload)\n"
           "ack = os.read(4, 1)\n"
+          "os.write(3, b'{\"level\":\"warning\",\"msg\":\"hi\"}\\nnot json\\n')\n"
           "sys.stderr.buffer.write(data)\n"
           "print(' '.join(sys.argv[2:]))\n"
           "print(ack.hex())\n";
-    calldata::Bytes map = calldata::encode(Value::map({{"kind", 1}, {"data", "no"},
-                                                       {"execution_hash", calldata::Bytes(32, 1)},
-                                                       {"small_hash", calldata::Bytes(32, 2)}}));
-    std::ofstream(payload_file, std::ios::binary).write(reinterpret_cast<const char*>(map.data()),
-                                                        static_cast<std::streamsize>(map.size()));
+    calldata::Bytes payload{1};
+    calldata::encode_to(reported("UserError"), payload);
+    std::ofstream(payload_file, std::ios::binary).write(reinterpret_cast<const char*>(payload.data()),
+                                                        static_cast<std::streamsize>(payload.size()));
   }
   make("", "executor: [python3, " + script + ", " + payload_file + "]\nexecutor_protocol: genvm\n");
-  Value message = Value::map({{"contract_address", calldata::Address{}}, {"sender_address", calldata::Address{}},
-                              {"origin_address", calldata::Address{}}, {"signer_address", calldata::Address{}},
-                              {"chain_id", "1"}, {"value", "0"}, {"is_init", false}});
-  Value body = run_body(false, {{"message", message}, {"debug_mode", "safe"}, {"host", "unix:///h.sock"}});
-  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_);
+  Value body = run_body(false, {{"no_modules", true}, {"debug_mode", "safe"}, {"host", "unix:///h.sock"},
+                                {"extra_args", Value::array({"--x"})}});
+  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_)->genvm_id;
   ASSERT_TRUE(wait_terminal(id));
   const Value& fin = *rec_->terminal(id);
   ASSERT_EQ(Recorder::kind(fin), "finished") << calldata::to_text(fin);
@@ -417,36 +468,104 @@ TEST_F(RegistryTest, GenvmProtocolDeliversExecutionDataAndRetainsTheConsumedResu
   const Value& consumed = field(fin, "consumed_result");
   ASSERT_TRUE(consumed.is_bytes()) << calldata::to_text(consumed);
   EXPECT_EQ(consumed.as_bytes()[0], 1) << "outer ResultCode byte (UserError)";
-  std::string out = artifact(id, ArtifactField::kStdout);
-  EXPECT_EQ(out, "--execution-data - --host unix:///h.sock --host fd://4 --debug-mode safe --permissions wscn "
-                 "--genvm-id " + std::to_string(id) + " --log-fd 3\n00\n");
-  auto expected = calldata::encode(*to_execution_data(body, DebugMode::kSafe));
-  EXPECT_EQ(artifact(id, ArtifactField::kStderr), std::string(expected.begin(), expected.end()));
+  EXPECT_EQ(artifact(id, "stdout"), "--log-fd=3 run --x --host unix:///h.sock --permissions wscn --genvm-id=" +
+                                        std::to_string(id) + " --debug-mode safe --host fd://4\n00\n");
+  auto expected = calldata::encode(to_execution_data(*parse_run_request(body), DebugMode::kSafe));
+  EXPECT_EQ(artifact(id, "stderr"), std::string(expected.begin(), expected.end()));
+  EXPECT_EQ(artifact(id, "genvm_log"),
+            "{\"msg\":\"hi\",\"level\":\"warn\"}\n{\"level\":\"info\",\"message\":\"genvm log\",\"line\":\"not json\"}\n");
+  const RunResult* r = reg_->result(id);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->consumed_result, consumed.as_bytes());
   ::unlink(script.c_str());
   ::unlink(payload_file.c_str());
 }
 
-// The real `genvm run` (when built; GENVM_EXECUTOR_BIN overrides the path): it accepts our
-// arguments and ExecutionData and fails only at the unreachable host 0, which shows as a
-// finished run with its exit code and its one-line error in the captured stderr.
-TEST_F(RegistryTest, RealGenvmExecutorIsDrivenEndToEnd) {
-  const char* env = std::getenv("GENVM_EXECUTOR_BIN");
-  std::string bin = env ? env : GENVM_BINARY_DIR "/tools/genvm/genvm";
-  if (::access(bin.c_str(), X_OK) != 0) GTEST_SKIP() << "no genvm at " << bin << " (set GENVM_EXECUTOR_BIN)";
-  make("", "executor: [" + bin + ", run]\nexecutor_protocol: genvm\n");
-  Value message = Value::map({{"contract_address", calldata::Address{}}, {"sender_address", calldata::Address{}},
-                              {"origin_address", calldata::Address{}}, {"signer_address", calldata::Address{}},
-                              {"chain_id", "1"}, {"value", "0"}, {"is_init", false}});
-  Value body = run_body(false, {{"message", message}, {"debug_mode", "safe"},
-                                {"host", "unix://" + ::testing::TempDir() + "no-such-host.sock"}});
-  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_);
+// Lines resolved from a manifest to <executors_dir>/<key>/bin/genvm, each a stand-in that
+// prints how it was called. Fails if the selector, the manifest rules or the reroute gate is
+// ignored.
+class VersionedRegistryTest : public RegistryTest {
+ protected:
+  void SetUp() override {
+    RegistryTest::SetUp();
+    root_ = ::testing::TempDir() + "mgr_lines_" + std::to_string(::getpid());
+    for (const char* key : {"v0.1.0", "v0.2.0-x", "v0.9.0-late"}) {
+      std::string bin = root_ + "/executor/" + key + "/bin";
+      std::filesystem::create_directories(bin);
+      std::ofstream(bin + "/genvm") << "#!/bin/sh\necho \"" << key << " $*\"\n";
+      std::filesystem::permissions(bin + "/genvm", std::filesystem::perms::owner_all);
+    }
+    std::ofstream(root_ + "/manifest.yaml") << "executor_versions:\n"
+                                               "  v0.1.0: {available_after: 2024-01-01T00:00:00Z}\n"
+                                               "  v0.2.0-x: {available_after: 2024-01-01T00:00:00Z}\n"
+                                               "  v0.9.0-late: {available_after: 2030-01-01T00:00:00Z}\n";
+    make("executors_dir: " + root_ + "/executor\nmanifest_path: " + root_ + "/manifest.yaml\n", "");
+    ASSERT_TRUE(reg_->load_manifest().ok());
+  }
+  void TearDown() override {
+    RegistryTest::TearDown();
+    std::filesystem::remove_all(root_);
+  }
+  // The line that ran (the stand-in's first word), or the failure.
+  std::string line_of(Value selector, Value::Map extra = {}) {
+    extra["selector"] = std::move(selector);
+    if (!extra.count("debug_mode")) extra["debug_mode"] = "safe";
+    std::uint64_t id = reg_->submit(run_body(true, extra), {true, "t"}, rec_)->genvm_id;
+    EXPECT_TRUE(wait_terminal(id));
+    const Value& t = *rec_->terminal(id);
+    if (Recorder::kind(t) != "finished") return "failed: " + field(t, "error").as_string();
+    std::string out = artifact(id, "stdout");
+    last_minor_ = field(t, "version_minor");
+    return out.substr(0, out.find(' '));
+  }
+  std::string root_;
+  Value last_minor_;
+};
+
+TEST_F(VersionedRegistryTest, TheSelectorPicksTheLineAndTheEventsCarryItsVersion) {
+  auto major = [](int m) { return Value::map({{"kind", "major"}, {"major", m}}); };
+  auto version = [](const char* v) { return Value::map({{"kind", "version"}, {"version", v}}); };
+  EXPECT_EQ(line_of(major(0)), "v0.2.0-x") << "v0.9.0-late has not opened at 2026";
+  EXPECT_EQ(last_minor_, Value(2));
+  EXPECT_EQ(line_of(major(0), {{"timestamp", "2031-01-01T00:00:00Z"}}), "v0.9.0-late");
+  EXPECT_EQ(line_of(major(3)), "v0.2.0-x") << "an unserved major falls back to the newest open line";
+  EXPECT_EQ(line_of(version("v0.1.0")), "v0.1.0");
+  EXPECT_EQ(line_of(version("re:^v0\\.1")), "v0.1.0");
+  EXPECT_EQ(line_of(version("re:^v7")), "failed: no line matches version selector `^v7`");
+  EXPECT_EQ(line_of(version("../executor/v0.1.0")), "failed: version `../executor/v0.1.0` is not an executor directory name");
+  EXPECT_NE(line_of(version("v0.4.4")).find("failed:"), std::string::npos) << "an exact name must exist";
+  EXPECT_EQ(line_of(major(0), {{"timestamp", "2023-01-01T00:00:00Z"}}),
+            "failed: no compatible version found for major 0 and no line is available at all");
+  Value reroute = Value::map({{"reroute_to", "v0.1.0"}});
+  EXPECT_EQ(line_of(major(0), {{"unsafe_overrides", reroute}}), "v0.1.0") << "honoured from safe";
+  std::uint64_t id = reg_->submit(run_body(true, {{"unsafe_overrides", reroute}}), {true, "t"}, rec_)->genvm_id;
+  ASSERT_TRUE(wait_terminal(id));
+  EXPECT_EQ(field(*rec_->terminal(id), "version_minor"), Value(2)) << "ignored with debugging disabled";
+  auto status = reg_->executions();
+  ASSERT_FALSE(status.empty());
+  EXPECT_EQ(status.back().version, "v0.2.0-x");
+}
+
+// The real `genvm` as the build tree installs it (tools/executor/<version>/bin/genvm and
+// tools/data/manifest.yaml): resolved by major, given run.rs's command line and the
+// ExecutionData on stdin, it fails only at the unreachable host 0, which shows as a finished
+// run with its exit code and its one-line error in the captured stderr.
+TEST_F(RegistryTest, TheInstalledGenvmLineRunsWithThePublicCommandLine) {
+  std::string root = GENVM_BINARY_DIR "/tools";
+  if (::access((root + "/data/manifest.yaml").c_str(), R_OK) != 0) GTEST_SKIP() << "no " << root << "/data/manifest.yaml";
+  make("executors_dir: " + root + "/executor\nmanifest_path: " + root + "/data/manifest.yaml\n", "");
+  ASSERT_TRUE(reg_->load_manifest().ok());
+  Value body = run_body(true, {{"debug_mode", "safe"}, {"host", "unix://" + ::testing::TempDir() + "no-such-host.sock"}});
+  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_)->genvm_id;
   ASSERT_TRUE(wait_terminal(id));
   const Value& fin = *rec_->terminal(id);
   ASSERT_EQ(Recorder::kind(fin), "finished") << calldata::to_text(fin);
+  EXPECT_EQ(field(fin, "version_major"), Value(0));
   EXPECT_NE(field(fin, "exit_code"), Value(0));
-  std::string err = artifact(id, ArtifactField::kStderr);
-  EXPECT_EQ(err.find("execution_data"), std::string::npos) << "our ExecutionData was refused: " << err;
-  EXPECT_EQ(err.find("unknown argument"), std::string::npos) << err;
+  std::string err = artifact(id, "stderr");
+  for (const char* refusal : {"execution_data", "unknown argument", "unknown command", "unknown flag"}) {
+    EXPECT_EQ(err.find(refusal), std::string::npos) << "genvm refused what run.rs sends: " << err;
+  }
   std::cerr << "genvm said: " << err;
 }
 

@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "manager/http_api.h"
 #include "manager/json.h"
 
 namespace genvm::manager {
@@ -55,14 +56,6 @@ bool token_equal(std::string_view a, std::string_view b) {
   unsigned char diff = 0;
   for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  std::uint64_t v = 0;
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
 }
 
 std::string percent_decode(std::string_view s) {
@@ -118,29 +111,9 @@ Target parse_target(std::string_view t) {
   return out;
 }
 
-std::string error_json(std::string_view message, std::optional<std::uint64_t> id = std::nullopt) {
+std::string error_with_id(std::string_view message, std::uint64_t id) {
   JsonWriter w;
-  w.begin_object().key("error").string(message);
-  if (id) w.key("genvm_id").unsigned_number(*id);
-  w.end_object();
-  return w.take();
-}
-
-// The deprecated GET /genvm/{id} status: the terminal event's fields plus its kind.
-std::string status_json(std::uint64_t id, const Value* terminal_event) {
-  JsonWriter w;
-  w.begin_object().key("genvm_id").unsigned_number(id).key("status");
-  if (terminal_event == nullptr) {
-    w.null();
-  } else {
-    w.begin_object().key("event").string(kind_of(*terminal_event));
-    for (const auto& [k, v] : terminal_event->as_map().begin()->second.as_map()) {
-      w.key(k);
-      write_value(w, v);
-    }
-    w.end_object();
-  }
-  w.end_object();
+  w.begin_object().key("error").string(message).key("genvm_id").unsigned_number(id).end_object();
   return w.take();
 }
 
@@ -254,8 +227,12 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
     auto sink = std::static_pointer_cast<EventSink>(this->shared_from_this());
     switch (r.method) {
       case Method::kRun: {
-        std::uint64_t id = reg.submit(r.body, caller_, sink);
-        send(encode_frame(Method::kRun, r.request_id, Value::map({{"genvm_id", id}})));
+        auto s = reg.submit(r.body, caller_, sink);
+        if (!s) return reply_error(s.error(), r.request_id);
+        send(encode_frame(Method::kRun, r.request_id, Value::map({{"genvm_id", s->genvm_id}})));
+        // socket.rs: a snapshot that is already an event (a repeated host_genvm_id) follows the
+        // reply; `queued` is never sent as an event.
+        if (kind_of(s->snapshot) != "queued") send(encode_frame(Method::kEvent, 0, s->snapshot));
         return;
       }
       case Method::kAttach: {
@@ -278,7 +255,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
       case Method::kGetArtifact: {
         auto a = parse_get_artifact(r.body);
         if (!a) return reply_error(a.error(), r.request_id);
-        auto chunk = reg.get_artifact(a->genvm_id, a->field, a->offset, a->max_len);
+        auto chunk = reg.get_artifact(a->genvm_id, a->field, a->offset, std::min(a->max_len, kArtifactChunkCap));
         if (!chunk) return reply_error(chunk.error(), r.request_id);
         calldata::Bytes data(chunk->data.begin(), chunk->data.end());
         send(encode_frame(Method::kGetArtifact, r.request_id,
@@ -391,64 +368,77 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
         return;  // this HTTP session ends; the socket now belongs to the WebSocket
       }
       keep_alive_ = false;
-      return respond(http::status::not_found, error_json("no WebSocket endpoint here; use /ws"));
+      return not_found();
     }
     auto method = req.method();
-    if (seg.size() == 1 && seg[0] == "ws") {
+    bool get = method == http::verb::get, post = method == http::verb::post;
+    auto route = [&](std::initializer_list<std::string_view> path) {
+      if (seg.size() != path.size()) return false;
+      std::size_t i = 0;
+      for (auto p : path) {
+        if (seg[i++] != p) return false;
+      }
+      return true;
+    };
+    if (route({"ws"}) && get) {
       return respond(http::status::upgrade_required, error_json("GET /ws upgrades to the manager socket protocol"));
     }
-    if (seg.size() == 1 && seg[0] == "status" && method == http::verb::get) return status();
-    if (seg.size() == 1 && seg[0] == "metrics" && method == http::verb::get) {
-      return respond(http::status::ok, impl_->reg.prometheus(), "text/plain; version=0.0.4");
-    }
-    if (seg.size() == 2 && seg[0] == "genvm" && seg[1] == "run" && method == http::verb::post) {
-      return run(req.body(), caller);
+    if (route({"status"}) && get) return status();
+    if (route({"metrics"}) && get) return respond(http::status::ok, impl_->reg.prometheus(), "text/plain; version=0.0.4");
+    if (route({"genvm", "run"}) && post) return run(req.body(), caller);
+    if (route({"permits"}) && get) return permits_get();
+    if (route({"permits"}) && post) return permits_set(req.body());
+    if (route({"log", "level"}) && post) return log_level(req.body());
+    if (route({"manifest", "reload"}) && post) return manifest_reload();
+    if (route({"vm-error", "describe"}) && get) return describe(t);
+    if (route({"contract", "detect-version"}) && post) {
+      auto ts = req["Deployment-Timestamp"];
+      return detect_version(req.body(), req.find("Deployment-Timestamp") != req.end()
+                                             ? std::optional<std::string>(std::string(ts.data(), ts.size()))
+                                             : std::nullopt);
     }
     if (seg.size() >= 2 && seg[0] == "genvm") {
-      auto id = parse_u64(seg[1]);
-      if (!id) return respond(http::status::bad_request, error_json("the genvm id must be a decimal u64"));
-      if (seg.size() == 2 && method == http::verb::get) return get_status(*id, t);
+      auto id = parse_path_genvm_id(seg[1]);
+      if (!id) return not_found();  // mod.rs: an id that is not digits is no route
+      if (seg.size() == 2 && get) return get_status(*id, t);
       if (seg.size() == 2 && method == http::verb::delete_) return cancel(*id);
-      if (seg.size() == 3 && seg[2] == "artifact" && method == http::verb::get) return artifact(*id, t);
+      if (seg.size() == 3 && seg[2] == "artifact" && get) return artifact(*id, t);
     }
-    respond(http::status::not_found, error_json("no such route"));
+    not_found();  // mod.rs: no route and a method the route lacks both answer 404
   }
 
+  void not_found() { respond(http::status::not_found, error_json("Not Found")); }
+  void bad_request(std::string_view message) { respond(http::status::bad_request, error_json(message)); }
+  void internal_error(std::string_view message) { respond(http::status::internal_server_error, error_json(message)); }
+
   void status() {
-    RegistryStats s = impl_->reg.stats();
-    JsonWriter w;
-    w.begin_object();
-    w.key("boot_id").unsigned_number(impl_->reg.boot_id());
-    w.key("shutting_down").boolean(impl_->reg.shutting_down());
-    w.key("containment").string(supervisor::to_string(impl_->reg.containment()));
-    w.key("permits").begin_object();
-    w.key("current").unsigned_number(s.permits_total - s.permits_in_use);
-    w.key("max").unsigned_number(s.permits_total);
-    w.key("per_sync_run").unsigned_number(s.per_sync);
-    w.key("per_nondet_run").unsigned_number(s.per_nondet);
-    w.end_object();
-    w.key("executions").begin_object();
-    w.key("queued").unsigned_number(s.queued);
-    w.key("running").unsigned_number(s.running);
-    w.key("retained").unsigned_number(s.retained);
-    w.end_object();
-    w.end_object();
-    respond(http::status::ok, w.take());
+    ManagerStatus s;
+    s.stats = impl_->reg.stats();
+    s.executions = impl_->reg.executions();
+    s.boot_id = impl_->reg.boot_id();
+    s.shutting_down = impl_->reg.shutting_down();
+    s.containment = supervisor::to_string(impl_->reg.containment());
+    respond(http::status::ok, manager_status_json(s));
   }
 
   // Deprecated adapter: answers once the run has started (or failed to).
   void run(const std::string& body_bytes, const Caller& caller) {
+    // handlers.rs: every failure here, the undecodable body included, is a 500.
     auto body = calldata::decode(std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(body_bytes.data()), body_bytes.size()));
-    if (!body) return respond(http::status::bad_request, error_json("body: " + body.error().to_string()));
-    if (!body->is_map()) return respond(http::status::bad_request, error_json("body must be a calldata map"));
+    if (!body) return internal_error(body.error().to_string());
     auto self = this->shared_from_this();
     auto sink = std::make_shared<FnSink>();
     sink->fn = [self](std::uint64_t id, const Value& e) { self->on_run_event(id, e); };
     sink_ = sink;
-    std::uint64_t id = impl_->reg.submit(*body, caller, sink);
-    auto snap = impl_->reg.subscribe(id, nullptr);
-    if (snap) on_run_event(id, *snap);  // a repeated host_genvm_id may already be past `started`
+    auto s = impl_->reg.submit(*body, caller, sink);
+    if (!s) {
+      if (s.error().code == "modules_not_running") {
+        return internal_error("modules are required but not running (is_sync=false with 'n' permission)");
+      }
+      return internal_error(s.error().message);
+    }
+    on_run_event(s->genvm_id, s->snapshot);  // a repeated host_genvm_id may already be past `started`
   }
   void on_run_event(std::uint64_t id, const Value& e) {
     std::string k = kind_of(e);
@@ -458,46 +448,46 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
       respond(http::status::ok, w.take());
     } else if (k == "failed_to_start") {
       const Value* err = e.as_map().begin()->second.find("error");
-      respond(http::status::internal_server_error,
-              error_json(err && err->is_string() ? err->as_string() : "failed to start", id));
+      internal_error(err && err->is_string() ? err->as_string() : "failed to start");
     }
   }
 
-  // Deprecated adapter with the historical destructive read: a terminal status is acked.
+  // Deprecated adapter with the historical destructive read: a retained result is returned
+  // once and acked (handlers.rs handle_genvm_status). A run that failed to start has none.
   void get_status(std::uint64_t id, const Target& t) {
     Millis wait{0};
     if (auto w = t.query.find("wait"); w != t.query.end()) {
       auto d = parse_duration(w->second);
-      if (!d) return respond(http::status::bad_request, error_json(d.error().message));
+      if (!d) return bad_request(d.error().message);
       wait = std::min(*d, kMaxHttpWait);
     }
-    auto snap = impl_->reg.subscribe(id, nullptr);
-    if (!snap) return respond(http::status::ok, status_json(id, nullptr));
-    if (is_terminal_kind(kind_of(*snap))) return answer_status(id, *snap);
-    if (wait.count() == 0) return respond(http::status::ok, status_json(id, nullptr));
+    if (impl_->reg.result(id) != nullptr || wait.count() == 0 || impl_->reg.is_terminal(id) ||
+        !impl_->reg.subscribe(id, nullptr).ok()) {
+      return answer_status(id);
+    }
     auto self = this->shared_from_this();
     auto sink = std::make_shared<FnSink>();
-    sink->fn = [self](std::uint64_t gid, const Value& e) {
-      if (is_terminal_kind(kind_of(e))) self->answer_status(gid, e);
+    sink->fn = [self, id](std::uint64_t, const Value& e) {
+      // The status is read after the terminal event's delivery has finished, not inside it.
+      if (is_terminal_kind(kind_of(e))) asio::post(self->impl_->io, [self, id] { self->answer_status(id); });
     };
     sink_ = sink;
     (void)impl_->reg.subscribe(id, sink);
     timer_.expires_after(wait);
     timer_.async_wait([self, id](beast::error_code ec) {
-      if (!ec) self->respond(http::status::ok, status_json(id, nullptr));
+      if (!ec) self->answer_status(id);
     });
   }
-  void answer_status(std::uint64_t id, const Value& terminal) {
+  void answer_status(std::uint64_t id) {
     if (responded_) return;
-    std::string body = status_json(id, &terminal);
-    // The ack runs after the terminal event's delivery has finished, not inside it.
-    asio::post(impl_->io, [impl = impl_, id] { (void)impl->reg.ack(id); });
+    std::string body = genvm_status_json(id, impl_->reg.result(id));
+    if (impl_->reg.result(id) != nullptr) (void)impl_->reg.ack(id);
     respond(http::status::ok, std::move(body));
   }
 
   void cancel(std::uint64_t id) {
     Status s = impl_->reg.cancel(id);
-    if (!s) return respond(http::status::bad_request, error_json(s.error().to_string(), id));
+    if (!s) return respond(http::status::ok, error_with_id(s.error().message, id));
     auto done = [](std::uint64_t gid) {
       JsonWriter w;
       w.begin_object().key("result").string("shutdown_completed").key("genvm_id").unsigned_number(gid).end_object();
@@ -513,31 +503,104 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     (void)impl_->reg.subscribe(id, sink);
     timer_.expires_after(kCancelWait);
     timer_.async_wait([self, id](beast::error_code ec) {
-      if (!ec) self->respond(http::status::ok, error_json("timeout during shutdown", id));
+      if (!ec) self->respond(http::status::ok, error_with_id("timeout during shutdown", id));
     });
   }
 
   void artifact(std::uint64_t id, const Target& t) {
     auto f = t.query.find("field");
     auto m = t.query.find("max_len");
-    if (f == t.query.end() || m == t.query.end()) {
-      return respond(http::status::bad_request, error_json("field and max_len are required"));
-    }
-    auto field = parse_artifact_field(f->second);
-    if (!field) return respond(http::status::bad_request, error_json(field.error().message));
-    auto max_len = parse_u64(m->second);
+    if (f == t.query.end()) return bad_request("Failed to deserialize query string: missing field `field`");
+    if (m == t.query.end()) return bad_request("Failed to deserialize query string: missing field `max_len`");
+    auto max_len = parse_path_genvm_id(m->second);
     std::optional<std::uint64_t> offset = 0;
-    if (auto o = t.query.find("offset"); o != t.query.end()) offset = parse_u64(o->second);
+    if (auto o = t.query.find("offset"); o != t.query.end()) offset = parse_path_genvm_id(o->second);
     if (!max_len || *max_len > 0xFFFFFFFFull || !offset) {
-      return respond(http::status::bad_request, error_json("offset must be a u64 and max_len a u32"));
+      return bad_request("Failed to deserialize query string: offset must be a u64 and max_len a u32");
     }
-    auto chunk = impl_->reg.get_artifact(id, *field, *offset, static_cast<std::uint32_t>(*max_len));
-    if (!chunk) return respond(http::status::bad_request, error_json(chunk.error().to_string(), id));
+    auto chunk = impl_->reg.get_artifact(id, f->second, *offset, static_cast<std::uint32_t>(*max_len));
+    if (!chunk) return internal_error(chunk.error().message);
     JsonWriter w;
     w.begin_object().key("genvm_id").unsigned_number(id).key("field").string(f->second);
     w.key("total_len").unsigned_number(chunk->total_len).key("data_base64").string(base64_encode(chunk->data));
     w.end_object();
     respond(http::status::ok, w.take());
+  }
+
+  // mod.rs parse_json_body: any JSON, no Content-Type needed; not JSON is a 400.
+  std::optional<JsonValue> json_body(const std::string& body) {
+    auto v = parse_json(body);
+    if (!v) {
+      bad_request(v.error().message);
+      return std::nullopt;
+    }
+    return std::move(*v);
+  }
+
+  void permits_get() {
+    JsonWriter w;
+    w.begin_object().key("permits").unsigned_number(impl_->reg.max_permits()).end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  void permits_set(const std::string& body) {
+    auto v = json_body(body);
+    if (!v) return;
+    const JsonValue* p = v->is_object() ? v->find("permits") : nullptr;
+    auto n = p ? p->as_u64() : std::nullopt;
+    if (!n) return internal_error("invalid permits");
+    std::uint64_t now = impl_->reg.set_permits(*n);
+    JsonWriter w;
+    w.begin_object().key("result").string("permits_set").key("permits").unsigned_number(now).end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  void log_level(const std::string& body) {
+    auto v = json_body(body);
+    if (!v) return;
+    const JsonValue* l = v->is_object() ? v->find("level") : nullptr;
+    auto level = l && l->is_string() ? parse_log_level(l->text()) : std::nullopt;
+    if (!level) return internal_error("invalid log level");
+    impl_->log.set_level(*level);
+    // handlers.rs answers with serde's name of the level: the variant, capitalized.
+    static constexpr const char* kVariant[] = {"Trace", "Debug", "Info", "Warn", "Error"};
+    JsonWriter w;
+    w.begin_object().key("result").string("log_level_set").key("level").string(kVariant[static_cast<int>(*level)]);
+    w.end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  void manifest_reload() {
+    Status s = impl_->reg.reload_manifest();
+    if (!s) return internal_error(s.error().message);
+    respond(http::status::ok, "{\"result\":\"manifest_reloaded\"}");
+  }
+
+  void describe(const Target& t) {
+    auto e = t.query.find("error");
+    if (e == t.query.end()) return bad_request("Failed to deserialize query string: missing field `error`");
+    JsonWriter w;
+    w.begin_object().key("description");
+    if (auto d = describe_vm_error(e->second)) {
+      w.string(*d);
+    } else {
+      w.null();
+    }
+    w.end_object();
+    respond(http::status::ok, w.take());
+  }
+
+  void detect_version(const std::string& code, std::optional<std::string> deployment) {
+    if (!deployment) return bad_request("missing Deployment-Timestamp header");
+    auto at = parse_rfc3339(*deployment);
+    if (!at) return internal_error(at.error().message);
+    auto self = this->shared_from_this();
+    impl_->reg.detect_version(code, *at, [self](Result<std::uint32_t> major) {
+      if (!major) return self->internal_error(major.error().message);
+      JsonWriter w;
+      w.begin_object().key("specified_major").unsigned_number(*major).end_object();
+      self->respond(http::status::ok, w.take());
+    });
   }
 
   void respond(http::status status, std::string body, const char* content_type = "application/json") {

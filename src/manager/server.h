@@ -6,8 +6,11 @@
 //   server.listen_unix("/run/genvm/manager.sock");
 //   io.run();
 //
-// Routes: GET /ws (upgrade), POST /genvm/run, GET /genvm/{id}[?wait=], DELETE /genvm/{id},
-// GET /genvm/{id}/artifact?field=&offset=&max_len=, GET /status, GET /metrics.
+// Routes (manager-api.yaml): GET /ws (upgrade), POST /genvm/run, GET /genvm/{id}[?wait=],
+// DELETE /genvm/{id}, GET /genvm/{id}/artifact?field=&offset=&max_len=, GET /status,
+// GET|POST /permits, POST /log/level, GET /vm-error/describe?error=, POST
+// /contract/detect-version, POST /manifest/reload; and ours, GET /metrics. Anything else,
+// a wrong method included, is 404 {"error":"Not Found"} (mod.rs). Bodies: http_api.h.
 // Trust (for the debug-mode policy): a unix-socket peer whose uid (SO_PEERCRED) is listed in
 // `trusted.uids`, or a request carrying `Authorization: Bearer <t>` with t in `trusted.tokens`.
 // A WebSocket message above max_message_bytes drops the connection without a close frame

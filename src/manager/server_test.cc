@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -362,8 +364,11 @@ TEST(ManagerServer, HttpRunWaitStatusIsDestructiveAndCancelWorks) {
   std::string id = run.body().substr(run.body().find("\"id\":") + 5);
   id = id.substr(0, id.find('}'));
   auto st = http_call(m.port(), http::verb::get, "/genvm/" + id + "?wait=60s");
-  EXPECT_NE(st.body().find("\"exit_code\":5"), std::string::npos) << st.body();
-  EXPECT_NE(st.body().find("\"consumed_result\":null"), std::string::npos) << st.body();
+  // handlers.rs + SingleGenVMContextDone: the retained result, finished_at in epoch ms.
+  EXPECT_EQ(st.body().find("{\"genvm_id\":" + id + ",\"status\":{\"finished_at\":"), 0u) << st.body();
+  EXPECT_NE(st.body().find(",\"stdout\":\"\",\"stderr\":\"\",\"genvm_log\":[],\"metrics\":{"), std::string::npos) << st.body();
+  EXPECT_NE(st.body().find("\"consumed_result\":null,\"version_major\":0,\"version_minor\":0}}"), std::string::npos)
+      << st.body();
   auto again = http_call(m.port(), http::verb::get, "/genvm/" + id);
   EXPECT_NE(again.body().find("\"status\":null"), std::string::npos) << again.body();
 
@@ -376,7 +381,10 @@ TEST(ManagerServer, HttpRunWaitStatusIsDestructiveAndCancelWorks) {
   auto del = http_call(m.port(), http::verb::delete_, "/genvm/" + sid);
   EXPECT_NE(del.body().find("shutdown_completed"), std::string::npos) << del.body();
   auto fin = http_call(m.port(), http::verb::get, "/genvm/" + sid);
-  EXPECT_NE(fin.body().find("\"cause\":\"cancelled\""), std::string::npos) << fin.body();
+  EXPECT_NE(fin.body().find("\"status\":{\"finished_at\""), std::string::npos) << fin.body();
+  auto gone = http_call(m.port(), http::verb::delete_, "/genvm/" + sid);
+  EXPECT_EQ(gone.result(), http::status::ok);
+  EXPECT_EQ(gone.body(), "{\"error\":\"GenVM with id " + sid + " not found\",\"genvm_id\":" + sid + "}");
 }
 
 TEST(ManagerServer, HttpRunThatFailsToStartAnswers500) {
@@ -386,7 +394,13 @@ TEST(ManagerServer, HttpRunThatFailsToStartAnswers500) {
   EXPECT_EQ(r.result(), http::status::internal_server_error);
   EXPECT_NE(r.body().find("untrusted"), std::string::npos) << r.body();
   auto junk = http_call(m.port(), http::verb::post, "/genvm/run", "\xff\xff");
-  EXPECT_EQ(junk.result(), http::status::bad_request);
+  EXPECT_EQ(junk.result(), http::status::internal_server_error) << "handlers.rs: a decode failure is a 500";
+  auto modules = http_call(m.port(), http::verb::post, "/genvm/run", calldata_body(run_body(false)));
+  EXPECT_EQ(modules.result(), http::status::internal_server_error);
+  EXPECT_EQ(modules.body(), "{\"error\":\"modules are required but not running (is_sync=false with 'n' permission)\"}");
+  auto bad = http_call(m.port(), http::verb::post, "/genvm/run", calldata_body(run_body(true, {{"deadline", "5"}})));
+  EXPECT_EQ(bad.result(), http::status::internal_server_error);
+  EXPECT_NE(bad.body().find("must end with ms, s, m, or h"), std::string::npos) << bad.body();
 }
 
 TEST(ManagerServer, HttpStatusMetricsArtifactAndErrors) {
@@ -413,10 +427,101 @@ TEST(ManagerServer, HttpStatusMetricsArtifactAndErrors) {
   EXPECT_NE(metrics.body().find("genvm_manager_permits_total 12"), std::string::npos);
   EXPECT_EQ(http_call(m.port(), http::verb::get, "/ws").result(), http::status::upgrade_required);
   EXPECT_EQ(http_call(m.port(), http::verb::get, "/nope").result(), http::status::not_found);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/abc").result(), http::status::bad_request);
+  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/abc").result(), http::status::not_found);
+  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/abc").body(), "{\"error\":\"Not Found\"}");
+  EXPECT_EQ(http_call(m.port(), http::verb::put, "/status").result(), http::status::not_found) << "mod.rs: 404";
+  auto missing = http_call(m.port(), http::verb::get, "/genvm/999/artifact?field=stdout&max_len=1");
+  EXPECT_EQ(missing.result(), http::status::internal_server_error);
+  EXPECT_EQ(missing.body(), "{\"error\":\"unknown_id\"}");
+  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/999/artifact?field=stdout").result(), http::status::bad_request);
   EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/1?wait=5").result(), http::status::bad_request);
   EXPECT_EQ(http_call(m.port(), http::verb::post, "/genvm/run", std::string(5000, 'x')).result(),
             http::status::payload_too_large);
+}
+
+// socket.rs: a run request the decoder refuses, or one needing modules, is answered at once with
+// an error echoing the request id; no run exists and no event follows.
+TEST(ManagerServer, ABadRunIsAnErrorReplyNotARun) {
+  Manager m("");
+  asio::io_context io;
+  TcpWs c(io, m.port());
+  c.send(Method::kRun, 21, Value::map({{"run", run_body(true, {{"deadline", "30"}})}}));
+  Frame bad = c.read();
+  EXPECT_EQ(error_code_of(bad), static_cast<int>(ErrorCode::kMalformedFrame));
+  EXPECT_EQ(bad.request_id, 21u);
+  c.send(Method::kRun, 22, Value::map({{"run", run_body(false)}}));
+  Frame modules = c.read();
+  EXPECT_EQ(error_code_of(modules), static_cast<int>(ErrorCode::kInternal));
+  EXPECT_EQ(*modules.payload.find("message"), Value("modules are required but not running"));
+  c.send(Method::kAttach, 23, Value::map({{"attach", Value::map({{"boot_id", c.boot_id()}, {"genvm_id", 1}})}}));
+  EXPECT_EQ(error_code_of(c.reply(23)), static_cast<int>(ErrorCode::kUnknownId)) << "no run was created";
+  // A repeated host_genvm_id gets the run's current event right after the reply.
+  c.send(Method::kRun, 24, run_payload("exit 3", {{"host_genvm_id", "tx"}}));
+  std::uint64_t id = genvm_id_of(c.reply(24));
+  c.terminal(id);
+  c.send(Method::kRun, 25, run_payload("exit 3", {{"host_genvm_id", "tx"}}));
+  EXPECT_EQ(genvm_id_of(c.reply(25)), id);
+  Frame again = c.read();
+  EXPECT_EQ(again.method, static_cast<std::uint16_t>(Method::kEvent));
+  EXPECT_EQ(again.payload.as_map().begin()->first, "finished");
+}
+
+// The admin routes of manager-api.yaml, with handlers.rs's bodies and codes.
+TEST(ManagerServer, AdminRoutes) {
+  std::string root = ::testing::TempDir() + "mgr_admin_" + std::to_string(::getpid());
+  std::filesystem::create_directories(root + "/executor/v3.0.0/bin");
+  // Stands in for `genvm parse-version-pattern`: prints the first line of the contract.
+  std::ofstream(root + "/executor/v3.0.0/bin/genvm") << "#!/bin/sh\n[ \"$1\" = parse-version-pattern ] || exit 2\nhead -n 1\n";
+  std::filesystem::permissions(root + "/executor/v3.0.0/bin/genvm", std::filesystem::perms::owner_all);
+  std::ofstream(root + "/manifest.yaml") << "executor_versions:\n  v3.0.0: {available_after: 2024-01-01T00:00:00Z}\n";
+  Manager m("permits: {total: 12}\nexecutors_dir: " + root + "/executor\nmanifest_path: " + root + "/manifest.yaml\n");
+  ASSERT_TRUE(m.on_thread([&] { return m.registry().load_manifest().ok(); }));
+  auto call = [&](http::verb v, const std::string& target, std::string body = "") {
+    auto r = http_call(m.port(), v, target, std::move(body));
+    return std::to_string(r.result_int()) + " " + r.body();
+  };
+  EXPECT_EQ(call(http::verb::get, "/permits"), "200 {\"permits\":12}");
+  EXPECT_EQ(call(http::verb::post, "/permits", "{\"permits\": 20}"), "200 {\"result\":\"permits_set\",\"permits\":20}");
+  EXPECT_EQ(call(http::verb::post, "/permits", "{\"permits\": 3}"), "200 {\"result\":\"permits_set\",\"permits\":20}")
+      << "below the dearest run: refused, the maximum unchanged";
+  EXPECT_EQ(call(http::verb::post, "/permits", "{\"permits\": -1}"), "500 {\"error\":\"invalid permits\"}");
+  EXPECT_EQ(call(http::verb::post, "/permits", "{bad").substr(0, 4), "400 ");
+  EXPECT_EQ(call(http::verb::get, "/permits"), "200 {\"permits\":20}");
+  EXPECT_EQ(call(http::verb::post, "/log/level", "{\"level\": \"debug\"}"),
+            "200 {\"result\":\"log_level_set\",\"level\":\"Debug\"}");
+  EXPECT_EQ(call(http::verb::post, "/log/level", "{\"level\": \"loud\"}"), "500 {\"error\":\"invalid log level\"}");
+  EXPECT_EQ(call(http::verb::post, "/log/level", "[").substr(0, 4), "400 ");
+  EXPECT_EQ(call(http::verb::get, "/vm-error/describe?error=wasm_trap%20unreachable"),
+            "200 {\"description\":\"Web Assembly trap reached\"}");
+  EXPECT_EQ(call(http::verb::get, "/vm-error/describe?error=wasm_trapped"), "200 {\"description\":null}");
+  EXPECT_EQ(call(http::verb::get, "/vm-error/describe").substr(0, 4), "400 ");
+  EXPECT_EQ(call(http::verb::post, "/manifest/reload"), "200 {\"result\":\"manifest_reloaded\"}");
+
+  auto detect = [&](const char* code, const char* ts) {
+    http::request<http::string_body> req(http::verb::post, "/contract/detect-version", 11);
+    asio::io_context io;
+    tcp::socket s = TcpWs::connect(io, m.port());
+    req.set(http::field::host, "127.0.0.1");
+    if (ts) req.set("Deployment-Timestamp", ts);
+    req.body() = code;
+    req.prepare_payload();
+    http::write(s, req);
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    http::read(s, buf, res);
+    return std::to_string(res.result_int()) + " " + res.body();
+  };
+  EXPECT_EQ(detect("v2.1.0\nrest", "2025-01-01T00:00:00Z"), "200 {\"specified_major\":2}") << "the line read the code";
+  EXPECT_EQ(detect("v7.0.0\n", "2025-01-01T00:00:00Z"), "200 {\"specified_major\":3}") << "never above the line";
+  EXPECT_EQ(detect("no version\n", "2025-01-01T00:00:00Z"), "200 {\"specified_major\":3}");
+  EXPECT_EQ(detect("v1.0.0\n", "2020-01-01T00:00:00Z"), "500 {\"error\":\"no_executor_version_available\"}");
+  EXPECT_EQ(detect("v1.0.0\n", nullptr), "400 {\"error\":\"missing Deployment-Timestamp header\"}");
+  EXPECT_EQ(detect("v1.0.0\n", "yesterday").substr(0, 4), "500 ");
+
+  std::ofstream(root + "/manifest.yaml") << "executor_versions: [broken\n";
+  EXPECT_EQ(call(http::verb::post, "/manifest/reload").substr(0, 4), "500 ");
+  EXPECT_EQ(detect("v2.0.0\n", "2025-01-01T00:00:00Z"), "200 {\"specified_major\":2}") << "the old manifest stays";
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

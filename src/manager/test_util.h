@@ -19,10 +19,20 @@ namespace genvm::manager::testing {
 
 using calldata::Value;
 
-// A run request with every field the spec requires; `extra` overrides or adds fields.
+// A MessageData with every required field (addresses 0x01.., 0xaa..).
+inline Value message_data(bool is_init = false) {
+  calldata::Address contract, sender;
+  contract.bytes.fill(1);
+  sender.bytes.fill(0xaa);
+  return Value::map({{"contract_address", contract}, {"sender_address", sender}, {"origin_address", sender},
+                     {"signer_address", sender}, {"chain_id", 61999}, {"value", 0}, {"is_init", is_init}});
+}
+
+// A run request with every field the spec requires (selector: major 0); `extra` overrides or
+// adds fields.
 inline Value run_body(bool is_sync, Value::Map extra = {}) {
-  Value::Map m{{"selector", Value::map({})},
-               {"message", Value::map({})},
+  Value::Map m{{"selector", Value::map({{"kind", "major"}, {"major", 0}})},
+               {"message", message_data()},
                {"is_sync", is_sync},
                {"bucket_totals", Value::Array{}},
                {"host_data", "{}"},

@@ -16,6 +16,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "common/vm_error.h"
 #include "manager/config.h"
 #include "manager/log.h"
 #include "manager/registry.h"
@@ -91,7 +92,7 @@ struct Runner::Impl {
     auto it = registries.find(genvm);
     if (it != registries.end()) return *it->second;
     manager::Config c;
-    c.executor = {genvm, "run"};
+    c.executor = {genvm};  // the given binary, not a manifest line; run.rs's command line follows
     c.executor_protocol = manager::Config::ExecutorProtocol::kGenvm;
     c.execution_retention = std::chrono::minutes(1);  // we ack at once; this only bounds a leak
     auto reg = std::make_unique<manager::Registry>(io, c, log);
@@ -129,23 +130,30 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   if (auto s = impl_->ensure_socket(); !s) return s.take_error();
   manager::Registry& reg = impl_->registry_for(genvm);
 
-  // The GenvmRunRequest: the ExecutionData's fields plus the manager's own.
+  // The GenvmRunRequest: the ExecutionData's fields the request carries (the manager derives
+  // method_hosts, remaining_recursion and nested itself) plus the manager's own.
   Value::Map body = execution_data.as_map();
-  body["selector"] = Value::map({});
+  for (const char* derived : {"method_hosts", "remaining_recursion", "nested"}) body.erase(derived);
+  body["selector"] = Value::map({{"kind", "major"}, {"major", 0}});
   body["is_sync"] = false;
+  body["no_modules"] = true;  // the node serves no LLM or web module
   const Value* msg = execution_data.find("message");
   const Value* dt = msg ? msg->find("datetime") : nullptr;
-  body["timestamp"] = dt && dt->is_string() ? *dt : Value("");
+  body["timestamp"] = dt && dt->is_string() ? *dt : Value("2024-11-26T06:42:42.424242Z");
   body["host"] = "unix://" + impl_->socket_path;
   body["debug_mode"] = "safe";  // bounded capture: the stderr tail explains a failed run
   body["permissions"] = permissions;
   if (timeout_ms > 0) body["deadline"] = std::to_string(timeout_ms) + "ms";
 
+  // Submitted first: a refused request starts nothing, and the run's executor (spawned only
+  // once io runs below) finds the host socket's backlog waiting for the server thread.
+  auto sink = std::make_shared<TerminalSink>();
+  auto submitted = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node"}, sink);
+  if (!submitted) return make_error("node_internal", "the manager refused the run request: " + submitted.error().message);
   HostSession session;
   std::vector<std::string> host_errors;
   std::thread server([&] { impl_->serve(state, session, host_errors); });
-  auto sink = std::make_shared<TerminalSink>();
-  std::uint64_t id = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node"}, sink);
+  std::uint64_t id = submitted->genvm_id;
   // The deadline is the manager's: every run ends in a terminal event.
   while (!sink->terminal) {
     impl_->io.restart();
@@ -169,7 +177,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   if (const Value* x = t.find("exit_code"); x && x->is_int()) {
     out.exit_code = static_cast<int>(x->as_int().to_int64().value_or(-1));
   }
-  if (auto a = reg.get_artifact(id, manager::ArtifactField::kStderr, 0, kStderrKeep); a) out.stderr_text = a->data;
+  if (auto a = reg.get_artifact(id, "stderr", 0, kStderrKeep); a) out.stderr_text = a->data;
   if (out.stderr_text.empty() && !host_errors.empty()) out.stderr_text = host_errors.front();
   if (const Value* r = t.find("consumed_result"); r && r->is_bytes() && r->as_bytes().size() > 1) {
     const Bytes& b = r->as_bytes();  // the manager's outer result-code byte, then the map

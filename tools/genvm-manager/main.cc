@@ -1,6 +1,7 @@
 // genvm-manager: owns every executor's lifecycle behind the manager socket protocol and the
 // HTTP API. See docs/PROTOCOLS.md (## Manager) for the config keys and their defaults.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -21,19 +22,39 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: genvm-manager [--config FILE] [--host H --port P | --socket PATH]\n"
+    "usage: genvm-manager [--config FILE] [--manifest-path FILE] [--host H --port P | --socket PATH]\n"
     "\n"
     "Runs genvm executors on request: the manager socket protocol on GET /ws (binary frames\n"
     "u16 method | u64 request id | calldata), the HTTP API (/genvm/run, /genvm/{id}, /status,\n"
-    "/metrics). Logs JSON lines to stderr. SIGTERM/SIGINT: no new runs, every run finishes\n"
-    "with cause `shutdown`, exit 0.\n"
+    "/permits, /log/level, /vm-error/describe, /contract/detect-version, /manifest/reload,\n"
+    "/metrics). A run's executor is <executors_dir>/<version>/bin/genvm for the line its\n"
+    "selector resolves to in the manifest. Logs JSON lines to stderr. SIGTERM/SIGINT: no new\n"
+    "runs, every run finishes with cause `shutdown`, exit 0.\n"
     "\n"
     "  --config FILE   YAML configuration (every key optional; see docs/PROTOCOLS.md)\n"
+    "  --manifest-path FILE  the executor manifest (default from config, else\n"
+    "                  ${exeDir}/../data/manifest.yaml); executors default to ${exeDir}/../executor\n"
     "  --host H        TCP address to listen on (default from config, 127.0.0.1)\n"
     "  --port P        TCP port (default from config, 3999; 0 picks a free one)\n"
     "  --socket PATH   listen on a unix socket instead of TCP\n"
     "  --print-port    print the bound TCP port on stdout once listening\n"
     "  --help          this text\n";
+
+// The directory of this binary, symlinks resolved (Rust's current_exe), or "." if unknown.
+std::string executable_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<std::size_t>(n));
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string expand_exe_dir(std::string text, const std::string& exe_dir) {
+  constexpr std::string_view kVar = "${exeDir}";
+  for (std::size_t at; (at = text.find(kVar)) != std::string::npos;) text.replace(at, kVar.size(), exe_dir);
+  return text;
+}
 
 int fail(const std::string& line) {
   std::fprintf(stderr, "genvm-manager: %s\n", line.c_str());
@@ -44,7 +65,7 @@ int fail(const std::string& line) {
 
 int main(int argc, char** argv) {
   using namespace genvm::manager;
-  std::string config_path, host, socket_path;
+  std::string config_path, host, socket_path, manifest_path;
   std::optional<int> port;
   bool print_port = false;
   for (int i = 1; i < argc; ++i) {
@@ -61,6 +82,10 @@ int main(int argc, char** argv) {
       const char* v = value("--config");
       if (!v) return fail("--config needs a file");
       config_path = v;
+    } else if (a == "--manifest-path") {
+      const char* v = value("--manifest-path");
+      if (!v) return fail("--manifest-path needs a file");
+      manifest_path = v;
     } else if (a == "--host") {
       const char* v = value("--host");
       if (!v) return fail("--host needs an address");
@@ -93,10 +118,20 @@ int main(int argc, char** argv) {
   if (port) config.port = static_cast<std::uint16_t>(*port);
   if (!socket_path.empty()) config.socket = socket_path;
   if (!host.empty() || port) config.socket.clear();
+  if (!manifest_path.empty()) config.manifest_path = manifest_path;
+  // The public defaults, relative to this binary: ${exeDir}/../executor and
+  // ${exeDir}/../data/manifest.yaml; ${exeDir} in a configured path means the same directory.
+  std::string exe_dir = executable_dir();
+  if (config.executors_dir.empty()) config.executors_dir = "${exeDir}/../executor";
+  if (config.manifest_path.empty()) config.manifest_path = "${exeDir}/../data/manifest.yaml";
+  config.executors_dir = expand_exe_dir(config.executors_dir, exe_dir);
+  config.manifest_path = expand_exe_dir(config.manifest_path, exe_dir);
 
   boost::asio::io_context io;
   Log log(2);
+  log.set_level(config.log_level);
   Registry registry(io, config, log);
+  if (genvm::Status m = registry.load_manifest(); !m) return fail(m.error().message);
   Server server(io, registry, config, log);
   genvm::Status listening = config.socket.empty() ? server.listen_tcp(config.host, config.port)
                                                   : server.listen_unix(config.socket);
