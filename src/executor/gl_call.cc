@@ -84,7 +84,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        // budget the sub-VM ends, so writes cannot grow host memory without bound.
                        std::uint64_t cost = ctx_.storage->unwritten_pages(slot, index, len) * kNewStoragePageCost;
                        if (!c.store().charge_ram(cost)) {
-                         return end_vm_error(VmError::out_of().memory(), "storage writes");
+                         return end_vm_error(VmError::out_of().memory());
                        }
                        auto s = ctx_.storage->write(slot, index, data);
                        if (!s) return internal(s.error());

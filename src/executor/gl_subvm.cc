@@ -126,7 +126,7 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     return end(ResultCode::kFatalVmError, Value(VmError(code, std::move(detail)).to_string()));
   };
   if (ctx_.nondet_calls >= kMaxNondetBlocks) {
-    return fatal(VmError::oom().ram().limit(), "more than " + std::to_string(kMaxNondetBlocks) + " nondet blocks");
+    return fatal(VmError::oom().ram().limit(), "");
   }
   std::uint32_t call_no = ctx_.nondet_calls++;
   VmFrame child;
@@ -168,7 +168,7 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     return give_fd(g, std::move(entry));
   }
   if (!ctx_.leader_results || call_no >= ctx_.leader_results->size()) {
-    return fatal(VmError::leader_fault().nondet_output().absent(), "no leader entry for call " + std::to_string(call_no));
+    return fatal(VmError::leader_fault().nondet_output().absent(), "");
   }
   const calldata::Bytes& entry = (*ctx_.leader_results)[call_no];
   if (auto derived = check_leader_entry(entry)) {

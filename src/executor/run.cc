@@ -74,7 +74,7 @@ RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& c
     if (!wp) {
       // A list over its limit is the contract's VM error; anything else is the host's failure.
       auto as_vm_error = VmError::parse(wp.error().code);
-      return as_vm_error ? vm_error(as_vm_error->with_detail(wp.error().message)) : internal(wp.error());
+      return as_vm_error ? vm_error(*as_vm_error) : internal(wp.error());
     }
     ctx.locked_slots = std::move(wp->locked_slots);
     for (const auto& u : wp->upgraders) {
@@ -91,7 +91,7 @@ RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& c
     auto major = storage.abi_major();
     if (!major) return internal(major.error());
     if (*major != kCurrentMajor) {
-      return vm_error(VmError(VmError::invalid_contract().major_mismatch(), "contract major " + std::to_string(*major)));
+      return vm_error(VmError(VmError::invalid_contract().major_mismatch()));
     }
     auto stored = read_contract_code(storage, d.message.contract_address, StorageType::kDefault);
     if (!stored) return internal(stored.error());

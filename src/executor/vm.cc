@@ -66,7 +66,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
   };
   static constexpr std::uint8_t kWasmMagic[4] = {0, 'a', 's', 'm'};
   if (code.size() < 4 || std::memcmp(code.data(), kWasmMagic, 4) != 0) {
-    return fail(VmError::invalid_contract().runner().malformed(), "code is not a wasm module");
+    return fail(VmError::invalid_contract().runner().malformed(), "");
   }
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;

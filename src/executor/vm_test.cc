@@ -87,7 +87,7 @@ TEST(Vm, ModulesThatCannotRunAreInvalidContracts) {
   EXPECT_EQ(run_hex(kNoStart).data, Value("invalid_contract wasm entrypoint"));
   EXPECT_EQ(run_hex(kUnknownImport).data, Value("invalid_contract wasm linking"));
   EXPECT_EQ(run_hex("0061736d01000000ff").data, Value("invalid_contract wasm validating"));
-  EXPECT_EQ(run_hex("00").data, Value("invalid_contract runner malformed # code is not a wasm module"));
+  EXPECT_EQ(run_hex("00").data, Value("invalid_contract runner malformed"));
 }
 
 TEST(Vm, EmptySubVmAccumulatorIsReported) {
