@@ -10,7 +10,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
 "$bin" --help | grep -q -- "--config FILE" || fail "--help does not describe --config"
-for args in "--bogus" "--config $dir/none.yaml" "--port 99999" "--socket $dir/s --port 1"; do
+for args in "--bogus" "--config $dir/none.yaml" "--manifest-path $dir/none.yaml" "--port 99999" "--socket $dir/s --port 1"; do
   out=$("$bin" $args 2>&1 >/dev/null); rc=$?
   [ "$rc" -ne 0 ] || fail "'$args' exited 0"
   [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$args' printed more than one line: $out"
@@ -46,16 +46,20 @@ def uleb(n):
         out.append(b | (0x80 if n else 0))
         if not n: return bytes(out)
 # Calldata: a ULEB128 of (payload << 3 | type); types 1 int, 3 bytes, 4 string, 5 array, 6 map
-# (keys as length-prefixed UTF-8, sorted), 0 special (null 0, true 0x10).
+# (keys as length-prefixed UTF-8, sorted), 0 special (null 0, false 0x08, true 0x10, address
+# 0x18 + 20 bytes).
 def s(x): b = x.encode(); return uleb((len(b) << 3) | 4) + b
 def by(x): return uleb((len(x) << 3) | 3) + x
 def i(n): return uleb((n << 3) | 1)
 def arr(xs): return uleb((len(xs) << 3) | 5) + b"".join(xs)
 def key(k): b = k.encode(); return uleb(len(b)) + b
 def mp(d): return uleb((len(d) << 3) | 6) + b"".join(key(k) + v for k, v in sorted(d.items(), key=lambda kv: kv[0].encode()))
-NULL, TRUE = b"\x00", b"\x10"
+NULL, FALSE, TRUE = b"\x00", b"\x08", b"\x10"
+def addr(fill): return b"\x18" + bytes([fill]) * 20
 script = "sleep 1000 & echo $$ $! > %s; wait" % sys.argv[1]
-body = mp({"selector": mp({}), "message": mp({}), "is_sync": TRUE, "bucket_totals": arr([]),
+message = mp({"contract_address": addr(1), "sender_address": addr(0xaa), "origin_address": addr(0xaa),
+              "signer_address": addr(0xaa), "chain_id": i(61999), "value": i(0), "is_init": FALSE})
+body = mp({"selector": mp({"kind": s("major"), "major": i(0)}), "message": message, "is_sync": TRUE, "bucket_totals": arr([]),
            "host_data": s("{}"), "timestamp": s("2026-01-01T00:00:00Z"), "host": s("x"),
            "calldata": by(b""), "code": NULL, "leader_nondet_results": NULL,
            "initial_time_units_allocation": i(1000), "extra_args": arr([s(script)])})

@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "manager/registry.h"
+#include "local_fees.h"
 #include "manager/test_util.h"
 #include "test_host.h"
 
@@ -59,28 +60,33 @@ TEST(ManagerEndToEnd, RealGenvmRunsACounterAndTheManagerRetainsItsResult) {
   auto uri = host.listen_unix(dir + "/host.sock");
   ASSERT_TRUE(uri.ok());
 
-  auto config = parse_config("executor: [" + genvm + ", run]\nexecutor_protocol: genvm\n");
+  // The line the build installs (tools/genvm-manager/CMakeLists.txt), found as the public
+  // manager finds its lines: by the request's selector, in the manifest.
+  std::string tools = binary_dir() + "/tools";
+  auto config = parse_config("executors_dir: " + tools + "/executor\nmanifest_path: " + tools + "/data/manifest.yaml\n");
   ASSERT_TRUE(config.ok());
   boost::asio::io_context io;
   Log log(-1);
   Registry reg(io, *config, log, 64ull << 30);
+  ASSERT_TRUE(reg.load_manifest().ok());
 
   std::ifstream f(wasm, std::ios::binary);
   calldata::Bytes code((std::istreambuf_iterator<char>(f)), {});
   Value message = Value::map({{"contract_address", addr(1)}, {"sender_address", addr(0xaa)},
                               {"origin_address", addr(0xaa)}, {"signer_address", addr(0xaa)},
                               {"chain_id", "61999"}, {"value", "0"}, {"is_init", true}});
-  Value body = testing::run_body(false, {{"message", message}, {"code", code}, {"host", *uri},
-                                         {"calldata", calldata::encode(Value::map({}))},
-                                         {"debug_mode", "safe"}});
+  Value::Map fields = testing::local_fee_fields();
+  fields.insert({{"message", message}, {"code", code}, {"host", *uri}, {"calldata", calldata::encode(Value::map({}))},
+                 {"debug_mode", "safe"}, {"no_modules", true}});
+  Value body = testing::run_body(false, std::move(fields));
   auto sink = std::make_shared<Sink>();
-  reg.submit(body, {false, "test"}, sink);
+  ASSERT_TRUE(reg.submit(body, {false, "test"}, sink).ok());
   ASSERT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
   host.stop();
   const Value& fin = *sink->terminal();
   ASSERT_EQ(fin.as_map().begin()->first, "finished") << calldata::to_text(fin);
   const Value& b = fin.as_map().begin()->second;
-  EXPECT_EQ(*b.find("exit_code"), Value(0)) << calldata::to_text(b);
+  EXPECT_EQ(*b.find("exit_code"), Value(0)) << calldata::to_text(b) << "\nstderr: " << reg.get_artifact(1, "stderr", 0, 4096)->data;
   const Value* consumed = b.find("consumed_result");
   ASSERT_TRUE(consumed && consumed->is_bytes()) << calldata::to_text(b);
   const auto& bytes = consumed->as_bytes();
@@ -88,7 +94,8 @@ TEST(ManagerEndToEnd, RealGenvmRunsACounterAndTheManagerRetainsItsResult) {
   EXPECT_EQ(bytes[0], 0) << "Return";
   auto report = calldata::decode(std::span<const std::uint8_t>(bytes.data() + 1, bytes.size() - 1));
   ASSERT_TRUE(report.ok());
-  EXPECT_EQ(*report->find("kind"), Value(0));
+  EXPECT_EQ(*report->find("kind"), Value("Return")) << "the variant name, as the public derive writes it";
+  EXPECT_EQ(*b.find("version_major"), Value(0)) << "the installed line's version";
   EXPECT_EQ(report->find("execution_hash")->as_bytes().size(), 32u);
   // Host 0 never saw the result: in the manager deployment it goes to host 1.
   EXPECT_TRUE(host.with_state([](test_host::State& s) { return s.results.empty(); }));
@@ -127,8 +134,9 @@ struct DeadlineFixture {
     if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
   }
   Value body(const std::string& host_uri, const std::string& deadline) const { return body_with(wasm, host_uri, deadline); }
-  // Submits `body` to a Registry whose executor command is the YAML list items `executor` and
-  // returns the run's terminal event (null when none came within run_until's limit).
+  // Submits `body` to a Registry whose executor command is the YAML list items `executor` (in
+  // place of a manifest line) and returns the run's terminal event (null when none came within
+  // run_until's limit).
   Value run_to_end(const std::string& executor, const Value& body) const {
     auto config = parse_config("executor: [" + executor + "]\nexecutor_protocol: genvm\n");
     EXPECT_TRUE(config.ok()) << config.error().to_string();
@@ -137,7 +145,9 @@ struct DeadlineFixture {
     Log log(-1);
     Registry reg(io, *config, log, 64ull << 30);
     auto sink = std::make_shared<Sink>();
-    reg.submit(body, {false, "test"}, sink);
+    auto submitted = reg.submit(body, {false, "test"}, sink);
+    EXPECT_TRUE(submitted.ok()) << submitted.error().to_string();
+    if (!submitted.ok()) return Value();
     EXPECT_TRUE(testing::run_until(io, [&] { return sink->terminal() != nullptr; }));
     return sink->terminal() ? *sink->terminal() : Value();
   }
@@ -147,9 +157,10 @@ struct DeadlineFixture {
     Value message = Value::map({{"contract_address", addr(1)}, {"sender_address", addr(0xaa)},
                                 {"origin_address", addr(0xaa)}, {"signer_address", addr(0xaa)},
                                 {"chain_id", "61999"}, {"value", "0"}, {"is_init", true}});
-    return testing::run_body(false, {{"message", message}, {"code", code}, {"host", host_uri},
-                                     {"calldata", calldata::encode(Value::map({}))},
-                                     {"debug_mode", "safe"}, {"deadline", deadline}});
+    Value::Map fields = testing::local_fee_fields();
+    fields.insert({{"message", message}, {"code", code}, {"host", host_uri}, {"calldata", calldata::encode(Value::map({}))},
+                   {"debug_mode", "safe"}, {"deadline", deadline}, {"no_modules", true}});
+    return testing::run_body(false, std::move(fields));
   }
 };
 
@@ -176,7 +187,7 @@ TEST(ManagerDeadline, AnExecutorWaitingOnItsHostIsKilledAtTheDeadline) {
   int stall = testing::listen_never_accept(path, 16);
   ASSERT_GE(stall, 0);
 
-  expect_ended_by_deadline(fx.run_to_end(fx.genvm + ", run", fx.body("unix://" + path, "700ms")));
+  expect_ended_by_deadline(fx.run_to_end(fx.genvm, fx.body("unix://" + path, "700ms")));
   ::close(stall);
 }
 
@@ -190,8 +201,8 @@ TEST(ManagerDeadline, AnExecutorHangingBeforeConnectingEndsAtTheDeadlineWithItsT
   auto uri = host.listen_unix(fx.dir + "/host.sock");
   ASSERT_TRUE(uri.ok());
   std::string pidfile = fx.dir + "/sleeper";
-  // $0 is genvm, "$@" is `run` and the manager's arguments.
-  Value fin = fx.run_to_end("sh, -c, 'sleep 1000 & echo $! > " + pidfile + "; wait; exec \"$0\" \"$@\"', " + fx.genvm + ", run",
+  // $0 is genvm, "$@" the manager's arguments (--log-fd=3 run ...).
+  Value fin = fx.run_to_end("sh, -c, 'sleep 1000 & echo $! > " + pidfile + "; wait; exec \"$0\" \"$@\"', " + fx.genvm,
                             fx.body(*uri, "700ms"));
   host.stop();
   expect_ended_by_deadline(fin);
@@ -223,7 +234,7 @@ TEST(ManagerDeadline, AContractLoopingForeverIsKilledAtTheDeadlineAndDeliversNot
   test_host::TestHost host;
   auto uri = host.listen_unix(fx.dir + "/host.sock");
   ASSERT_TRUE(uri.ok());
-  Value fin = fx.run_to_end(fx.genvm + ", run", fx.body_with(loop, *uri, "700ms"));
+  Value fin = fx.run_to_end(fx.genvm, fx.body_with(loop, *uri, "700ms"));
   host.stop();
   expect_ended_by_deadline(fin);
   EXPECT_EQ(host.with_state([](test_host::State& s) { return s.results.size(); }), 0u);

@@ -34,6 +34,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include "manager/protocol.h"
+#include "local_fees.h"
 #include "manager/test_util.h"
 #include "test_host.h"
 
@@ -274,10 +275,10 @@ Value counter_run(const calldata::Bytes& code, const std::string& host_uri) {
   Value message = Value::map({{"contract_address", addr(1)}, {"sender_address", addr(0xaa)},
                               {"origin_address", addr(0xaa)}, {"signer_address", addr(0xaa)},
                               {"chain_id", "61999"}, {"value", "0"}, {"is_init", true}});
-  Value::Map m{{"selector", Value::map({})},
+  Value::Map m = testing::local_fee_fields();
+  m.insert({{"selector", Value::map({{"kind", "major"}, {"major", 0}})},
                {"message", message},
                {"is_sync", false},
-               {"bucket_totals", Value::Array{}},
                {"host_data", "{}"},
                {"timestamp", "2026-01-01T00:00:00Z"},
                {"host", host_uri},
@@ -285,7 +286,8 @@ Value counter_run(const calldata::Bytes& code, const std::string& host_uri) {
                {"code", code},
                {"leader_nondet_results", Value()},
                {"initial_time_units_allocation", 1000},
-               {"debug_mode", "safe"}};
+               {"debug_mode", "safe"},
+               {"no_modules", true}});
   return Value::map({{"run", Value(std::move(m))}});
 }
 
@@ -363,21 +365,22 @@ struct LoadDriver {
 };
 
 struct Fixture {
-  std::string genvm, wasm, manager;
+  std::string genvm, wasm, manager, manifest;
   bool ok = false;
   std::string missing;
   Fixture() {
     genvm = binary_dir() + "/tools/genvm/genvm";
     wasm = binary_dir() + "/examples/counter.wasm";
     manager = binary_dir() + "/tools/genvm-manager/genvm-manager";
-    for (const auto& p : {genvm, wasm, manager}) {
+    // The manager finds the executor as the public one does: the build's line in its manifest.
+    manifest = binary_dir() + "/tools/data/manifest.yaml";
+    for (const auto& p : {genvm, wasm, manager, manifest}) {
       if (::access(p.c_str(), R_OK) != 0) missing += p + " ";
     }
     ok = missing.empty();
   }
   std::string yaml(std::size_t permits) const {
-    return "executor: [" + genvm + ", run]\nexecutor_protocol: genvm\n"
-           "permits: {total: " + std::to_string(permits) + ", sync: 1, nondet: 1}\n"
+    return "permits: {total: " + std::to_string(permits) + ", sync: 1, nondet: 1}\n"
            "execution_retention: 5m\n";
   }
   calldata::Bytes code() const {

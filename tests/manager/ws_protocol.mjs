@@ -6,9 +6,10 @@
 // Frames are built by hand here (u16 method BE | u64 request id BE | calldata via genlayer-js),
 // so the manager's codec is checked against an independent encoder. Covers: hello, run and its
 // events, idempotent host_genvm_id, attach after a reconnect, cancel, deadline, artifacts,
-// ack, queued (permits), disconnect while running then attach, retention expiry without ack,
-// every protocol error code the client can provoke (all but `internal`, which no request can
-// cause), the oversized-message drop (1006),
+// ack, queued (permits: seen in the attach snapshot), disconnect while running then attach,
+// retention expiry without ack, every protocol error code (`internal` from a run that needs the
+// modules, none of which run here), a bad run request answered at once, the oversized-message
+// drop (1006),
 // the unix socket, SIGTERM (`shutdown` events, exit 0) and kill -9 (the guard kills the trees).
 // Exit codes: 0 pass, 1 fail, 77 skipped (only when GENVM_SKIP_NPM=1).
 import { spawn } from "node:child_process";
@@ -37,6 +38,7 @@ for (const pkg of ["ws", "genlayer-js"]) {
 const require = createRequire(join(interop, "package.json"));
 const WebSocket = require("ws");
 const { abi } = await import(require.resolve("genlayer-js"));
+const { CalldataAddress } = await import(require.resolve("genlayer-js/types"));
 const calldata = abi.calldata;
 
 const argv = process.argv.slice(2);
@@ -68,9 +70,13 @@ function parse(buf) {
   return { method: buf.readUInt16BE(0), id: buf.readBigUInt64BE(2), payload: calldata.decode(buf.subarray(10)) };
 }
 const map = (o) => new Map(Object.entries(o));
+// A run request with every field manager-api.yaml requires (GenvmRunRequest, MessageData).
 function runRequest(script, extra = {}) {
+  const who = new CalldataAddress(new Uint8Array(20).fill(0xaa));
+  const message = map({ contract_address: new CalldataAddress(new Uint8Array(20).fill(1)), sender_address: who,
+                        origin_address: who, signer_address: who, chain_id: 61999n, value: 0n, is_init: false });
   return map({
-    selector: new Map(), message: new Map(), is_sync: true, bucket_totals: [], host_data: "{}",
+    selector: map({ kind: "major", major: 0n }), message, is_sync: true, bucket_totals: [], host_data: "{}",
     timestamp: "2026-01-01T00:00:00Z", host: "unix:///nowhere", calldata: new Uint8Array(), code: null,
     leader_nondet_results: null, initial_time_units_allocation: 1000n, extra_args: [script], ...extra,
   });
@@ -234,6 +240,11 @@ try {
   check(e.payload.get("code") === BigInt(E.malformed_frame), "undecodable payload -> malformed_frame");
   r = await c2.request(M.cancel, "cancel", map({ genvm_id: 999999n }));
   check(r.payload.get("code") === BigInt(E.unknown_id), "cancel of an unknown run -> unknown_id");
+  r = await c2.request(M.run, "run", runRequest("exit 0", { deadline: "30" }));
+  check(r.method === M.error && r.payload.get("code") === BigInt(E.malformed_frame), "a bare-number deadline -> malformed_frame at once");
+  r = await c2.request(M.run, "run", runRequest("exit 0", { is_sync: false }));
+  check(r.method === M.error && r.payload.get("code") === BigInt(E.internal) &&
+        r.payload.get("message") === "modules are required but not running", "a run needing modules -> internal");
 
   // oversized message: dropped without a close frame
   const c3 = await new Client(m.url).open();
@@ -261,9 +272,10 @@ try {
   await x.event("started", holder);
   r = await x.request(M.run, "run", runRequest("sleep 0.3; exit 5"));
   const waiter = r.payload.get("genvm_id");
-  check((await x.event("queued", waiter)).get("genvm_id") === waiter, "a run without permits is queued");
+  r = await x.request(M.attach, "attach", map({ boot_id: x.bootId, genvm_id: waiter }));
+  check(r.payload.get("snapshot").has("queued"), "a run without permits is queued (its snapshot)");
   r = await x.request(M.get_artifact, "get_artifact", map({ genvm_id: waiter, field: "stdout", offset: 0n, max_len: 10n }));
-  check(r.method === M.error && r.payload.get("code") === BigInt(E.not_finished), "get_artifact before the end is not_finished");
+  check(r.method === M.error && r.payload.get("code") === BigInt(E.unknown_id), "get_artifact before the end is unknown_id (run.rs)");
   r = await x.request(M.cancel, "cancel", map({ genvm_id: holder }));
   await x.event("started", waiter);
   const bootQ = x.bootId;

@@ -18,6 +18,7 @@
 #include "manager/log.h"
 #include "manager/registry.h"
 #include "manager/server.h"
+#include "manager/versioning.h"
 
 namespace {
 
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   Log log(2);
   log.set_level(config.log_level);
+  // A manifest that cannot be read stops the start (versioning.rs Ctx::new), before anything
+  // else is logged.
+  if (auto m = load_manifest(config.manifest_path); !m) return fail(m.error().message);
   Registry registry(io, config, log);
   if (genvm::Status m = registry.load_manifest(); !m) return fail(m.error().message);
   Server server(io, registry, config, log);
