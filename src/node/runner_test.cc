@@ -30,15 +30,19 @@ class RunnerTest : public testing::StateDir {
     ::chmod(p.c_str(), 0755);
     return p;
   }
-  // Execution data the manager accepts; a stand-in executor never reads it.
+  // Execution data the manager accepts (its MessageData complete, as the public decoder
+  // requires); a stand-in executor never reads it.
   static Value data() {
+    calldata::Address a;
     return Value::map({{"calldata", calldata::Bytes{}},
                        {"host_data", ""},
                        {"code", Value()},
                        {"leader_nondet_results", Value()},
                        {"initial_time_units_allocation", 0},
                        {"bucket_totals", Value::Array{}},
-                       {"message", Value::map({{"chain_id", 1}, {"value", 0}})}});
+                       {"message", Value::map({{"contract_address", a}, {"sender_address", a}, {"origin_address", a},
+                                               {"signer_address", a}, {"chain_id", 1}, {"value", 0},
+                                               {"is_init", false}})}});
   }
 };
 
