@@ -138,15 +138,22 @@ Status Storage::write(const SlotId& slot, std::uint32_t index, std::span<const s
 
 std::vector<StorageDelta> Storage::changes() const {
   std::vector<StorageDelta> out;
-  out.reserve(written_.size());
-  // written_ is ordered by (slot bytes, page number), which is the documented order.
+  // written_ is ordered by (slot bytes, page number), which is the documented order. A page
+  // that directly follows the previous written page of the same slot extends that delta.
+  const SlotId* last_slot = nullptr;
+  std::uint32_t last_page = 0;
   for (const auto& [key, page] : written_) {
-    StorageDelta d;
-    std::copy(key.first.begin(), key.first.end(), d.key.begin());
-    std::uint32_t off = key.second * kPageSize;
-    for (int i = 0; i < 4; ++i) d.key[kSlotIdSize + i] = static_cast<std::uint8_t>(off >> (8 * i));
-    d.value.assign(page.begin(), page.end());
-    out.push_back(std::move(d));
+    if (last_slot && *last_slot == key.first && key.second == last_page + 1) {
+      out.back().value.insert(out.back().value.end(), page.begin(), page.end());
+    } else {
+      StorageDelta d;
+      std::copy(key.first.begin(), key.first.end(), d.key.begin());
+      for (int i = 0; i < 4; ++i) d.key[kSlotIdSize + i] = static_cast<std::uint8_t>(key.second >> (8 * (3 - i)));
+      d.value.assign(page.begin(), page.end());
+      out.push_back(std::move(d));
+    }
+    last_slot = &key.first;
+    last_page = key.second;
   }
   return out;
 }

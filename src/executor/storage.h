@@ -10,9 +10,10 @@
 // one host call per contiguous run of missing pages; a write is buffered (a partially covered
 // page is read first, so its page holds whole, correct bytes). Reads of the run's own contract
 // in the default view see the run's buffered writes; other views and other contracts read
-// through the cache only. Nothing reaches the host until the result: `changes()` lists each
-// written page once, ordered by (slot id bytes, page index), keyed by the slot id followed by
-// the page's byte offset as u32 little-endian (36 bytes), valued by the page's kPageSize bytes.
+// through the cache only. Nothing reaches the host until the result: `changes()` lists the
+// written pages ordered by (slot id bytes, page index) as the public executor's storage deltas:
+// each run of consecutive written pages of one slot is one change, keyed by the slot id and the
+// run's first page index as u32 big-endian (36 bytes), valued by the run's pages.
 // `index + len` beyond 2^32 is "storage_overflow"; host failures pass through unchanged.
 #pragma once
 

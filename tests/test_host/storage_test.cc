@@ -112,29 +112,34 @@ TEST_F(StorageTest, AReadOnlyChildViewSkipsTheRunsOwnWrites) {
   EXPECT_EQ(*child, (calldata::Bytes{1, 2}));
 }
 
-TEST_F(StorageTest, FullPageWritesNeedNoRead) {
+// Consecutive written pages of a slot are one change (the public executor's make_delta).
+TEST_F(StorageTest, FullPageWritesNeedNoReadAndConsecutivePagesAreOneChange) {
   ASSERT_TRUE(st_->write(slot(3), 32, calldata::Bytes(64, 7)).ok());
   EXPECT_EQ(host_reads(), 0u);
   auto ch = st_->changes();
-  ASSERT_EQ(ch.size(), 2u);
+  ASSERT_EQ(ch.size(), 1u);
+  EXPECT_EQ(ch[0].key[35], 1);  // first page index 1, big-endian
+  EXPECT_EQ(ch[0].value, calldata::Bytes(64, 7));
 }
 
-TEST_F(StorageTest, ChangesArePagesKeyedBySlotAndLittleEndianOffsetInOrder) {
+// Keyed by slot id and the first page's index as u32 big-endian, in (slot, page) order.
+TEST_F(StorageTest, ChangesAreKeyedBySlotAndBigEndianPageIndexInOrder) {
   ASSERT_TRUE(st_->write(slot(2), 70, calldata::Bytes{9}).ok());
   ASSERT_TRUE(st_->write(slot(1), 0, calldata::Bytes{8}).ok());
-  ASSERT_TRUE(st_->write(slot(2), 0x100, calldata::Bytes{7}).ok());
+  ASSERT_TRUE(st_->write(slot(2), 0x2000, calldata::Bytes{7}).ok());
   auto ch = st_->changes();
   ASSERT_EQ(ch.size(), 3u);
-  // slot 1 page 0, then slot 2 page 2 (offset 64), then slot 2 page 8 (offset 256).
+  // slot 1 page 0, then slot 2 page 2 (offset 64), then slot 2 page 256 (offset 0x2000).
   EXPECT_EQ(ch[0].key[0], 1);
-  EXPECT_EQ(ch[0].key[32], 0);
+  EXPECT_EQ(ch[0].key[35], 0);
   EXPECT_EQ(ch[0].value[0], 8);
   EXPECT_EQ(ch[0].value[1], 2);  // rest of the page from the host
   EXPECT_EQ(ch[1].key[0], 2);
-  EXPECT_EQ(ch[1].key[32], 64);
+  EXPECT_EQ((std::array<std::uint8_t, 4>{ch[1].key[32], ch[1].key[33], ch[1].key[34], ch[1].key[35]}),
+            (std::array<std::uint8_t, 4>{0, 0, 0, 2}));
   EXPECT_EQ(ch[1].value[70 - 64], 9);
-  EXPECT_EQ(ch[2].key[32], 0x00);
-  EXPECT_EQ(ch[2].key[33], 0x01);
+  EXPECT_EQ((std::array<std::uint8_t, 4>{ch[2].key[32], ch[2].key[33], ch[2].key[34], ch[2].key[35]}),
+            (std::array<std::uint8_t, 4>{0, 0, 1, 0}));
   EXPECT_EQ(ch[2].value.size(), executor::kPageSize);
 }
 

@@ -57,9 +57,10 @@ bool read_slice(int fd, std::uint32_t max, std::vector<std::uint8_t>& out) {
 Status apply_storage_change(std::span<const std::uint8_t> key, std::span<const std::uint8_t> value,
                             std::vector<std::uint8_t>& slot_bytes) {
   if (key.size() != kStorageChangeKeySize) {
-    return make_error("storage_change", "a storage change key must be 36 bytes (slot id + u32 offset)");
+    return make_error("storage_change", "a storage change key must be 36 bytes (slot id + u32 page index)");
   }
-  std::uint64_t off = get_u32_le(key.data() + 32);
+  std::uint64_t page = std::uint64_t(key[32]) << 24 | std::uint64_t(key[33]) << 16 | std::uint64_t(key[34]) << 8 | key[35];
+  std::uint64_t off = page * kStoragePageSize;
   if (off + value.size() > (std::uint64_t(1) << 32)) {
     return make_error("storage_change", "a storage change reaches past the end of the slot");
   }

@@ -31,10 +31,12 @@ void put_u32_le(std::vector<std::uint8_t>& out, std::uint32_t v);
 void put_u64_le(std::vector<std::uint8_t>& out, std::uint64_t v);
 std::uint32_t get_u32_le(const std::uint8_t* p);
 
-// A storage change's key is the 32-byte slot id followed by the byte offset in the slot as a
-// u32 little-endian (docs/PROTOCOLS.md, "Executor choices"). Writes `value` at that offset of
+// A storage change (the public executor's storage delta) is keyed by the 32-byte slot id and
+// the index of its first 32-byte page as a u32 big-endian; its value is one or more whole pages
+// from there (consecutive written pages are one change). Writes `value` at page * 32 of
 // `slot_bytes`, growing it with zeros; errors on a malformed key or a change past 2^32.
 inline constexpr std::size_t kStorageChangeKeySize = 36;
+inline constexpr std::uint64_t kStoragePageSize = 32;
 Status apply_storage_change(std::span<const std::uint8_t> key, std::span<const std::uint8_t> value,
                             std::vector<std::uint8_t>& slot_bytes);
 
