@@ -95,7 +95,7 @@ Result<Config> parse_root(const YAML::Node& root) {
   if (auto s = check_keys(root, "config",
                           {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
                            "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
-                           "host", "port", "socket"});
+                           "host", "port", "socket", "threads", "blocking_threads", "log_disable"});
       !s) {
     return s.take_error();
   }
@@ -119,6 +119,12 @@ Result<Config> parse_root(const YAML::Node& root) {
     if (!root[k].IsScalar()) return bad(std::string(k) + ": must be a path");
     (std::string_view(k) == "executors_dir" ? c.executors_dir : c.manifest_path) = root[k].as<std::string>();
   }
+  // The public BaseConfig's runtime knobs (install/config/genvm-manager.yaml), accepted so that
+  // file works as it stands: one io thread serves everything here, and every line is ours.
+  for (const char* k : {"threads", "blocking_threads"}) {
+    if (root[k] && !positive(root[k], k)) return bad(std::string(k) + ": must be a positive integer");
+  }
+  if (root["log_disable"] && !root["log_disable"].IsScalar()) return bad("log_disable: must be a string");
   if (root["log_level"]) {
     auto v = root["log_level"].as<std::string>();
     if (!parse_log_level(v)) return bad("log_level: must be trace, debug, info, warn or error");

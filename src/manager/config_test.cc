@@ -94,6 +94,30 @@ TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
   }
 }
 
+// install/config/genvm-manager.yaml of the public manager, as shipped (${exeDir} and all).
+TEST(ManagerConfig, ThePublicConfigFileIsAccepted) {
+  auto c = parse_config(R"(
+threads: 4
+blocking_threads: 48
+log_disable: tracing*,polling*,tungstenite*,tokio_tungstenite*
+log_level: info
+
+manifest_path: ${exeDir}/../data/manifest.yaml
+permits: # 1 permit is 1 GiB of RAM
+  total: null # if null, free memory times `per_gib`
+  per_gib: 1 # permits per gibibyte of free memory, an integer or a ratio (1/4 = one permit per 4 GiB)
+  sync: 4 # permits a sync run costs
+  nondet: 8 # permits a nondet run costs, also the minimum for `total`
+execution_retention: 5m # finished executions are retained until ack or this TTL
+max_message_bytes: 67108864 # 64 MiB manager websocket message cap
+)");
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->manifest_path, "${exeDir}/../data/manifest.yaml");
+  EXPECT_EQ(c->permits.nondet, 8u);
+  EXPECT_EQ(c->execution_retention, std::chrono::minutes(5));
+  EXPECT_FALSE(parse_config("threads: many").ok());
+}
+
 TEST(ManagerConfig, NullPermitsKeepDefaults) {
   auto c = parse_config("permits: null");
   ASSERT_TRUE(c.ok());
