@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <set>
 #include <string>
 
@@ -106,6 +108,17 @@ Result<FeesConfig> parse_fees_config(std::string_view yaml_text) {
   } catch (const YAML::Exception& e) {
     return config_error(std::string("not YAML: ") + e.what());
   }
+}
+
+Result<FeesConfig> load_fees_config(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return config_error("cannot read " + path);
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (!f.good() && !f.eof()) return config_error("cannot read " + path);
+  auto c = parse_fees_config(text.str());
+  if (!c) return config_error(path + ": " + c.error().message);
+  return c;
 }
 
 const FeesConfig& default_fees_config() {

@@ -10,6 +10,7 @@
 // bucket_no indexes ExecutionData.bucket_totals (0..255); subtract_on_start_expr defaults to "0".
 //
 //   Result<FeesConfig> c = parse_fees_config(yaml_text);   // a whole config file; reads `fees`
+//   Result<FeesConfig> f = load_fees_config(path);          // the same, from a file
 //   const FeesConfig& d = default_fees_config();            // the rules this executor ships
 //
 // Error code: "fees_config" (the message names the key).
@@ -42,6 +43,9 @@ struct FeesConfig {
 // Reads the `fees` map of a YAML document (other top-level keys are left to their owners).
 // Inside `fees` the key sets are exact: a misspelt key is an error, not a silent default.
 Result<FeesConfig> parse_fees_config(std::string_view yaml_text);
+
+// parse_fees_config of a file's contents (`genvm --config FILE`); "fees_config" errors name it.
+Result<FeesConfig> load_fees_config(const std::string& path);
 
 // The compiled-in rules (src/executor/fees/default_fees.yaml), parsed once.
 const FeesConfig& default_fees_config();

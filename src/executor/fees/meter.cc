@@ -199,9 +199,11 @@ std::optional<VmError> FeeMeter::charge_start() {
 }
 
 FeeOutcome<void> FeeMeter::charge_storage_pages(std::uint64_t pages) {
-  auto c = price(storage_, {{"pages", num(pages)}});
-  if (!c) return c.take_error();
-  if (!take(storage_, *c)) return out_of(VmError::out_of().storage());
+  for (std::uint64_t i = 0; i < pages; ++i) {
+    auto c = price(storage_, {{"pages", num(std::uint64_t{1})}});
+    if (!c) return c.take_error();
+    if (!take(storage_, *c)) return out_of(VmError::out_of().storage());
+  }
   return {};
 }
 

@@ -74,7 +74,9 @@ class FeeMeter {
   // taken stay taken).
   std::optional<VmError> charge_start();
 
-  // Storage pages a run writes for the first time: `out_of storage`.
+  // Storage pages a run writes for the first time: `out_of storage`. Priced and taken one page
+  // at a time (attrs.pages is 1), as the public executor charges each page as it writes it:
+  // when the buckets run out part way, the pages before stay charged.
   FeeOutcome<void> charge_storage_pages(std::uint64_t pages);
   // A nondet block's output: `out_of receipt nondet_output`. can_ checks without taking.
   FeeOutcome<bool> can_charge_nondet_output(std::uint64_t output_length);

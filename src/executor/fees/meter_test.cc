@@ -31,31 +31,45 @@ FeeMeter meter(const FeesConfig& c, std::vector<BigInt> totals, std::map<std::st
 
 std::string vm_error_of(const FeeError& e) { return e.vm_error ? e.vm_error->to_string() : "internal: " + e.message; }
 
-TEST(FeeMeter, AChargeTakesItsCostOrNothing) {
+TEST(FeeMeter, StoragePagesAreChargedOneAtATime) {
   FeesConfig c = free_config();
-  c.storage.delta_expr = "\\a = a.pages * 3";
+  // A rule that sees a page count other than 1 would charge 100.
+  c.storage.delta_expr = "\\a = if a.pages == 1 then 3 else 100";
   FeeMeter m = meter(c, {BigInt(10)});
   ASSERT_TRUE(m.charge_storage_pages(2).ok());
   EXPECT_EQ(m.remaining(), std::vector<BigInt>{BigInt(4)});
+  // Two more: the first still fits and stays taken, the second does not.
   auto over = m.charge_storage_pages(2);
   ASSERT_FALSE(over);
   EXPECT_EQ(vm_error_of(over.error()), "out_of storage");
-  EXPECT_EQ(m.remaining(), std::vector<BigInt>{BigInt(4)});
-  EXPECT_EQ(m.consumed().storage, BigInt(6));
-  ASSERT_TRUE(m.charge_storage_pages(1).ok());
   EXPECT_EQ(m.remaining(), std::vector<BigInt>{BigInt(1)});
+  EXPECT_EQ(m.consumed().storage, BigInt(9));
+  EXPECT_TRUE(m.charge_storage_pages(0).ok());
+}
+
+TEST(FeeMeter, AChargeTakesItsCostOrNothing) {
+  FeesConfig c = free_config();
+  c.nondet_output.delta_expr = "\\a = a.outputLength * 3";
+  FeeMeter m = meter(c, {BigInt(10)});
+  ASSERT_TRUE(m.charge_nondet_output(2).ok());
+  EXPECT_EQ(m.remaining(), std::vector<BigInt>{BigInt(4)});
+  auto over = m.charge_nondet_output(2);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(vm_error_of(over.error()), "out_of receipt nondet_output");
+  EXPECT_EQ(m.remaining(), std::vector<BigInt>{BigInt(4)});
+  EXPECT_EQ(m.consumed().nondet_output, BigInt(6));
 }
 
 TEST(FeeMeter, ArrayCostsGoEntryByEntryAndAllOrNothing) {
   FeesConfig c = free_config();
-  c.storage.bucket_no = {0, 1};
-  c.storage.delta_expr = "\\a = [a.pages, a.pages * 2]";
+  c.nondet_output.bucket_no = {0, 1};
+  c.nondet_output.delta_expr = "\\a = [a.outputLength, a.outputLength * 2]";
   FeeMeter m = meter(c, {BigInt(5), BigInt(5)});
-  ASSERT_TRUE(m.charge_storage_pages(2).ok());
+  ASSERT_TRUE(m.charge_nondet_output(2).ok());
   EXPECT_EQ(m.remaining(), (std::vector<BigInt>{BigInt(3), BigInt(1)}));
-  ASSERT_FALSE(m.charge_storage_pages(1).ok());  // bucket 0 could pay 1, bucket 1 cannot pay 2
+  ASSERT_FALSE(m.charge_nondet_output(1).ok());  // bucket 0 could pay 1, bucket 1 cannot pay 2
   EXPECT_EQ(m.remaining(), (std::vector<BigInt>{BigInt(3), BigInt(1)}));
-  EXPECT_EQ(m.consumed().storage, BigInt(6));  // 2 + 4, summed over the rule's buckets
+  EXPECT_EQ(m.consumed().nondet_output, BigInt(6));  // 2 + 4, summed over the rule's buckets
 }
 
 TEST(FeeMeter, AScalarCostIsChargedToEveryNamedBucket) {
@@ -154,9 +168,9 @@ TEST(FeeMeter, CostsMustBeNonNegativeIntegersAndSaturateAtU256) {
 
 TEST(FeeMeter, VmErrorInARuleEndsTheRunWithThatError) {
   FeesConfig c = free_config();
-  c.storage.delta_expr = "\\a = if a.pages > 3 then vmError \"fee below_minimum\" else a.pages";
+  c.nondet_output.delta_expr = "\\a = if a.outputLength > 3 then vmError \"fee below_minimum\" else 0";
   FeeMeter m = meter(c, {BigInt(100)});
-  auto r = m.charge_storage_pages(4);
+  auto r = m.charge_nondet_output(4);
   ASSERT_FALSE(r);
   ASSERT_TRUE(r.error().vm_error);
   EXPECT_EQ(r.error().vm_error->to_string(), "fee below_minimum");
