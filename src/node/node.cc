@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 
 #include "common/sha3.h"
 #include "common/host/execution_data.h"
@@ -66,6 +67,11 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
   d.message.is_init = code.has_value();
   d.message.datetime = std::string(host::kDefaultDatetime);
   d.code = code;
+  // The fee data the executor's default rules read, with buckets no transaction here exhausts.
+  host::HostFees fees = host::local_host_fees(BigInt(std::numeric_limits<std::uint64_t>::max()));
+  d.bucket_totals = std::move(fees.bucket_totals);
+  d.gas_data = std::move(fees.gas_data);
+  d.message_fee_allocation = std::move(fees.message_fee_allocation);
   if (leader_nondet) {
     std::vector<Bytes> nd;
     if (const auto* arr = leader_nondet->if_array()) {

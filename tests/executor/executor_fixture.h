@@ -132,8 +132,14 @@ class ExecutorTest : public ::testing::Test {
     d.message.is_init = is_init;
     d.message.datetime = std::string(host::kDefaultDatetime);
     d.code = std::move(code);
-      return d;
+    // Every run needs the fee data the default rules read (docs/PROTOCOLS.md, ### Fees).
+    host::HostFees fees = host::local_host_fees(*BigInt::parse_decimal(kFeeBucketTotal));
+    d.bucket_totals = std::move(fees.bucket_totals);
+    d.gas_data = std::move(fees.gas_data);
+    d.message_fee_allocation = std::move(fees.message_fee_allocation);
+    return d;
   }
+  static constexpr const char* kFeeBucketTotal = "1000000000000000000";
 
   // Forks and execs genvm with `args` (after argv[0]), stderr to a file; waits.
   RunResult exec_genvm(const std::vector<std::string>& args_in) {

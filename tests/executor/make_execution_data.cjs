@@ -28,8 +28,13 @@ const data = M({
   code: method && !attach ? null : new Uint8Array(fs.readFileSync(codePath)),
   leader_nondet_results: null,
   method_hosts: [],
-  bucket_totals: [],
-  gas_data: M({}),
+  // The fee data the executor's default rules read (common/host/fee_params.h local_host_fees,
+  // without the allocation: these runs send no messages).
+  bucket_totals: [10n ** 18n, 10n ** 18n, 10n ** 18n, 10n ** 18n],
+  gas_data: M({
+    storageUnitPrice: '1', receiptGasPerByte: '1', gasPerChangedSlot: '1', intrinsicGas: '0',
+    bootloaderOverhead: '0', fixedProposeReceiptGas: '0', fixedMessageRevealGas: '0', genPerTimeUnit: '0',
+  }),
   message_fee_allocation: [],
   initial_time_units_allocation: 0n,
 });

@@ -165,7 +165,7 @@ Result<std::vector<AllocationNode>> parse_allocation(const Value& v, const std::
 
 Value internal_params_to_value(const InternalMessageParams& p) {
   Value::Array rotations;
-  for (const BigInt& r : p.rotations) rotations.push_back(r);
+  for (const BigInt& r : p.rotations) rotations.emplace_back(r);
   return Value::map({
       {"execution_budget_per_round", p.execution_budget_per_round},
       {"leader_timeunits_allocation", p.leader_timeunits_allocation},
@@ -179,6 +179,27 @@ Value internal_params_to_value(const InternalMessageParams& p) {
 
 Value external_params_to_value(const ExternalMessageParams& p) {
   return Value::map({{"gas_limit", p.gas_limit}, {"max_gas_price", p.max_gas_price}});
+}
+
+HostFees local_host_fees(const BigInt& total) {
+  HostFees f;
+  f.bucket_totals.assign(4, total);
+  f.gas_data = {{"storageUnitPrice", "1"},      {"receiptGasPerByte", "1"},   {"gasPerChangedSlot", "1"},
+                {"intrinsicGas", "0"},          {"bootloaderOverhead", "0"},  {"fixedProposeReceiptGas", "0"},
+                {"fixedMessageRevealGas", "0"}, {"genPerTimeUnit", "0"}};
+  InternalMessageParams internal{BigInt(1), BigInt(1), BigInt(1), {BigInt(0)}, BigInt(1), BigInt(1), BigInt(1)};
+  for (MessageOn on : {MessageOn::kFinalized, MessageOn::kAccepted}) {
+    AllocationNode n;
+    n.budget = total;
+    n.on = on;
+    n.fee_params = internal;
+    f.message_fee_allocation.push_back(std::move(n));
+  }
+  AllocationNode external;
+  external.budget = total;
+  external.fee_params = ExternalMessageParams{BigInt(1), BigInt(1)};
+  f.message_fee_allocation.push_back(std::move(external));
+  return f;
 }
 
 Value allocation_to_value(const std::vector<AllocationNode>& nodes) {

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,19 @@ Result<std::vector<AllocationNode>> parse_allocation(const calldata::Value& v, c
 Result<InternalMessageParams> parse_internal_params(const calldata::Value& v, const std::string& path);
 Result<ExternalMessageParams> parse_external_params(const calldata::Value& v, const std::string& path);
 Result<MessageOn> parse_on(const calldata::Value& v, const std::string& path);
+
+// The fee data our own hosts send (genvm-node, the test fixtures), since the executor's default
+// fee rules need it from every host: the constants those rules read, at the public test suite's
+// values (1 per receipt byte, per changed slot and per storage page or event word; 0 for the
+// rest), four buckets of `total` each, and one wildcard allocation node per kind of message
+// (internal finalized, internal accepted, external) with budget `total` and the smallest
+// fee parameters (rotations [0], 1 for every other field).
+struct HostFees {
+  std::vector<BigInt> bucket_totals;
+  std::map<std::string, std::string> gas_data;
+  std::vector<AllocationNode> message_fee_allocation;
+};
+HostFees local_host_fees(const BigInt& total);
 
 calldata::Value allocation_to_value(const std::vector<AllocationNode>& nodes);
 calldata::Value internal_params_to_value(const InternalMessageParams& p);
