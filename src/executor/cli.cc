@@ -9,7 +9,8 @@
 namespace genvm::executor {
 
 const char* const kUsage =
-    "usage: genvm [--log-fd=N] [--log-level=LEVEL] run [FLAGS]   run one contract execution\n"
+    "usage: genvm [--log-fd=N] [--log-level=LEVEL] [--config=FILE] run [FLAGS]\n"
+    "                                                            run one contract execution\n"
     "       genvm check FILE                                     validate a contract module\n"
     "       genvm parse-version-pattern                          print the version a contract on\n"
     "                                                            stdin asks for (v0.1.0, v*.*.*)\n"
@@ -38,6 +39,8 @@ const char* const kUsage =
     "Global (before the command, also accepted after run):\n"
     "  --log-fd N               descriptor for the JSON-lines log (default 2: stderr)\n"
     "  --log-level LEVEL        trace|debug|info|warn|error (default info)\n"
+    "  --config FILE            fee rules: the `fees` block of FILE (a GenVM config, YAML);\n"
+    "                           default: the rules compiled in (docs/PROTOCOLS.md, ### Fees)\n"
     "A leader run has no leader_nondet_results in the execution data, a validator run has them.\n"
     "Exit: 0 result delivered, 1 not delivered (host failure), 2 bad input.\n"
     "check validates FILE as a contract module (loads, imports only genlayer_sdk and\n"
@@ -88,7 +91,7 @@ bool parse_number(std::string_view s, T& out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-// --log-fd / --log-level, wherever they appear. Returns false when `f` is neither.
+// --log-fd / --log-level / --config, wherever they appear. Returns false when `f` is none.
 Result<bool> global_option(Args& args, const Args::Flag& f, RunOptions& o) {
   if (f.name == "--log-fd") {
     if (auto s = args.once(f.name); !s) return s.take_error();
@@ -97,6 +100,14 @@ Result<bool> global_option(Args& args, const Args::Flag& f, RunOptions& o) {
     int fd = -1;
     if (!parse_number(*v, fd) || fd < 0) return usage("--log-fd needs a descriptor number, not '" + std::string(*v) + "'");
     o.log_fd = fd;
+    return true;
+  }
+  if (f.name == "--config") {
+    if (auto s = args.once(f.name); !s) return s.take_error();
+    auto v = args.value(f, "a file");
+    if (!v) return v.take_error();
+    if (v->empty()) return usage("--config needs a file");
+    o.fees_config = std::string(*v);
     return true;
   }
   if (f.name == "--log-level") {

@@ -5,7 +5,8 @@
 //
 // with the ExecutionData on stdin. Every flag takes its value as `--flag=value` or as the next
 // argument; a flag given twice is refused (except --host, one per host index, in order), as is
-// an unknown flag or command: one line naming it. `--log-fd` / `--log-level` are global options
+// an unknown flag or command: one line naming it. `--log-fd` / `--log-level` / `--config` (the fee
+// rules file, as the public executor's global --config) are global options
 // before the command and are also accepted after `run`.
 //
 //   auto cmd = parse_command_line(args);   // args without argv[0]

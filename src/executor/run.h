@@ -35,6 +35,7 @@ struct RunOptions {
   std::string module_llm;  // URI of the LLM module (empty: none)
   std::string module_web;  // URI of the web module (empty: none)
   std::string module_cache;  // compiled-module cache directory (empty: no cache)
+  std::string fees_config;   // --config FILE: the fee rules of its `fees` block (empty: compiled in)
 };
 
 int run_execution(const RunOptions& opts, std::string* err);

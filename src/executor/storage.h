@@ -98,6 +98,8 @@ class Storage {
   // How many kPageSize regions of [index, index + len) of `slot` this run has not written yet:
   // what a write there costs in RAM (spec 03-ram-limiting.rst, new_storage_page per region).
   std::uint64_t unwritten_pages(const SlotId& slot, std::uint32_t index, std::uint64_t len) const;
+  // Pages this run has written (each once), for the storage fee of writes made outside a sub-VM.
+  std::size_t written_page_count() const { return written_.size(); }
   // Pages held in memory (cached plus written), for RAM accounting.
   std::size_t page_count() const { return cache_.size() + written_.size(); }
   std::size_t host_reads() const { return host_reads_; }
