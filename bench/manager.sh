@@ -60,7 +60,7 @@ if [ "$mode" = genvm ]; then
   for i in $(seq 0 $((conc - 1))); do
     for _ in $(seq 100); do [ -S "$dir/h$i.sock" ] && break; sleep 0.05; done
   done
-  executor="[$genvm, run]"
+  executor="[$genvm]"  # the manager appends run.rs's command line: --log-fd=3 run ...
   protocol=genvm
 else
   executor="[sh, -c, 'exit 0', sh]"
@@ -95,15 +95,21 @@ const [mode, dir, genvm] = process.argv.slice(5);
 const map = (o) => new Map(Object.entries(o));
 const addr = (v) => new CalldataAddress(new Uint8Array(20).fill(v));
 function request(slot) {
+  // The manager decodes the request as the public one does: a typed selector and a complete
+  // MessageData (docs/PROTOCOLS.md, ## Manager).
+  const selector = map({ kind: "major", major: 0n });
+  const message = map({ contract_address: addr(1), sender_address: addr(2), origin_address: addr(2),
+                        signer_address: addr(2), chain_id: 61999n, value: 0n, is_init: false });
   if (mode === "sh") {
-    return map({ selector: new Map(), message: new Map(), is_sync: true, bucket_totals: [], host_data: "{}",
+    return map({ selector, message, is_sync: true, bucket_totals: [], host_data: "{}",
       timestamp: "2026-01-01T00:00:00Z", host: "x", calldata: new Uint8Array(), code: null,
       leader_nondet_results: null, initial_time_units_allocation: 1n });
   }
   // The same call as trivial.bin (make_execution_data.cjs ... run --attach), as a run request.
-  return map({ selector: new Map(), is_sync: true, bucket_totals: [], host_data: "",
-    message: map({ contract_address: addr(1), sender_address: addr(2), origin_address: addr(2),
-                   signer_address: addr(2), chain_id: "61999", value: "0", is_init: false }),
+  return map({ selector, is_sync: true, host_data: "", message,
+    bucket_totals: [10n ** 18n, 10n ** 18n, 10n ** 18n, 10n ** 18n],
+    gas_data: map({ storageUnitPrice: "1", receiptGasPerByte: "1", gasPerChangedSlot: "1", intrinsicGas: "0",
+                    bootloaderOverhead: "0", fixedProposeReceiptGas: "0", fixedMessageRevealGas: "0", genPerTimeUnit: "0" }),
     timestamp: "2026-01-01T00:00:00Z", host: `unix://${dir}/h${slot}.sock`,
     calldata: abi.calldata.encode(map({ "": "run" })), code: new Uint8Array(readFileSync(`${dir}/trivial.wasm`)),
     leader_nondet_results: null, initial_time_units_allocation: 0n });
