@@ -68,11 +68,9 @@ Result<Frame> decode_frame(std::span<const std::uint8_t> bytes) {
 
 std::variant<ClientRequest, ProtocolError> parse_client_message(std::span<const std::uint8_t> bytes,
                                                                 bool binary) {
-  if (!binary) return ProtocolError{ErrorCode::kMalformedFrame, 0, "text messages are not part of the protocol; send binary"};
-  if (bytes.size() < kHeaderBytes) {
-    return ProtocolError{ErrorCode::kMalformedFrame, 0,
-                         "message of " + std::to_string(bytes.size()) + " bytes is shorter than the 10-byte header"};
-  }
+  // Messages worded as socket.rs words them.
+  if (!binary) return ProtocolError{ErrorCode::kMalformedFrame, 0, "text messages are not valid"};
+  if (bytes.size() < kHeaderBytes) return ProtocolError{ErrorCode::kMalformedFrame, 0, "message is shorter than header"};
   auto method_id = static_cast<std::uint16_t>(read_be(bytes, 2));
   std::uint64_t request_id = read_be(bytes.subspan(2), 8);
   // socket.rs: the method id is looked up before the request id is.
