@@ -912,7 +912,10 @@ void Registry::detect_version(std::string code, const UtcTime& deployment,
       auto obuf = std::make_shared<std::array<char, 4096>>();
       *read_out = [this, h, obuf, read_out] {
         h->out->async_read_some(asio::buffer(*obuf), [this, h, obuf, read_out](boost::system::error_code ec, std::size_t n) {
-          if (h->ended) return;
+          if (h->ended) {
+            *read_out = nullptr;  // break the cycle: the read was cancelled by end_helper
+            return;
+          }
           // The answer is one short line; more than a page is not a version.
           if (h->output.size() < 4096) h->output.append(obuf->data(), std::min<std::size_t>(n, 4096 - h->output.size()));
           if (ec) {

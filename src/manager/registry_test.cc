@@ -552,20 +552,23 @@ TEST_F(VersionedRegistryTest, TheSelectorPicksTheLineAndTheEventsCarryItsVersion
 // run with its exit code and its one-line error in the captured stderr.
 TEST_F(RegistryTest, TheInstalledGenvmLineRunsWithThePublicCommandLine) {
   std::string root = GENVM_BINARY_DIR "/tools";
-  if (::access((root + "/data/manifest.yaml").c_str(), R_OK) != 0) GTEST_SKIP() << "no " << root << "/data/manifest.yaml";
+  std::error_code ec;
+  if (::access((root + "/data/manifest.yaml").c_str(), R_OK) != 0 ||
+      std::filesystem::directory_iterator(root + "/executor", ec) == std::filesystem::directory_iterator()) {
+    GTEST_SKIP() << "no executor line installed under " << root << " (build genvm-manager)";
+  }
   make("executors_dir: " + root + "/executor\nmanifest_path: " + root + "/data/manifest.yaml\n", "");
   ASSERT_TRUE(reg_->load_manifest().ok());
-  Value body = run_body(true, {{"debug_mode", "safe"}, {"host", "unix://" + ::testing::TempDir() + "no-such-host.sock"}});
-  std::uint64_t id = reg_->submit(body, {false, "t"}, rec_)->genvm_id;
+  Value::Map fields = testing::local_fee_fields();
+  fields.insert({{"debug_mode", "safe"}, {"host", "unix://" + ::testing::TempDir() + "no-such-host.sock"}});
+  std::uint64_t id = reg_->submit(run_body(true, std::move(fields)), {false, "t"}, rec_)->genvm_id;
   ASSERT_TRUE(wait_terminal(id));
   const Value& fin = *rec_->terminal(id);
   ASSERT_EQ(Recorder::kind(fin), "finished") << calldata::to_text(fin);
   EXPECT_EQ(field(fin, "version_major"), Value(0));
   EXPECT_NE(field(fin, "exit_code"), Value(0));
   std::string err = artifact(id, "stderr");
-  for (const char* refusal : {"execution_data", "unknown argument", "unknown command", "unknown flag"}) {
-    EXPECT_EQ(err.find(refusal), std::string::npos) << "genvm refused what run.rs sends: " << err;
-  }
+  EXPECT_NE(err.find("no-such-host.sock"), std::string::npos) << "genvm got as far as host 0: " << err;
   std::cerr << "genvm said: " << err;
 }
 

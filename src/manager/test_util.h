@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/calldata.h"
+#include "common/host/fee_params.h"
 
 namespace genvm::manager::testing {
 
@@ -44,6 +46,19 @@ inline Value run_body(bool is_sync, Value::Map extra = {}) {
                {"initial_time_units_allocation", 1000}};
   for (auto& [k, v] : extra) m[k] = v;
   return Value(std::move(m));
+}
+
+// The fee fields of a run request our own hosts send (host::local_host_fees: the constants the
+// executor's default fee rules read, four buckets, one wildcard allocation node per kind of
+// message), for the tests that run the real executor. Users link genvm_host.
+inline Value::Map local_fee_fields() {
+  host::HostFees f = host::local_host_fees(BigInt(std::numeric_limits<std::uint64_t>::max()));
+  Value::Array buckets(f.bucket_totals.begin(), f.bucket_totals.end());
+  Value::Map gas;
+  for (const auto& [k, v] : f.gas_data) gas[k] = v;
+  return {{"bucket_totals", Value(std::move(buckets))},
+          {"gas_data", Value(std::move(gas))},
+          {"message_fee_allocation", host::allocation_to_value(f.message_fee_allocation)}};
 }
 
 // Runs `io` until `done()` holds. The limit only keeps a broken build from hanging CI; no test

@@ -15,7 +15,6 @@
 #include <fstream>
 
 #include "manager/registry.h"
-#include "local_fees.h"
 #include "manager/test_util.h"
 #include "test_host.h"
 

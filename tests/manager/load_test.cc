@@ -34,7 +34,6 @@
 #include <boost/beast/websocket.hpp>
 
 #include "manager/protocol.h"
-#include "local_fees.h"
 #include "manager/test_util.h"
 #include "test_host.h"
 
