@@ -154,7 +154,8 @@ typedef struct {
   size_t method_len;
   int has_args;
   gl_reader args; /* at the "args" array header when has_args */
-  /* consensus_stage (entry_kind 2): the leader's [code][data] in a validator's block, else NULL */
+  /* consensus_stage (entry_kind 2): the leader's [code][data] in a validator's block (the
+   * startup message's entry_stage_data {"leader_result": bytes}), else NULL */
   const uint8_t* stage_data;
   size_t stage_len;
 } gl_message;

@@ -117,13 +117,29 @@ static int parse_message(const gl_buf* in, gl_message* m) {
       m->entry_data = v.data;
       m->entry_len = (size_t)v.n;
     } else if (KEY_IS("entry_stage_data")) {
+      /* null, or {"leader_result": [code][data]} in a validator's block (the public executor's
+       * fork_leader); other keys of that map are skipped. */
       gl_item v;
       e = gl_next(&r, &v);
-      if (!e && v.kind == GL_K_BYTES) {
-        m->stage_data = v.data;
-        m->stage_len = (size_t)v.n;
+      if (!e && v.kind == GL_K_MAP) {
+        for (uint64_t i = 0; !e && i < v.n; ++i) {
+          const char* k = NULL;
+          size_t kn = 0;
+          e = gl_key(&r, &k, &kn);
+          if (!e && kn == 13 && memcmp(k, "leader_result", 13) == 0) {
+            gl_item b;
+            e = gl_next(&r, &b);
+            if (!e && b.kind != GL_K_BYTES) e = GL_EDECODE;
+            if (!e) {
+              m->stage_data = b.data;
+              m->stage_len = (size_t)b.n;
+            }
+          } else if (!e) {
+            e = gl_skip(&r);
+          }
+        }
       } else if (!e && v.kind != GL_K_NULL) {
-        e = gl_skip(&r); /* nested values: not ours to read here */
+        e = GL_EDECODE;
       }
     } else {
       e = gl_skip(&r);

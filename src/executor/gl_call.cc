@@ -1,10 +1,12 @@
 // The genlayer_sdk imports (spec 03-wasi_genlayer_sdk/01-functions.rst) and the gl_call
 // dispatch: a gl_call request is one calldata map with a single key, the method, looked up in
 // one table of handlers. A request that is not such a map, or names no method of the table, is
-// INVAL. Handlers here: Return, UserError, Trace, EthCall and the module calls; events and
-// messages are in gl_messages.cc, child sub-VMs in gl_subvm.cc.
+// INVAL. Handlers here: Return, UserError, Trace, Yield, GetTimestamp, EthCall and the module
+// calls; events and messages are in gl_messages.cc, child sub-VMs in gl_subvm.cc.
 #include <algorithm>
+#include <chrono>
 
+#include "common/rfc3339.h"
 #include "executor/module_client.h"
 #include "executor/vm_state.h"
 
@@ -25,12 +27,17 @@ FuncType i32s(std::size_t params, bool result) {
   return t;
 }
 
+// The descriptor value of "no file", for answers without data (public NO_FILE, u32::MAX).
+constexpr std::uint32_t kNoFd = 0xffffffffu;
+
 // Every gl_call method this executor serves. Absent (INVAL): RegisterRunner, MapFile.
 const std::map<std::string_view, GlHandler>& gl_handlers() {
   static const std::map<std::string_view, GlHandler> table = {
       {"Return", &VmState::gl_return},
       {"UserError", &VmState::gl_user_error},
       {"Trace", &VmState::gl_trace},
+      {"Yield", &VmState::gl_yield},
+      {"GetTimestamp", &VmState::gl_get_timestamp},
       {"EmitEvent", &VmState::gl_emit_event},
       {"PostMessage", &VmState::gl_post_message},
       {"DeployContract", &VmState::gl_post_message},
@@ -153,11 +160,53 @@ std::optional<Trap> VmState::gl_return(GlCall& g) { return end(ResultCode::kRetu
 
 std::optional<Trap> VmState::gl_user_error(GlCall& g) { return end(ResultCode::kUserError, g.body); }
 
-std::optional<Trap> VmState::gl_trace(GlCall& g) {
-  // Trace never fails and returns nothing; output only at safe-unbounded and above.
-  const Value* msg = g.body.find("Message");
-  if (allows_tracing(ctx_.debug) && msg && msg->is_string()) log(LogLevel::kInfo, "trace", msg->as_string());
+std::optional<Trap> VmState::no_fd(GlCall& g) {
+  if (!write_u32(g.caller, g.fd_ptr, kNoFd)) g.ret = kFault;
   return std::nullopt;
+}
+
+std::optional<Trap> VmState::gl_trace(GlCall& g) {
+  // {"Trace": {"Message": text}}: logged at safe-unbounded and above, returns nothing.
+  if (g.body.is_map()) {
+    const Value* msg = g.body.find("Message");
+    if (g.body.as_map().size() != 1 || !msg || !msg->is_string()) return answer(g, kInval);
+    if (allows_tracing(ctx_.debug)) log(LogLevel::kInfo, "trace", msg->as_string());
+    return no_fd(g);
+  }
+  // {"Trace": "RuntimeMicroSec"}: microseconds since this sub-VM started, exactly 0 in
+  // deterministic mode unless unsafe-tracing (02-gl_call.rst; the value is never discretionary).
+  if (g.body.is_string() && g.body.as_string() == "RuntimeMicroSec") {
+    std::int64_t micros = 0;
+    if (!frame_.deterministic || allows_nondeterminism(ctx_.debug)) {
+      micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_)
+                   .count();
+    }
+    return give_fd(g, calldata::encode(Value(micros)));
+  }
+  return answer(g, kInval);
+}
+
+std::optional<Trap> VmState::gl_yield(GlCall& g) {
+  // {"Yield": null}: a cooperative yield that has nothing to yield to here; succeeds, no value.
+  if (!g.body.is_null()) return answer(g, kInval);
+  return no_fd(g);
+}
+
+std::optional<Trap> VmState::gl_get_timestamp(GlCall& g) {
+  // {"GetTimestamp": null}: seconds since the Unix epoch as a calldata number, the message's
+  // datetime in deterministic mode, the wall clock in non-deterministic mode (floor seconds).
+  if (!g.body.is_null()) return answer(g, kInval);
+  std::int64_t seconds = 0;
+  if (frame_.deterministic) {
+    const Value* datetime = frame_.startup_message.find("datetime");
+    auto t = datetime && datetime->is_string() ? parse_rfc3339(datetime->as_string())
+                                               : Result<UtcTime>(make_error("bad_timestamp", "no message datetime"));
+    if (!t) return internal(t.error());
+    seconds = t->unix_seconds;
+  } else {
+    seconds = utc_now().unix_seconds;
+  }
+  return give_fd(g, calldata::encode(Value(seconds)));
 }
 
 std::optional<Trap> VmState::gl_eth_call(GlCall& g) {

@@ -1,9 +1,13 @@
 // gl_call handlers that start a child sub-VM (spec 03-vm/04-determinism-mode-switching.rst):
-// CallContract (another contract, read-only, in-process), Sandbox (this contract's code in a
+// CallContract (another contract, read-only: in-process, or in another executor through the
+// host's run_nested when the host routes it there, docs/adr/015), Sandbox (this contract's code in a
 // sub-VM of the caller's determinism level), RunNondet (a non-deterministic block, leader or
 // validator stage; docs/PROTOCOLS.md, ## Consensus). Deterministic children fold their small
 // hash into the caller's subvm_hashes; a child's FatalVmError or InternalError ends the caller
 // too; otherwise the caller reads the child's [code][data] from a descriptor.
+#include <algorithm>
+
+#include "executor/nested.h"
 #include "executor/vm_state.h"
 
 namespace genvm::executor {
@@ -29,25 +33,27 @@ std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
   if (!st || *st > 2) return answer(g, kInval);
   if (!validate_entry(calldata::encode(*data), false).ok()) return answer(g, kInval);
   if (frame_.depth + 1 >= kMaxVmDepth) return end_vm_error(VmError::out_of().vm_recursion());
-  // Ask the host whether the callee runs elsewhere; only the in-process path exists here.
-  auto route = ctx_.host->resolve_callcontract_executor(address->as_address(), static_cast<StorageType>(*st),
-                                                        kCurrentMajor);
-  if (!route) return internal(route.error());
-  if (!route->is_null()) return answer(g, kInval);
+  const calldata::Address& callee = address->as_address();
   StorageType child_state = *st == 0 ? frame_.state : static_cast<StorageType>(*st);
-  // A read-only child never sees this run's uncommitted writes (depth > 0 reads skip them).
-  auto code = read_contract_code(*ctx_.storage, address->as_address(), child_state, false);
-  if (!code) return internal(code.error());
+  // The callee's ABI major, in the view it runs in: the host's advisory input, and the check
+  // that keeps a callee this executor does not serve from running here.
+  auto major = ctx_.storage->read(child_state, callee, kRootSlot, kRootOffsetMajor, 1, false);
+  if (!major) return internal(major.error());
+  auto route = ctx_.host->resolve_callcontract_executor(callee, child_state, (*major)[0]);
+  if (!route) return internal(make_error("nested", "resolving CallContract executor: " + route.error().to_string()));
+  // The child, derived once for either route (spec 03-vm/01-startup.rst): read-only, the
+  // caller's call_others, the requested view.
   VmFrame child;
-  child.self = address->as_address();
+  child.self = callee;
   child.state = child_state;
   child.permissions = Permissions{};
+  child.permissions.call_others = frame_.permissions.call_others;
   child.deterministic = true;
   child.depth = frame_.depth + 1;
   child.own_contract = false;
   child.ram_budget = frame_.ram_budget;
   Value::Map msg = frame_.startup_message.as_map();
-  msg["contract_address"] = address->as_address();
+  msg["contract_address"] = callee;
   Value::Array stack = msg["stack"].is_array() ? msg["stack"].as_array() : Value::Array{};
   stack.emplace_back(frame_.self);
   msg["stack"] = std::move(stack);
@@ -55,6 +61,13 @@ std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
   msg["value"] = 0;
   msg["is_init"] = false;
   child.startup_message = Value(std::move(msg));
+  // The host declined: a major this executor does not serve is still not ours to reject, so
+  // the call goes to the manager with a major selector it resolves (ADR-015).
+  if (!*route && (*major)[0] != kCurrentMajor) *route = major_selector((*major)[0]);
+  if (*route) return call_contract_nested(g, child, std::move(**route));
+  // A read-only child never sees this run's uncommitted writes (depth > 0 reads skip them).
+  auto code = read_contract_code(*ctx_.storage, callee, child_state, false);
+  if (!code) return internal(code.error());
   std::vector<Value> saved;
   saved.swap(ctx_.emissions);
   VmResult res = run_vm(ctx_, child, *code);
@@ -63,6 +76,41 @@ std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
     subvm_.fold(small_hash(res.kind, res.data, res.subvm_hashes, res.wasm_store_hashes));
   }
   return child_result(g, res, "child");
+}
+
+std::optional<Trap> VmState::call_contract_nested(GlCall& g, const VmFrame& child, calldata::Bytes routing) {
+  auto failed = [&](const char* what, const Error& e) {
+    return internal(make_error("nested", std::string(what) + ": " + e.to_string()));
+  };
+  // The deterministic fuel the chain has left: the host's figure, capped by what this run
+  // imported when it is itself nested.
+  auto fuel = ctx_.host->remaining_fuel_as_gen();
+  if (!fuel) return failed("reading nested deterministic fuel", fuel.error());
+  BigInt det_fuel = u256_to_bigint(*fuel);
+  if (ctx_.imported_det_fuel && *ctx_.imported_det_fuel < det_fuel) det_fuel = *ctx_.imported_det_fuel;
+  NestedCall call;
+  call.routing_payload = std::move(routing);
+  call.calldata = child.startup_message.find("entry_data")->as_bytes();
+  call.message = child.startup_message;
+  for (const Value& a : child.startup_message.find("stack")->as_array()) call.stack.push_back(a.as_address());
+  // Read storage always (this executor does not gate reads); write, send, nondet and
+  // balance-funded fees never cross the boundary (ADR-015, boundary restrictions).
+  call.permissions = kNestedDeterministic | kNestedReadStorage | (child.permissions.call_others ? kNestedCallOthers : 0u);
+  call.state_mode = child.state;
+  call.remaining_recursion = static_cast<std::uint32_t>(kMaxVmDepth - child.depth);
+  call.remaining_det_fuel = std::move(det_fuel);
+  // The derived limiter's remaining memory: what this sub-VM has not used of its budget.
+  std::uint64_t used = g.caller.store().ram_used();
+  std::uint64_t left = frame_.ram_budget > used ? frame_.ram_budget - used : 0;
+  call.memory_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, 0xffffffffu));
+  auto reply = ctx_.host->run_nested(nested_envelope(call));
+  if (!reply) return failed("running nested executor", reply.error());
+  auto outcome = accept_nested_reply(*reply);
+  if (!outcome) return failed("reading nested result", outcome.error());
+  // The callee's small hash, forwarded unchanged, is what an in-process call folds too.
+  subvm_.fold(outcome->small_hash);
+  if (outcome->kind == ResultCode::kFatalVmError) return end(ResultCode::kFatalVmError, outcome->data);
+  return give_fd(g, subvm_result_buffer(outcome->kind, outcome->data));
 }
 
 std::optional<Trap> VmState::gl_sandbox(GlCall& g) {
@@ -108,9 +156,10 @@ std::optional<Trap> VmState::gl_sandbox(GlCall& g) {
 
 // RunNondet. The block is this contract's own module run again as a non-deterministic sub-VM
 // (entry_kind consensus_stage): `data_leader` as entry_data in a leader run; in a validator run
-// `data_validator` as entry_data and the leader's entry as entry_stage_data, and what it returns
-// is the vote. Either way the contract gets the leader's [code][data] on a descriptor, so leader
-// and validators continue from the same value.
+// `data_validator` as entry_data and {"leader_result": the leader's entry} as entry_stage_data,
+// and what it returns is the vote. Either way the contract gets the leader's [code][data] on a
+// descriptor (for a faulty entry, its derived VM error), so leader and validators continue from
+// the same value.
 std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
   if (!frame_.deterministic || !frame_.permissions.spawn_nondet) return answer(g, kForbidden);
   const Value& body = g.body;
@@ -121,7 +170,7 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
       (runner && !(runner->is_string() && runner->as_string() == "contract"))) {
     return answer(g, kInval);
   }
-  // Faults from here on are fatal: the consensus data is unusable, no parent may catch it.
+  // These ends are fatal: no parent may catch them and carry on.
   auto fatal = [&](VmErrorCode code, std::string detail) {
     return end(ResultCode::kFatalVmError, Value(VmError(code, std::move(detail)).to_string()));
   };
@@ -167,18 +216,21 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     ctx_.nondet_results.push_back(entry);
     return give_fd(g, std::move(entry));
   }
+  // Fewer entries than the run asks for: the run aborts (seed 001; impl-spec 03-consensus).
   if (!ctx_.leader_results || call_no >= ctx_.leader_results->size()) {
     return fatal(VmError::leader_fault().nondet_output().absent(), "");
   }
-  const calldata::Bytes& entry = (*ctx_.leader_results)[call_no];
-  if (auto derived = check_leader_entry(entry)) {
-    auto e = VmError::parse(*derived);
-    return end(ResultCode::kFatalVmError,
-               Value(e ? e->with_detail("call " + std::to_string(call_no)).to_string() : *derived));
-  }
-  // Sync mode: the accepted entry is simply the call's result; there is no vote to cast.
-  if (ctx_.sync) return give_fd(g, calldata::Bytes(entry));
-  VmResult res = run_stage(data_validator->as_bytes(), entry);
+  // A present entry that is not a valid proposal is replaced by its derived VM error, which
+  // then goes through the stage exactly as a proposal would (03-schemas.rst): the validator
+  // block compares it, and the contract continues from it. A valid entry is kept byte for byte.
+  const calldata::Bytes& proposed = (*ctx_.leader_results)[call_no];
+  std::optional<std::string> derived = check_leader_entry(proposed);
+  calldata::Bytes entry = derived ? subvm_result_buffer(ResultCode::kVmError, Value(*derived)) : proposed;
+  // Sync mode: the entry is simply the call's result; there is no vote to cast.
+  if (ctx_.sync) return give_fd(g, std::move(entry));
+  // The block's stage data is {"leader_result": entry}, as the public executor's fork_leader
+  // builds it (the spec names the field, not its shape).
+  VmResult res = run_stage(data_validator->as_bytes(), Value::map({{"leader_result", entry}}));
   if (auto t = ended(res)) return t;
   // The vote: Return true agrees; every other result counts as false.
   bool agrees = res.kind == ResultCode::kReturn && res.data.is_bool() && res.data.as_bool();
@@ -186,7 +238,7 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     ctx_.nondet_disagreement = call_no;
     if (auto s = ctx_.host->notify_nondet_disagreement(call_no); !s) return internal(s.error());
   }
-  return give_fd(g, calldata::Bytes(entry));
+  return give_fd(g, std::move(entry));
 }
 
 }  // namespace genvm::executor

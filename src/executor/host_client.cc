@@ -371,9 +371,10 @@ Status HostClient::consume_result(std::span<const std::uint8_t> result) {
   return {};
 }
 
-Result<calldata::Value> HostClient::resolve_callcontract_executor(const calldata::Address& address,
-                                                                  StorageType state,
-                                                                  std::uint8_t advisory_major) {
+Result<std::optional<calldata::Bytes>> HostClient::resolve_callcontract_executor(const calldata::Address& address,
+                                                                                 StorageType state,
+                                                                                 std::uint8_t advisory_major) {
+  using Routing = std::optional<calldata::Bytes>;
   auto c = begin(HostMethod::kResolveCallcontractExecutor);
   if (!c) return c.take_error();
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kResolveCallcontractExecutor)};
@@ -384,22 +385,43 @@ Result<calldata::Value> HostClient::resolve_callcontract_executor(const calldata
   if (auto s = read_status(**c, HostMethod::kResolveCallcontractExecutor); !s) return s.take_error();
   auto payload = (*c)->read_slice(limits_.max_slice);
   if (!payload) return payload.take_error();
+  // Calldata `Option<Bytes>` (the public host's Option<bytes::Bytes>): null and an empty
+  // payload stay distinct. The bytes are the host's, carried to run_nested unread.
   auto v = calldata::decode(*payload);
-  if (!v) {
-    return fail<calldata::Value>(**c, make_error("host_protocol", "resolve_callcontract_executor: reply is not calldata: " +
-                                                                      v.error().to_string()));
-  }
-  if (v->is_null()) return std::move(*v);
-  // Executor lines carry the payload without reading it; only its outer shape is checked.
-  const calldata::Value* kind = v->find("kind");
-  if (!v->is_map() || !kind || !kind->is_string() ||
-      (kind->as_string() != "major" && kind->as_string() != "version")) {
-    return fail<calldata::Value>(
-        **c, make_error("host_protocol",
-                        "resolve_callcontract_executor: reply must be null or a map with kind \"major\" or \"version\""));
-  }
-  return std::move(*v);
+  if (v && v->is_null()) return Routing{};
+  if (v && v->is_bytes()) return Routing{v->as_bytes()};
+  // The slice was read whole, so the stream is still in step: refused, not poisoned.
+  return make_error("host_protocol", v ? "resolve_callcontract_executor: reply must be null or bytes"
+                                       : "resolve_callcontract_executor: reply is not calldata: " + v.error().to_string());
 }
+
+namespace {
+
+// The reply's shape, as the public derive decodes NestedRunReply: closed maps, every field
+// required, `kind` a ResultCode variant name. An empty string: the reply is well formed.
+std::string nested_reply_shape_error(const calldata::Value& v, NestedReply& out) {
+  if (!v.is_map() || v.as_map().size() != 3) return "reply must be a map of result, small_hash, effect_free";
+  const calldata::Value* result = v.find("result");
+  const calldata::Value* hash = v.find("small_hash");
+  const calldata::Value* effect_free = v.find("effect_free");
+  if (!result || !hash || !effect_free) return "reply must be a map of result, small_hash, effect_free";
+  if (!result->is_map() || result->as_map().size() != 2) return "result must be a map of kind, data";
+  const calldata::Value* kind = result->find("kind");
+  const calldata::Value* data = result->find("data");
+  if (!kind || !data) return "result must be a map of kind, data";
+  if (!kind->is_string()) return "result.kind must be a result code name";
+  auto code = parse_result_code_name(kind->as_string());
+  if (!code) return "result.kind: " + code.error().to_string();
+  if (!hash->is_bytes()) return "small_hash must be bytes";
+  if (!effect_free->is_bool()) return "effect_free must be a bool";
+  out.kind = *code;
+  out.data = *data;
+  out.small_hash = hash->as_bytes();
+  out.effect_free = effect_free->as_bool();
+  return {};
+}
+
+}  // namespace
 
 Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   auto c = begin(HostMethod::kRunNested);
@@ -413,22 +435,14 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   // run_nested has no status byte: the reply slice is the whole answer.
   auto payload = (*c)->read_slice(limits_.max_slice);
   if (!payload) return payload.take_error();
+  // The slice was read whole, so a reply of the wrong shape leaves the stream in step: it is
+  // refused without poisoning the connection (the run still delivers its result there).
   auto v = calldata::decode(*payload);
-  auto bad = [&](std::string why) {
-    return fail<NestedReply>(**c, make_error("host_protocol", "run_nested: " + why));
-  };
-  if (!v) return bad("reply is not calldata: " + v.error().to_string());
-  if (!v->is_map() || v->as_map().size() != 3) return bad("reply must be a map of result, small_hash, effect_free");
-  const calldata::Value* result = v->find("result");
-  const calldata::Value* hash = v->find("small_hash");
-  const calldata::Value* effect_free = v->find("effect_free");
-  if (!result || !hash || !effect_free) return bad("reply must be a map of result, small_hash, effect_free");
-  if (!hash->is_bytes() || hash->as_bytes().size() != 32) return bad("small_hash must be 32 bytes");
-  if (!effect_free->is_bool()) return bad("effect_free must be a bool");
+  if (!v) return make_error("host_protocol", "run_nested: reply is not calldata: " + v.error().to_string());
   NestedReply out;
-  out.result = *result;
-  std::copy(hash->as_bytes().begin(), hash->as_bytes().end(), out.small_hash.begin());
-  out.effect_free = effect_free->as_bool();
+  if (std::string why = nested_reply_shape_error(*v, out); !why.empty()) {
+    return make_error("host_protocol", "run_nested: " + why);
+  }
   return out;
 }
 

@@ -12,10 +12,12 @@
 // error at connect time.
 //
 // Failures are values, never crashes: a host that hangs up ("host_closed"), answers a status
-// byte the protocol does not define or a malformed payload ("host_protocol"), announces a slice
-// larger than HostLimits::max_slice ("host_oversized", nothing is allocated for it), or fails at
-// the socket level ("host_io") poisons its connection: every later call on it returns the same
-// error, since the stream position is lost. The host's own error answers are "host_evm_reverted"
+// byte the protocol does not define ("host_protocol"), announces a slice larger than
+// HostLimits::max_slice ("host_oversized", nothing is allocated for it), or fails at the socket
+// level ("host_io") poisons its connection: every later call on it returns the same error, since
+// the stream position is lost. A slice read whole whose calldata is not the answer's shape
+// (resolve_callcontract_executor, run_nested) is "host_protocol" too, but leaves the connection
+// usable: the stream is still in step, and the run must still be able to deliver its result. The host's own error answers are "host_evm_reverted"
 // and "host_forbidden"; they leave the connection usable. There is no read timeout: the executor
 // has none by design (the manager SIGKILLs it), so a host that stops answering blocks the call.
 #pragma once
@@ -31,6 +33,7 @@
 
 #include "common/calldata.h"
 #include "common/result.h"
+#include "common/vm_error.h"
 #include "common/host/protocol.h"
 
 namespace genvm::executor {
@@ -83,11 +86,14 @@ class HostConnection {
   std::optional<Error> poisoned_;
 };
 
-// The run_nested reply (host-loop.rst): the child's result, its small hash, whether it had no
-// effects.
+// The run_nested reply (host-loop.rst; NestedRunReply in modules-interfaces nested.rs), as
+// decoded: {result: {kind: ResultCode variant name, data}, small_hash: bytes, effect_free}.
+// Only the shape is checked here (closed maps, as the public derive decodes them); whether a
+// caller may accept it (effect-free, a 32-byte hash, string VM errors) is the caller's check.
 struct NestedReply {
-  calldata::Value result;
-  std::array<std::uint8_t, 32> small_hash{};
+  ResultCode kind = ResultCode::kInternalError;
+  calldata::Value data;
+  calldata::Bytes small_hash;
   bool effect_free = false;
 };
 
@@ -113,10 +119,15 @@ class HostClient {
   Status notify_nondet_disagreement(std::uint32_t call_no);  // no answer
   // Sends the encoded result and waits for the host's 0x00 acknowledgement.
   Status consume_result(std::span<const std::uint8_t> result);
-  // null: keep the call in-process; otherwise a map tagged on "kind" ("major" or "version").
-  Result<calldata::Value> resolve_callcontract_executor(const calldata::Address& address,
-                                                        StorageType state,
-                                                        std::uint8_t advisory_major);
+  // The host's routing for a CallContract: nullopt when it declines (the reply is calldata
+  // null), else the routing payload, calldata bytes the executor carries into run_nested
+  // without reading them (an encoded ExecutorSelector, read by the manager only). Any other
+  // reply is "host_protocol".
+  Result<std::optional<calldata::Bytes>> resolve_callcontract_executor(const calldata::Address& address,
+                                                                       StorageType state,
+                                                                       std::uint8_t advisory_major);
+  // Sends the NestedRunEnvelope and reads the reply slice (no status byte). A reply that is not
+  // a NestedRunReply is "host_protocol".
   Result<NestedReply> run_nested(const calldata::Value& envelope);
 
   std::size_t connection_count() const { return conns_.size(); }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "executor/host_client.h"
+#include "executor/nested.h"
 #include "executor/result.h"
 #include "executor/storage.h"
 #include "executor/u256.h"
@@ -52,8 +53,9 @@ Result<calldata::Bytes> read_source(const std::string& source) {
 
 namespace {
 
-// The run proper, after the hosts are connected: every way it can end is a RunOutcome.
-RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& ctx, Storage& storage) {
+// The run proper, after the hosts are connected: every way it can end is a RunOutcome. `top` is
+// the top sub-VM's derivation (nested.h: the command line's, or a nested run's imports).
+RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext& ctx, Storage& storage) {
   RunOutcome o;
   o.data_fees_remaining = d.bucket_totals;
   o.subvm_hashes = SubVmHashAccumulator().finalize();
@@ -69,7 +71,7 @@ RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& c
   };
   if (!validate_entry(d.calldata, d.message.is_init)) return vm_error(VmError(VmError::malformed_entry()));
   // Locked slots only constrain writes: a run that may not write does not read them.
-  if (opts.permissions.write_storage) {
+  if (top.permissions.write_storage) {
     auto wp = read_write_protection(storage, d.message.contract_address);
     if (!wp) {
       // A list over its limit is the contract's VM error; anything else is the host's failure.
@@ -88,18 +90,24 @@ RunOutcome execute(const ExecutionData& d, const RunOptions& opts, RunContext& c
       if (auto w = write_deployed_code(storage, code); !w) return internal(w.error());
     }
   } else {
-    auto major = storage.abi_major();
+    auto major = storage.read(top.state, d.message.contract_address, kRootSlot, kRootOffsetMajor, 1);
     if (!major) return internal(major.error());
-    if (*major != kCurrentMajor) {
+    if ((*major)[0] != kCurrentMajor) {
       return vm_error(VmError(VmError::invalid_contract().major_mismatch()));
     }
-    auto stored = read_contract_code(storage, d.message.contract_address, StorageType::kDefault);
+    auto stored = read_contract_code(storage, d.message.contract_address, top.state);
     if (!stored) return internal(stored.error());
     code = std::move(*stored);
   }
+  // No recursion left for the top VM itself (an imported remaining_recursion of 0).
+  if (top.recursion_exhausted) return vm_error(VmError(VmError::out_of().vm_recursion()));
   VmFrame frame;
   frame.self = d.message.contract_address;
-  frame.permissions = opts.permissions;
+  frame.state = top.state;
+  frame.permissions = top.permissions;
+  frame.deterministic = top.deterministic;
+  frame.depth = top.depth;
+  if (top.ram_budget) frame.ram_budget = *top.ram_budget;
   frame.startup_message = startup_message(d, EntryKind::kMain);
   VmResult r = run_vm(ctx, frame, code);
   o.kind = r.kind;
@@ -123,6 +131,12 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   auto data = parse_execution_data(*bytes);
   if (!data) {
     *err = data.error().to_string();
+    return 2;
+  }
+  // What the top sub-VM starts with; a nested run takes it from the execution data.
+  auto top = import_frame(*data, opts.permissions);
+  if (!top) {
+    *err = top.error().to_string();
     return 2;
   }
   if (opts.hosts.empty()) {
@@ -150,12 +164,13 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.is_leader = !data->leader_nondet_results.has_value();
   if (!ctx.is_leader) ctx.leader_results = &*data->leader_nondet_results;
   ctx.nondet_fuel = opts.nondet_fuel;
+  ctx.imported_det_fuel = top->det_fuel_cap;
   ctx.sync = opts.sync;
   ctx.module_llm_uri = opts.module_llm;
   ctx.module_web_uri = opts.module_web;
   ctx.module_cache_dir = opts.module_cache;
 
-  RunOutcome o = execute(*data, opts, ctx, storage);
+  RunOutcome o = execute(*data, *top, ctx, storage);
   o.nondet_disagreement = ctx.nondet_disagreement;
   if (ctx.is_leader) o.nondet_results = std::move(ctx.nondet_results);
   // Entries the validator never consumed are the leader's fault (a fatal error already says

@@ -42,4 +42,10 @@ U256Le u256_from(const BigInt& v) {
   return out;
 }
 
+BigInt u256_to_bigint(const U256Le& v) {
+  BigInt::Limbs limbs(8, 0);
+  for (std::size_t i = 0; i < v.size(); ++i) limbs[i / 4] |= std::uint32_t(v[i]) << (8 * (i % 4));
+  return BigInt::from_magnitude(false, std::move(limbs));
+}
+
 }  // namespace genvm::executor

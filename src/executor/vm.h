@@ -66,6 +66,9 @@ struct RunContext {
   std::uint32_t nondet_calls = 0;               // RunNondet calls so far (the next call_no)
   std::optional<std::uint32_t> nondet_disagreement;  // first call_no the validator rejected
   std::uint64_t nondet_fuel = kDefaultNondetFuel;
+  // A nested run (ExecutionData.nested): the deterministic fuel its chain had left, a cap on
+  // what a delegated CallContract of this run may hand on (docs/PROTOCOLS.md, ## Executor choices).
+  std::optional<BigInt> imported_det_fuel;
   // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
   // again, up to 4096 times, and compiling is the dearest part of a small block.
   std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;

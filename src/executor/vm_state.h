@@ -8,6 +8,7 @@
 // error code in GlCall::ret otherwise.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,6 +71,8 @@ class VmState {
   std::optional<wasm::Trap> gl_return(GlCall& g);
   std::optional<wasm::Trap> gl_user_error(GlCall& g);
   std::optional<wasm::Trap> gl_trace(GlCall& g);
+  std::optional<wasm::Trap> gl_yield(GlCall& g);
+  std::optional<wasm::Trap> gl_get_timestamp(GlCall& g);
   std::optional<wasm::Trap> gl_eth_call(GlCall& g);
   std::optional<wasm::Trap> gl_module(GlCall& g);
   std::optional<wasm::Trap> gl_emit_event(GlCall& g);
@@ -109,6 +112,12 @@ class VmState {
     return std::nullopt;
   }
   std::optional<wasm::Trap> give_fd(GlCall& g, calldata::Bytes data);
+  // A successful answer without data: the descriptor slot gets the "no file" value u32::MAX,
+  // as the public executor writes it (it is guest memory, so part of the fingerprint).
+  std::optional<wasm::Trap> no_fd(GlCall& g);
+  // CallContract through the host's run_nested (gl_subvm.cc): `child` is the in-process
+  // derivation of the callee, carried in the envelope instead of run here.
+  std::optional<wasm::Trap> call_contract_nested(GlCall& g, const VmFrame& child, calldata::Bytes routing);
   // The result of a child sub-VM: InternalError and FatalVmError end this one too; otherwise the
   // child's [code][data] goes to the guest on a descriptor. `what` names the child in errors.
   std::optional<wasm::Trap> child_result(GlCall& g, const VmResult& res, const char* what);
@@ -150,6 +159,8 @@ class VmState {
   std::uint32_t next_fd_ = 3;
   std::optional<Ending> ending_;
   SubVmHashAccumulator subvm_;
+  // Start of this sub-VM, for Trace RuntimeMicroSec ("elapsed since VM start").
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t random_counter_ = 0;
 };
 

@@ -158,20 +158,29 @@ TEST_F(HostClientTest, ConsumeResultWaitsForTheAck) {
   EXPECT_EQ(host_.with_state([](test_host::State& s) { return s.results[0]; }), result);
 }
 
-TEST_F(HostClientTest, ResolveAnswersNullOrATaggedMap) {
-  calldata::Value major = calldata::Value::map({{"kind", "major"}, {"major", 1}});
-  host_.state().resolve_answers[addr(2).bytes] = major;
+TEST_F(HostClientTest, ResolveAnswersNullOrOpaqueRoutingBytes) {
+  // The routing payload is the host's encoded ExecutorSelector; the client carries it unread.
+  calldata::Bytes routing = calldata::encode(calldata::Value::map({{"kind", "version"}, {"version", "v0.2.17"}}));
+  host_.state().resolve_answers[addr(2).bytes] = routing;
+  host_.state().resolve_answers[addr(3).bytes] = calldata::Bytes{};
   auto c = connect();
   auto none = c->resolve_callcontract_executor(addr(1), StorageType::kDefault, 0);
   ASSERT_TRUE(none.ok()) << none.error().to_string();
-  EXPECT_TRUE(none->is_null());
+  EXPECT_FALSE(none->has_value());
   auto some = c->resolve_callcontract_executor(addr(2), StorageType::kLatestNonFinal, 0);
   ASSERT_TRUE(some.ok()) << some.error().to_string();
-  EXPECT_EQ(*some, major);
+  ASSERT_TRUE(some->has_value());
+  EXPECT_EQ(**some, routing);
+  // An empty payload is not null (calldata Option<Bytes> keeps them apart).
+  auto empty = c->resolve_callcontract_executor(addr(3), StorageType::kDefault, 0);
+  ASSERT_TRUE(empty.ok()) << empty.error().to_string();
+  ASSERT_TRUE(empty->has_value());
+  EXPECT_TRUE((*empty)->empty());
 }
 
-TEST_F(HostClientTest, ResolveRejectsAMapWithoutAKnownKind) {
-  host_.state().resolve_answers[addr(2).bytes] = calldata::Value::map({{"kind", "bogus"}});
+TEST_F(HostClientTest, ResolveRejectsAReplyThatIsNeitherNullNorBytes) {
+  // A selector map sent bare (not as bytes) is not what the public decoder accepts either.
+  host_.state().resolve_answers[addr(2).bytes] = calldata::Value::map({{"kind", "major"}, {"major", 1}});
   auto c = connect();
   auto r = c->resolve_callcontract_executor(addr(2), StorageType::kDefault, 0);
   ASSERT_FALSE(r.ok());
@@ -180,15 +189,81 @@ TEST_F(HostClientTest, ResolveRejectsAMapWithoutAKnownKind) {
 
 TEST_F(HostClientTest, RunNestedSendsTheEnvelopeAndReadsTheReply) {
   host_.state().nested_handler = [](const calldata::Value& env) {
-    return calldata::Value::map({{"result", env}, {"small_hash", calldata::Bytes(32, 7)}, {"effect_free", false}});
+    return calldata::Value::map({{"result", calldata::Value::map({{"kind", "UserError"}, {"data", env}})},
+                                 {"small_hash", calldata::Bytes(32, 7)},
+                                 {"effect_free", false}});
   };
   auto c = connect();
   calldata::Value env = calldata::Value::map({{"x", 1}});
   auto r = c->run_nested(env);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
-  EXPECT_EQ(r->result, env);
-  EXPECT_EQ(r->small_hash[31], 7);
+  EXPECT_EQ(r->kind, ResultCode::kUserError);
+  EXPECT_EQ(r->data, env);
+  EXPECT_EQ(r->small_hash, calldata::Bytes(32, 7));
   EXPECT_FALSE(r->effect_free);
+  c.reset();  // EOF ends the host loop
+  host_.drain();
+  EXPECT_EQ(host_.state().nested_envelopes, (std::vector<calldata::Value>{env}));
+}
+
+// Replies that are not a NestedRunReply, as the public derive decodes it (closed maps, kind a
+// variant name), are protocol errors.
+TEST_F(HostClientTest, RunNestedRefusesRepliesOfTheWrongShape) {
+  using calldata::Value;
+  Value ok_result = Value::map({{"kind", "Return"}, {"data", Value()}});
+  std::vector<std::pair<std::string, Value>> bad = {
+      {"not a map", Value(1)},
+      {"missing effect_free", Value::map({{"result", ok_result}, {"small_hash", calldata::Bytes(32)}})},
+      {"extra key", Value::map({{"result", ok_result}, {"small_hash", calldata::Bytes(32)}, {"effect_free", true},
+                                {"x", 1}})},
+      {"kind as a number", Value::map({{"result", Value::map({{"kind", 0}, {"data", Value()}})},
+                                       {"small_hash", calldata::Bytes(32)}, {"effect_free", true}})},
+      {"kind unknown", Value::map({{"result", Value::map({{"kind", "VMError"}, {"data", Value()}})},
+                                   {"small_hash", calldata::Bytes(32)}, {"effect_free", true}})},
+      {"result without data", Value::map({{"result", Value::map({{"kind", "Return"}})},
+                                          {"small_hash", calldata::Bytes(32)}, {"effect_free", true}})},
+      {"small_hash not bytes", Value::map({{"result", ok_result}, {"small_hash", "h"}, {"effect_free", true}})},
+      {"effect_free not a bool", Value::map({{"result", ok_result}, {"small_hash", calldata::Bytes(32)},
+                                             {"effect_free", 1}})},
+  };
+  for (const auto& [name, reply] : bad) {
+    TestHost host;
+    host.state().nested_handler = [reply = reply](const Value&) { return reply; };
+    auto uri = host.listen_unix(dir_ + "/bad.sock");
+    ASSERT_TRUE(uri.ok());
+    auto c = HostClient::connect({*uri}, {}, {});
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->run_nested(Value());
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.error().code, "host_protocol") << name;
+    c->reset();
+    host.stop();
+  }
+}
+
+// A refused reply was read whole: the connection stays usable, so the run can still deliver
+// its (internal error) result on it.
+TEST_F(HostClientTest, ARefusedReplyLeavesTheConnectionUsable) {
+  host_.state().nested_handler = [](const calldata::Value&) { return calldata::Value(1); };
+  host_.state().resolve_answers[addr(2).bytes] = calldata::Value("not bytes");
+  auto c = connect();
+  ASSERT_FALSE(c->run_nested(calldata::Value()).ok());
+  ASSERT_FALSE(c->resolve_callcontract_executor(addr(2), StorageType::kDefault, 0).ok());
+  EXPECT_TRUE(c->consume_result(calldata::Bytes{3}).ok());
+}
+
+TEST_F(HostClientTest, RunNestedReadsAShortSmallHashForTheCallerToRefuse) {
+  // The length is the caller's check (nested.h), so the reply itself still decodes.
+  host_.state().nested_handler = [](const calldata::Value&) {
+    return calldata::Value::map({{"result", calldata::Value::map({{"kind", "Return"}, {"data", 5}})},
+                                 {"small_hash", calldata::Bytes(31, 1)},
+                                 {"effect_free", true}});
+  };
+  auto c = connect();
+  auto r = c->run_nested(calldata::Value());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->small_hash.size(), 31u);
+  EXPECT_EQ(r->data, calldata::Value(5));
 }
 
 TEST_F(HostClientTest, MethodHostsRouteMethodsToTheirConnection) {

@@ -352,7 +352,8 @@ Status TestHost::handle(int fd, std::uint8_t method) {
         handler = state_.nested_handler;
       }
       calldata::Value reply = handler ? handler(*v)
-                                      : calldata::Value::map({{"result", calldata::Value::map({{"kind", 0}})},
+                                      : calldata::Value::map({{"result", calldata::Value::map({{"kind", "Return"},
+                                                                                                {"data", calldata::Value()}})},
                                                               {"small_hash", Bytes(32, 0)},
                                                               {"effect_free", true}});
       // run_nested answers with a bare slice (no status byte).

@@ -58,9 +58,12 @@ struct State {
   std::map<std::array<std::uint8_t, 20>, U256Le> balances;         // absent: zero
   std::map<std::array<std::uint8_t, 20>, EthAnswer> eth_answers;   // absent: ok, empty
   std::set<std::array<std::uint8_t, 20>> forbidden_reads;          // storage_read -> forbidden
-  std::map<std::array<std::uint8_t, 20>, calldata::Value> resolve_answers;  // absent: null
+  // resolve_callcontract_executor: the calldata value answered for an address (null or the
+  // routing payload as bytes; anything else to test refusals); absent: null.
+  std::map<std::array<std::uint8_t, 20>, calldata::Value> resolve_answers;
   U256Le remaining_fuel_as_gen{};
-  // run_nested: the reply map for an envelope; absent handler answers a fixed Return reply.
+  // run_nested: the reply map for an envelope; absent handler answers a fixed reply
+  // {result: {kind: "Return", data: null}, small_hash: 32 zero bytes, effect_free: true}.
   std::function<calldata::Value(const calldata::Value&)> nested_handler;
 
   // Recorded traffic.
