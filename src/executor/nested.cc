@@ -8,15 +8,6 @@ namespace genvm::executor {
 
 using calldata::Value;
 
-std::string_view nested_storage_type_name(StorageType t) {
-  switch (t) {
-    case StorageType::kDefault: return "Default";
-    case StorageType::kLatestFinal: return "LatestFinal";
-    case StorageType::kLatestNonFinal: return "LatestNonFinal";
-  }
-  return "Default";
-}
-
 Value nested_envelope(const NestedCall& call) {
   // MessageData (modules-interfaces abi_stub.rs): exactly these keys of the startup message.
   Value::Map message;
@@ -32,7 +23,7 @@ Value nested_envelope(const NestedCall& call) {
       {"message", Value(std::move(message))},
       {"stack", Value(std::move(stack))},
       {"permissions", call.permissions},
-      {"state_mode", std::string(nested_storage_type_name(call.state_mode))},
+      {"state_mode", std::string(host::storage_type_name(call.state_mode))},
       // The callee's code is resolved by the receiving executor in its own storage layout.
       {"topmost_runner_id", "contract"},
       {"remaining_recursion", call.remaining_recursion},

@@ -36,10 +36,6 @@ enum NestedPermission : std::uint32_t {
   kNestedUseBalanceForMessageFees = 1u << 7,
 };
 
-// NestedStorageType on the wire: the derive's variant names "Default", "LatestFinal",
-// "LatestNonFinal" (a storage view is mapped by meaning, never by its local number).
-std::string_view nested_storage_type_name(StorageType t);
-
 // The fields of one NestedRunEnvelope, as the caller derives them for the callee.
 struct NestedCall {
   calldata::Bytes routing_payload;       // the host's (or our own major selector), unread

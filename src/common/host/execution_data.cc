@@ -113,13 +113,11 @@ Result<std::vector<Bytes>> as_bytes_array(const Value& v, const std::string& pat
   return out;
 }
 
+// NestedStorageType: its variant name.
 Result<StorageType> as_storage_type(const Value& v, const std::string& path) {
-  auto u = as_u32(v, path);
-  if (!u) return u.take_error();
-  if (*u > static_cast<std::uint32_t>(StorageType::kLatestNonFinal)) {
-    return type_error(path, "a storage type (0, 1 or 2)");
-  }
-  return static_cast<StorageType>(*u);
+  std::optional<StorageType> t = v.is_string() ? parse_storage_type_name(v.as_string()) : std::nullopt;
+  if (!t) return type_error(path, "a storage view name (\"Default\", \"LatestFinal\" or \"LatestNonFinal\")");
+  return *t;
 }
 
 #define GENVM_TRY_ASSIGN(dst, expr)      \
@@ -204,15 +202,20 @@ Result<NestedExecutionData> parse_nested(const Value& v) {
     }
   }
   {
+    // NestedPermissions: a u32 of bits (the executor clears the ones it does not know).
     GENVM_TRY_REQUIRED(f, r, "permissions");
-    out.permissions = *f;
+    std::uint32_t bits = 0;
+    GENVM_TRY_ASSIGN(bits, as_u32(*f, r.path("permissions")));
+    out.permissions = bits;
   }
   {
     GENVM_TRY_REQUIRED(f, r, "state_mode");
     GENVM_TRY_ASSIGN(out.state_mode, as_storage_type(*f, r.path("state_mode")));
   }
   {
+    // NestedRunnerId: a transparent string.
     GENVM_TRY_REQUIRED(f, r, "topmost_runner_id");
+    if (!f->is_string()) return type_error(r.path("topmost_runner_id"), "a runner id string");
     out.topmost_runner_id = *f;
   }
   {
@@ -380,7 +383,7 @@ Value execution_data_to_value(const ExecutionData& d) {
         {"memory_limit", d.nested->memory_limit},
         {"stack", std::move(stack)},
         {"permissions", d.nested->permissions},
-        {"state_mode", static_cast<int>(d.nested->state_mode)},
+        {"state_mode", std::string(storage_type_name(d.nested->state_mode))},
         {"topmost_runner_id", d.nested->topmost_runner_id},
         {"remaining_det_fuel", d.nested->remaining_det_fuel},
     };

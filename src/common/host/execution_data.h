@@ -47,9 +47,9 @@ struct MessageData {
 struct NestedExecutionData {
   std::uint32_t memory_limit = 0;
   std::vector<Address> stack;
-  calldata::Value permissions;       // carried through, opaque here
+  calldata::Value permissions;       // NestedPermissions: a u32 of bits
   StorageType state_mode = StorageType::kDefault;
-  calldata::Value topmost_runner_id;  // carried through, opaque here
+  calldata::Value topmost_runner_id;  // NestedRunnerId: a string
   BigInt remaining_det_fuel;
 };
 

@@ -187,12 +187,14 @@ TEST(ExecutionData, NotCalldataOrNotAMapIsMalformed) {
   EXPECT_EQ(d2.error().code, "execution_data_malformed");
 }
 
+// NestedExecutionData as the public derive encodes it (nested.rs): permissions a u32 of bits,
+// state_mode the NestedStorageType variant name, topmost_runner_id a string.
 TEST(ExecutionData, NestedDataIsParsedAndChecked) {
   auto m = valid();
   m["nested"] = Value::map({{"memory_limit", 1 << 20},
                             {"stack", Value::array({addr(9)})},
-                            {"permissions", "wc"},
-                            {"state_mode", 2},
+                            {"permissions", 17},
+                            {"state_mode", "LatestNonFinal"},
                             {"topmost_runner_id", "contract"},
                             {"remaining_det_fuel", 77}});
   auto d = parse(m);
@@ -200,10 +202,18 @@ TEST(ExecutionData, NestedDataIsParsedAndChecked) {
   ASSERT_TRUE(d->nested.has_value());
   EXPECT_EQ(d->nested->stack.size(), 1u);
   EXPECT_EQ(d->nested->state_mode, StorageType::kLatestNonFinal);
-  m["nested"].as_map()["state_mode"] = 3;
-  auto bad = parse(m);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, "execution_data_type");
+  EXPECT_EQ(*execution_data_to_value(*d).find("nested")->find("state_mode"), Value("LatestNonFinal"));
+  for (auto [key, bad_value] : std::vector<std::pair<const char*, Value>>{{"state_mode", 2},
+                                                                         {"state_mode", "latest_final"},
+                                                                         {"permissions", "wc"},
+                                                                         {"permissions", BigInt(std::uint64_t(1) << 32)},
+                                                                         {"topmost_runner_id", 5}}) {
+    auto bad = m;
+    bad["nested"].as_map()[key] = bad_value;
+    auto d2 = parse(bad);
+    ASSERT_FALSE(d2.ok()) << key;
+    EXPECT_EQ(d2.error().code, "execution_data_type") << key;
+  }
 }
 
 TEST(ExecutionData, ToValueRoundTrips) {

@@ -17,4 +17,20 @@ std::string_view to_string(HostMethod m) {
   return "unknown";
 }
 
+std::string_view storage_type_name(StorageType t) {
+  switch (t) {
+    case StorageType::kDefault: return "Default";
+    case StorageType::kLatestFinal: return "LatestFinal";
+    case StorageType::kLatestNonFinal: return "LatestNonFinal";
+  }
+  return "Default";
+}
+
+std::optional<StorageType> parse_storage_type_name(std::string_view name) {
+  for (StorageType t : {StorageType::kDefault, StorageType::kLatestFinal, StorageType::kLatestNonFinal}) {
+    if (storage_type_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 }  // namespace genvm::host

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace genvm::host {
@@ -39,6 +40,12 @@ enum class StorageType : std::uint8_t {
   kLatestFinal = 1,
   kLatestNonFinal = 2,
 };
+
+// A storage view by the name it has across an executor boundary (NestedStorageType, encoded by
+// the public calldata derive as its variant name): "Default", "LatestFinal", "LatestNonFinal".
+std::string_view storage_type_name(StorageType t);
+// The inverse; nullopt for any other text.
+std::optional<StorageType> parse_storage_type_name(std::string_view name);
 
 enum class EntryKind : std::uint8_t {
   kMain = 0,
