@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed seed corpora of the fuzz targets other than calldata_fuzz
 # (fuzz/make_calldata_seeds.sh) and wasm_reader_fuzz: blake3_fuzz, execution_data_fuzz,
-# host_client_fuzz and manager_protocol_fuzz. Each seed is a well-formed input of the target's
+# host_client_fuzz, manager_protocol_fuzz and fee_expr_fuzz. Each seed is a well-formed input of the target's
 # layout (or a near miss), so the fuzzer starts inside the accepting paths instead of spending
 # its first minutes discovering the framing.
 #   fuzz/make_seeds.sh [path/to/genvm-calldata]
@@ -71,6 +71,38 @@ frame 3 0 '{}' >fuzz/manager_protocol_fuzz/bad_request_id_0
 printf '90s' >fuzz/manager_protocol_fuzz/duration
 unhex "06$(le32 2)0000" >fuzz/manager_protocol_fuzz/host_one_consume_result
 
-for t in blake3_fuzz execution_data_fuzz host_client_fuzz manager_protocol_fuzz; do
+# --- fee_expr_fuzz: fee expression text: each default rule bound as the executor binds it
+# (`\node = prelude code`) and applied to a node object and the charge's attrs, a gas_data
+# entry, and near misses.
+fresh fee_expr_fuzz
+python3 - <<'PY'
+import yaml
+fees = yaml.safe_load(open("src/executor/fees/default_fees.yaml"))["fees"]
+prelude = fees["expr_prelude"]
+T, F = "(0 < 1)", "(1 < 0)"  # the language has no boolean literals
+node = ("{ storageUnitPrice = 3; receiptGasPerByte = 5; gasPerChangedSlot = 7; intrinsicGas = 11; "
+        "bootloaderOverhead = 13; fixedProposeReceiptGas = 17; fixedMessageRevealGas = 19; genPerTimeUnit = 2; }")
+params = ("{ leaderTimeunitsAllocation = 3; validatorTimeunitsAllocation = 4; executionBudgetPerRound = 5; "
+          "rotations = [1, 0, 2]; maxPriceGenPerTimeUnit = 6; storageFeeMaxGasPrice = 1; receiptFeeMaxGasPrice = 1; }")
+attrs = {
+    "storage": "{ pages = 1; }",
+    "message_receipt": f"{{ isInternal = {T}; isDeploy = {T}; calldataLength = 70; codeLength = 900; subtreeLength = 64; }}",
+    "nondet_output": "{ outputLength = 100; }",
+    "message_fee": f"{{ isInternal = {T}; onAcceptance = {T}; balanceFunded = {F}; matchedFeeParams = {params}; }}",
+    "event": "{ blobSize = 65; topicsCount = 2; }",
+}
+seeds = {"gas_constant": prelude + "\n7", "interpolation": '"a\\(1 + 1)b\\("c")"',
+         "objects": '{ a = [1, 2.5e3, -3]; b = { c = hasKey { x = 1; } "x"; }; }.b.c',
+         "y_loop": "let Y = \\f = (\\x = f (\\v = x x v)) (\\x = f (\\v = x x v)) in Y (\\go i = if i == 0 then 0 else go (i - 1)) 50",
+         "bad_unterminated": '"abc \\(1 +', "bad_deep": "(" * 300 + "1" + ")" * 300}
+for rule, a in attrs.items():
+    bind = lambda code: f"(\\node = {prelude}\n{code}) {node}"
+    seeds[f"{rule}_start"] = bind(fees[rule].get("subtract_on_start_expr", "0"))
+    seeds[f"{rule}_delta"] = f"({bind(fees[rule]['delta_expr'])}) {a}"
+for name, text in seeds.items():
+    open(f"fuzz/fee_expr_fuzz/{name}", "w").write(text)
+PY
+
+for t in blake3_fuzz execution_data_fuzz host_client_fuzz manager_protocol_fuzz fee_expr_fuzz; do
   echo "wrote $(ls "fuzz/$t" | wc -l) seeds to fuzz/$t"
 done

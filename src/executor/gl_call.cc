@@ -89,10 +89,12 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        }
                        // A region's first write costs RAM (spec 03-ram-limiting.rst); past the
                        // budget the sub-VM ends, so writes cannot grow host memory without bound.
-                       std::uint64_t cost = ctx_.storage->unwritten_pages(slot, index, len) * kNewStoragePageCost;
-                       if (!c.store().charge_ram(cost)) {
+                       std::uint64_t new_pages = ctx_.storage->unwritten_pages(slot, index, len);
+                       if (!c.store().charge_ram(new_pages * kNewStoragePageCost)) {
                          return end_vm_error(VmError::out_of().memory());
                        }
+                       // And each page a run writes first costs the storage fee (gl_fees.cc).
+                       if (auto t = charge_storage_pages(new_pages)) return t;
                        auto s = ctx_.storage->write(slot, index, data);
                        if (!s) return internal(s.error());
                        set_ret(r, kSuccess);

@@ -214,6 +214,8 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     Value published = res.kind == ResultCode::kVmError ? Value(strip_vm_error_detail(res.data.as_string())) : res.data;
     calldata::Bytes entry = subvm_result_buffer(res.kind, published);
     ctx_.nondet_results.push_back(entry);
+    // Every mode pays for the output the contract continues with (gl_fees.cc).
+    if (auto t = charge_nondet_output(entry.size())) return t;
     return give_fd(g, std::move(entry));
   }
   // Fewer entries than the run asks for: the run aborts (seed 001; impl-spec 03-consensus).
@@ -227,7 +229,10 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
   std::optional<std::string> derived = check_leader_entry(proposed);
   calldata::Bytes entry = derived ? subvm_result_buffer(ResultCode::kVmError, Value(*derived)) : proposed;
   // Sync mode: the entry is simply the call's result; there is no vote to cast.
-  if (ctx_.sync) return give_fd(g, std::move(entry));
+  if (ctx_.sync) {
+    if (auto t = charge_nondet_output(entry.size())) return t;
+    return give_fd(g, std::move(entry));
+  }
   // The block's stage data is {"leader_result": entry}, as the public executor's fork_leader
   // builds it (the spec names the field, not its shape).
   VmResult res = run_stage(data_validator->as_bytes(), Value::map({{"leader_result", entry}}));
@@ -238,6 +243,7 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
     ctx_.nondet_disagreement = call_no;
     if (auto s = ctx_.host->notify_nondet_disagreement(call_no); !s) return internal(s.error());
   }
+  if (auto t = charge_nondet_output(entry.size())) return t;
   return give_fd(g, std::move(entry));
 }
 

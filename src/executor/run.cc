@@ -57,7 +57,6 @@ namespace {
 // the top sub-VM's derivation (nested.h: the command line's, or a nested run's imports).
 RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext& ctx, Storage& storage) {
   RunOutcome o;
-  o.data_fees_remaining = d.bucket_totals;
   o.subvm_hashes = SubVmHashAccumulator().finalize();
   auto vm_error = [&](const VmError& e) {
     o.kind = ResultCode::kVmError;
@@ -69,6 +68,11 @@ RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext&
     o.data = calldata::Value(e.to_string());
     return o;
   };
+  // The fee rules' start costs come first; a run that cannot pay them ends here with the
+  // bucket's VM error (a nested run's were paid by the run that delegated it).
+  if (!d.nested) {
+    if (auto oom = ctx.fees->charge_start()) return vm_error(*oom);
+  }
   if (!validate_entry(d.calldata, d.message.is_init)) return vm_error(VmError(VmError::malformed_entry()));
   // Locked slots only constrain writes: a run that may not write does not read them.
   if (top.permissions.write_storage) {
@@ -87,7 +91,14 @@ RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext&
   if (d.code) {
     code = *d.code;
     if (d.message.is_init) {
+      std::size_t pages_before = storage.written_page_count();
       if (auto w = write_deployed_code(storage, code); !w) return internal(w.error());
+      // The deployment's pages pay the storage fee too, as a contract's own writes do.
+      auto paid = ctx.fees->charge_storage_pages(storage.written_page_count() - pages_before);
+      if (!paid) {
+        const fees::FeeError& e = paid.error();
+        return e.vm_error ? vm_error(*e.vm_error) : internal(make_error("fees", e.message));
+      }
     }
   } else {
     auto major = storage.read(top.state, d.message.contract_address, kRootSlot, kRootOffsetMajor, 1);
@@ -133,6 +144,19 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     *err = data.error().to_string();
     return 2;
   }
+  // The fee rules and the host's buckets and constants: rules or gas_data that do not evaluate
+  // keep the run from starting (impl-spec 04-fees.rst, "Failure Modes").
+  auto fee_rules = opts.fees_config.empty() ? Result<fees::FeesConfig>(fees::default_fees_config())
+                                            : fees::load_fees_config(opts.fees_config);
+  if (!fee_rules) {
+    *err = fee_rules.error().to_string();
+    return 2;
+  }
+  auto meter = fees::FeeMeter::create(*fee_rules, data->bucket_totals, data->gas_data);
+  if (!meter) {
+    *err = meter.error().to_string();
+    return 2;
+  }
   // What the top sub-VM starts with; a nested run takes it from the execution data.
   auto top = import_frame(*data, opts.permissions);
   if (!top) {
@@ -169,8 +193,17 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.module_llm_uri = opts.module_llm;
   ctx.module_web_uri = opts.module_web;
   ctx.module_cache_dir = opts.module_cache;
+  ctx.fees = &*meter;
+  ctx.fee_allocation = data->message_fee_allocation;
 
   RunOutcome o = execute(*data, *top, ctx, storage);
+  // An internal error commits to no fees (the public executor reports none); every other
+  // outcome reports the buckets as the run left them.
+  if (o.kind != ResultCode::kInternalError) {
+    o.data_fees_remaining = meter->remaining();
+    fees::ConsumedTotals c = meter->consumed();
+    o.data_fees_consumed = BucketsConsumed{c.storage, c.message_receipt, c.nondet_output, c.message_fee, c.event};
+  }
   o.nondet_disagreement = ctx.nondet_disagreement;
   if (ctx.is_leader) o.nondet_results = std::move(ctx.nondet_results);
   // Entries the validator never consumed are the leader's fault (a fatal error already says

@@ -24,6 +24,7 @@
 #include "common/debug_mode.h"
 #include "common/vm_error.h"
 #include "executor/entry.h"
+#include "executor/fees/meter.h"
 #include "executor/host_client.h"
 #include "executor/log.h"
 #include "executor/result.h"
@@ -81,6 +82,12 @@ struct RunContext {
   std::string module_web_uri;
   std::unique_ptr<HostConnection> module_llm;
   std::unique_ptr<HostConnection> module_web;
+  // Fees (docs/PROTOCOLS.md, "### Fees"): the host's buckets and every charge against them, and
+  // the allocation tree outgoing messages are matched against (a node's budget shrinks by what
+  // the messages it pays for cost). run.cc sets the meter for every run; a charge without one
+  // ends the sub-VM with an internal error.
+  fees::FeeMeter* fees = nullptr;
+  std::vector<host::AllocationNode> fee_allocation;
 };
 
 // What distinguishes one sub-VM from another.

@@ -96,6 +96,13 @@ class VmState {
     t.message = e.to_string();
     return t;
   }
+  // Fee charges (docs/PROTOCOLS.md, "### Fees"; gl_fees.cc). A charge that fails ends this
+  // sub-VM: with the VM error it names (`out_of storage`, `fee below_minimum`, ...), or as an
+  // internal error when the fee rules themselves fail (or the run has no meter).
+  std::optional<wasm::Trap> fee_failure(const fees::FeeError& e);
+  std::optional<wasm::Trap> charge_storage_pages(std::uint64_t pages);
+  std::optional<wasm::Trap> charge_nondet_output(std::uint64_t output_length);
+
   // A VM error that ends this sub-VM (`code`, with `detail` after " # " when non-empty).
   wasm::Trap end_vm_error(VmErrorCode code, std::string detail = {}) {
     return end(ResultCode::kVmError, calldata::Value(VmError(code, std::move(detail)).to_string()));
