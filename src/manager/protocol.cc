@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, 7> kErrorNames = {
     "internal",   "malformed_frame", "unknown_method", "unknown_id",
     "boot_id_mismatch", "bad_request_id", "not_finished"};
 
-Error malformed(std::string message) { return make_error("malformed_frame", std::move(message)); }
+Error malformed(std::string message) { return request_failure(RequestFailure::kMalformed, std::move(message)); }
 
 std::uint64_t read_be(std::span<const std::uint8_t> b, std::size_t n) {
   std::uint64_t v = 0;
@@ -34,12 +34,30 @@ std::string_view to_string(ErrorCode c) {
   return i < kErrorNames.size() ? kErrorNames[i] : std::string_view("internal");
 }
 
-ErrorCode error_code_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kErrorNames.size(); ++i) {
-    if (kErrorNames[i] == name) return static_cast<ErrorCode>(i);
+namespace {
+ErrorCode socket_code(RequestFailure f) {
+  switch (f) {
+    case RequestFailure::kMalformed: return ErrorCode::kMalformedFrame;
+    case RequestFailure::kUnknownId: return ErrorCode::kUnknownId;
+    case RequestFailure::kBootIdMismatch: return ErrorCode::kBootIdMismatch;
+    case RequestFailure::kNotFinished: return ErrorCode::kNotFinished;
+    case RequestFailure::kModulesNotRunning: break;  // socket.rs answers it `internal`
   }
   return ErrorCode::kInternal;
 }
+}  // namespace
+
+Error request_failure(RequestFailure f, std::string message) {
+  std::string name = f == RequestFailure::kModulesNotRunning ? "modules_not_running" : std::string(to_string(socket_code(f)));
+  return make_error(f, std::move(name), std::move(message));
+}
+
+// Only the manager's request errors reach the socket; anything else is a handler failure.
+ErrorCode socket_error_code(const Error& e) {
+  return e.errc == 0 ? ErrorCode::kInternal : socket_code(static_cast<RequestFailure>(e.errc));
+}
+
+bool is_failure(const Error& e, RequestFailure f) { return e.errc == static_cast<int>(f); }
 
 std::vector<std::uint8_t> encode_frame(Method method, std::uint64_t request_id,
                                        const Value& payload) {

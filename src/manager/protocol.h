@@ -59,9 +59,20 @@ inline constexpr Millis kMaxDeadline = std::chrono::hours(24);
 
 std::string_view to_string(Method m);       // "get_artifact"; "" when out of range
 std::string_view to_string(ErrorCode c);    // "not_finished"
-// The registry reports failures as genvm::Error with one of the names above as its code; this
-// maps such a name back (anything else is kInternal).
-ErrorCode error_code_from_name(std::string_view name);
+
+// What a request failed on, carried as Error::errc by the manager's request errors (the
+// decoders here and in run_request.h, the registry) so callers branch on the enum, never on the
+// code text; errc 0 (none of these) is answered `internal`.
+enum class RequestFailure : int {
+  kMalformed = 1,      // malformed_frame
+  kUnknownId,          // unknown_id
+  kBootIdMismatch,     // boot_id_mismatch
+  kNotFinished,        // not_finished
+  kModulesNotRunning,  // a run needing modules when none run: internal on the socket
+};
+Error request_failure(RequestFailure f, std::string message);  // the code is the error's name
+ErrorCode socket_error_code(const Error& e);
+bool is_failure(const Error& e, RequestFailure f);
 
 // ---- Frames ------------------------------------------------------------------------------
 std::vector<std::uint8_t> encode_frame(Method method, std::uint64_t request_id,

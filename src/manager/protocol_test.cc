@@ -24,8 +24,12 @@ TEST(ManagerProtocol, IdsMatchTheSpecTable) {
   EXPECT_EQ(to_string(Method::kGetArtifact), "get_artifact");
   EXPECT_EQ(static_cast<int>(ErrorCode::kNotFinished), 6);
   EXPECT_EQ(to_string(ErrorCode::kBootIdMismatch), "boot_id_mismatch");
-  EXPECT_EQ(error_code_from_name("unknown_id"), ErrorCode::kUnknownId);
-  EXPECT_EQ(error_code_from_name("something else"), ErrorCode::kInternal);
+  Error unknown = request_failure(RequestFailure::kUnknownId, "gone");
+  EXPECT_EQ(unknown.code, "unknown_id");
+  EXPECT_EQ(socket_error_code(unknown), ErrorCode::kUnknownId);
+  EXPECT_EQ(socket_error_code(request_failure(RequestFailure::kModulesNotRunning, "m")), ErrorCode::kInternal);
+  EXPECT_EQ(request_failure(RequestFailure::kModulesNotRunning, "m").code, "modules_not_running");
+  EXPECT_EQ(socket_error_code(make_error("unknown_id", "a name alone is not a failure")), ErrorCode::kInternal);
 }
 
 TEST(ManagerProtocol, HeaderIsBigEndianMethodThenRequestId) {

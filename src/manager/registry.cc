@@ -232,7 +232,7 @@ Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std:
   auto req = parse_run_request(body);
   if (!req) return req.take_error();
   // socket.rs/handlers.rs: checked before a run exists. No module relay runs in this manager.
-  if (req->needs_modules()) return make_error("modules_not_running", "modules are required but not running");
+  if (req->needs_modules()) return request_failure(RequestFailure::kModulesNotRunning, "modules are required but not running");
   if (req->host_genvm_id) {
     auto it = by_host_id_.find(*req->host_genvm_id);
     if (it != by_host_id_.end()) {
@@ -762,7 +762,7 @@ void Registry::forget(std::uint64_t id) {
 }
 
 Result<Value> Registry::attach(std::uint64_t boot_id, std::uint64_t genvm_id, std::shared_ptr<EventSink> sink) {
-  if (boot_id != boot_id_) return make_error("boot_id_mismatch", "boot_id_mismatch");
+  if (boot_id != boot_id_) return request_failure(RequestFailure::kBootIdMismatch, "boot_id_mismatch");
   auto snap = subscribe(genvm_id, std::move(sink));
   if (!snap) return snap.take_error();
   return Value::map({{"snapshot", std::move(*snap)}});
@@ -770,7 +770,7 @@ Result<Value> Registry::attach(std::uint64_t boot_id, std::uint64_t genvm_id, st
 
 Result<Value> Registry::subscribe(std::uint64_t genvm_id, std::shared_ptr<EventSink> sink) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "unknown_id");
+  if (it == runs_.end()) return request_failure(RequestFailure::kUnknownId, "unknown_id");
   auto& run = it->second;
   if (sink && run->state != Run::State::kDone) {
     bool already = false;
@@ -784,15 +784,15 @@ Result<Value> Registry::subscribe(std::uint64_t genvm_id, std::shared_ptr<EventS
 
 Status Registry::cancel(std::uint64_t genvm_id) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "GenVM with id " + std::to_string(genvm_id) + " not found");
+  if (it == runs_.end()) return request_failure(RequestFailure::kUnknownId, "GenVM with id " + std::to_string(genvm_id) + " not found");
   stop_run(it->second, "cancelled");
   return {};
 }
 
 Status Registry::ack(std::uint64_t genvm_id) {
   auto it = runs_.find(genvm_id);
-  if (it == runs_.end()) return make_error("unknown_id", "unknown_id");
-  if (it->second->state != Run::State::kDone) return make_error("not_finished", "run has not finished");
+  if (it == runs_.end()) return request_failure(RequestFailure::kUnknownId, "unknown_id");
+  if (it->second->state != Run::State::kDone) return request_failure(RequestFailure::kNotFinished, "run has not finished");
   forget(genvm_id);
   return {};
 }
@@ -811,7 +811,7 @@ const RunResult* Registry::result(std::uint64_t genvm_id) const {
 Result<ArtifactChunk> Registry::get_artifact(std::uint64_t genvm_id, std::string_view field, std::uint64_t offset,
                                              std::uint32_t max_len) const {
   const RunResult* r = result(genvm_id);
-  if (r == nullptr) return make_error("unknown_id", "unknown_id");
+  if (r == nullptr) return request_failure(RequestFailure::kUnknownId, "unknown_id");
   std::string log_lines;
   const std::string* a;
   if (field == "stdout") {
@@ -822,7 +822,7 @@ Result<ArtifactChunk> Registry::get_artifact(std::uint64_t genvm_id, std::string
     for (const auto& i : r->genvm_log) log_lines += i + "\n";
     a = &log_lines;
   } else {
-    return make_error("malformed_frame", "unknown artifact field " + std::string(field));
+    return request_failure(RequestFailure::kMalformed, "unknown artifact field " + std::string(field));
   }
   ArtifactChunk chunk;
   chunk.total_len = a->size();

@@ -9,7 +9,7 @@ using calldata::Value;
 
 namespace {
 
-Error malformed(std::string message) { return make_error("malformed_frame", std::move(message)); }
+Error malformed(std::string message) { return request_failure(RequestFailure::kMalformed, std::move(message)); }
 
 // The timestamp the public MessageData takes when `datetime` is absent (abi_stub.rs).
 constexpr const char* kDefaultDatetime = "2024-11-26T06:42:42.424242Z";

@@ -216,7 +216,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
     send(encode_error({code, request_id, message}));
   }
   void reply_error(const Error& e, std::uint64_t request_id) {
-    reply_error(error_code_from_name(e.code), request_id, e.message);
+    reply_error(socket_error_code(e), request_id, e.message);
   }
 
   void handle(std::span<const std::uint8_t> bytes, bool binary) {
@@ -433,7 +433,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     sink_ = sink;
     auto s = impl_->reg.submit(*body, caller, sink);
     if (!s) {
-      if (s.error().code == "modules_not_running") {
+      if (is_failure(s.error(), RequestFailure::kModulesNotRunning)) {
         return internal_error("modules are required but not running (is_sync=false with 'n' permission)");
       }
       return internal_error(s.error().message);
