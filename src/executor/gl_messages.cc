@@ -3,7 +3,8 @@
 // public domain.rs ExecutionEmission (tagged by "type"), with its fees paid as it is emitted
 // (impl-spec 04-fees.rst; docs/PROTOCOLS.md "### Fees"). A message's value is reserved from the
 // contract's balance (INBALANCE when the balance does not cover it). Emissions reach the host
-// only with a Return result (result.h: publish()).
+// only with a Return result (result.h: publish()). A successful one answers, like every gl_call
+// without data, the public "no file" descriptor (no_fd).
 #include <algorithm>
 
 #include "executor/vm_state.h"
@@ -58,7 +59,7 @@ std::optional<Trap> VmState::gl_emit_event(GlCall& g) {
   if (!fee) return fee_failure(fee.error());
   ctx_.emissions.push_back(
       Value::map({{"type", "EmitEvent"}, {"topics", *topics}, {"blob", *blob}, {"storage_fee", std::move(*fee)}}));
-  return std::nullopt;
+  return no_fd(g);
 }
 
 std::optional<Trap> VmState::gl_post_message(GlCall& g) {
@@ -144,7 +145,7 @@ std::optional<Trap> VmState::gl_post_message(GlCall& g) {
     e["subtree"] = calldata::Bytes{};
     ctx_.value_sent = u256_add(ctx_.value_sent, u256_from(amount + metered));
     ctx_.emissions.push_back(Value(std::move(e)));
-    return std::nullopt;
+    return no_fd(g);
   }
 
   if (!amount.is_zero()) {
@@ -177,7 +178,7 @@ std::optional<Trap> VmState::gl_post_message(GlCall& g) {
   e["subtree"] = std::move(subtree);
   ctx_.value_sent = u256_add(ctx_.value_sent, u256_from(amount));
   ctx_.emissions.push_back(Value(std::move(e)));
-  return std::nullopt;
+  return no_fd(g);
 }
 
 std::optional<Trap> VmState::gl_eth_send(GlCall& g) {
@@ -221,7 +222,7 @@ std::optional<Trap> VmState::gl_eth_send(GlCall& g) {
                                        {"message_fee", fee_total},
                                        {"receipt_fee", (*receipt)[0]},
                                        {"fee_params", host::external_params_to_value(node_params)}}));
-  return std::nullopt;
+  return no_fd(g);
 }
 
 }  // namespace genvm::executor

@@ -46,9 +46,10 @@ inline constexpr std::uint32_t kRootOffsetUpgraders = 4;
 inline constexpr std::uint32_t kRootOffsetCodeSlot = 5;        // 32 bytes, inline
 inline constexpr std::uint32_t kRootOffsetPermissions = 37;    // 32 bytes, inline, u256 LE
 inline constexpr std::uint32_t kRootReservedFrom = 69;
-// storage.rst says bit 0 holds can_use_balance_for_message_fees (constants.rst gives the enum
-// value 1); we follow the storage text, see docs/PROTOCOLS.md.
-inline constexpr std::uint32_t kPermissionBitCanUseBalanceForMessageFees = 0;
+// storage.rst: "bit n corresponds to the permission whose value is n"; constants.rst gives
+// can_use_balance_for_message_fees the value 1, so it is bit 1 (the public executor reads the
+// bit by the permission's value; the storage text's "currently only bit 0" contradicts both).
+inline constexpr std::uint32_t kPermissionBitCanUseBalanceForMessageFees = 1;
 // Top limits on the lists the root slot points at.
 inline constexpr std::uint32_t kMaxLockedSlots = 256;
 inline constexpr std::uint32_t kMaxUpgraders = 32;

@@ -38,9 +38,10 @@ Address addr(std::uint8_t b) {
   return a;
 }
 
-Bytes key(std::uint8_t slot_byte, std::uint32_t off) {
+// A storage change key: the slot id, then the first 32-byte page's index as u32 big-endian.
+Bytes key(std::uint8_t slot_byte, std::uint32_t page) {
   Bytes k(36, slot_byte);
-  for (int i = 0; i < 4; ++i) k[32 + i] = static_cast<std::uint8_t>(off >> (8 * i));
+  for (int i = 0; i < 4; ++i) k[32 + i] = static_cast<std::uint8_t>(page >> (8 * (3 - i)));
   return k;
 }
 
@@ -62,7 +63,7 @@ TEST_F(StateTest, AcceptedCommitWritesStorageEventsMessagesAndNonce) {
   ASSERT_TRUE(st.ok()) << st.error().to_string();
   Effects fx;
   fx.create_contract = true;
-  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1, 2, 3}}), Value::array({key(1, 40), Bytes{9}})});
+  fx.storage_changes = Value::array({Value::array({key(1, 0), Bytes{1, 2, 3}}), Value::array({key(1, 1), Bytes{9}})});
   fx.emissions = {Value::map({{"type", "EmitEvent"}, {"topics", Value::Array{}}, {"blob", Value::map({{"x", 1}})}}),
                   Value::map({{"type", "PostMessage"}, {"address", addr(5)}, {"calldata", Value::map({})}})};
   auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), fx);
@@ -72,7 +73,7 @@ TEST_F(StateTest, AcceptedCommitWritesStorageEventsMessagesAndNonce) {
   auto b = (*st)->read_storage(addr(0xc0), slot, 0, 42);
   ASSERT_TRUE(b.ok());
   Bytes want(42, 0);
-  want[0] = 1, want[1] = 2, want[2] = 3, want[40] = 9;
+  want[0] = 1, want[1] = 2, want[2] = 3, want[32] = 9;  // page 1 starts at byte 32
   EXPECT_EQ(*b, want);
   // Another contract's slot with the same id is untouched.
   EXPECT_EQ(*(*st)->read_storage(addr(0xc1), slot, 0, 3), Bytes(3, 0));

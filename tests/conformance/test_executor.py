@@ -686,10 +686,11 @@ class Emissions(ExecutorCase):
 
     def test_balance_funded_message(self):
         # 02-gl_call.rst Balance-funded fees: needs can_use_balance_for_message_fees (root
-        # permissions bit 0, 03-storage.rst / constants.rst), fee_params carried, empty subtree;
+        # permissions bit n for the permission of value n, 03-storage.rst; value 1 in
+        # constants.rst, so bit 1), fee_params carried, empty subtree;
         # 04-fees.rst: the message_fee bucket is not consumed
         params = ed.internal_params(1, 1, 10, [0], max_price=2)
-        w = self.world(balances={CONTRACT: 10 ** 12}, contract_permissions=1)
+        w = self.world(balances={CONTRACT: 10 ** 12}, contract_permissions=1 << 1)
         o = self.run_probe(call({"PostMessage": {"address": OTHER, "calldata": {"": "m"}, "value": 0,
                                                  "on": "finalized", "use_balance": True, "fee_params": params}}),
                            RETURN_ANSWERS, world=w)
@@ -703,7 +704,7 @@ class Emissions(ExecutorCase):
 
     def test_balance_fee_validation(self):
         # 02-gl_call.rst: these are rejected with Inval (checked before metering)
-        w = self.world(balances={CONTRACT: 10 ** 12}, contract_permissions=1)
+        w = self.world(balances={CONTRACT: 10 ** 12}, contract_permissions=1 << 1)
         good = ed.internal_params(1, 1, 10, [0])
 
         def post(**extra):

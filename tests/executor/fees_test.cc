@@ -76,13 +76,13 @@ class FeesTest : public exec_test::ExecutorTest {
     for (auto& [k, v] : extra) body[k] = v;
     return Value::map({{"PostMessage", Value(std::move(body))}});
   }
-  // Gives the contract the root permission can_use_balance_for_message_fees (our bit 0,
+  // Gives the contract the root permission can_use_balance_for_message_fees (bit 1: its value,
   // storage.h) and a balance.
   void allow_balance_fees(std::uint64_t balance) {
     host_.with_state([&](test_host::State& s) {
       calldata::Bytes& root = s.storage[{kSelf.bytes, test_host::Slot{}}];
       if (root.size() < 69) root.resize(69, 0);
-      root[37] |= 1;
+      root[37] |= 2;
       s.balances[kSelf.bytes] = test_host::u256_le(balance);
       return 0;
     });

@@ -125,6 +125,14 @@ TEST_F(GlCallTest, YieldSucceedsWithNoValue) {
   EXPECT_EQ(n.fd, kNoFd);
 }
 
+// Every gl_call that answers no data writes the "no file" descriptor, the emissions too (the
+// slot is guest memory, so it is inside the error fingerprint): fails if one leaves it alone.
+TEST_F(GlCallTest, EmissionsWriteTheNoFileDescriptor) {
+  Probe p = det(Value::map({{"EmitEvent", Value::map({{"topics", Value::Array{}}, {"blob", Value::map({{"k", 1}})}})}}));
+  EXPECT_EQ(p.ret, 0);
+  EXPECT_EQ(p.fd, kNoFd);
+}
+
 TEST_F(GlCallTest, MalformedMessagesAreInval) {
   for (const Value& bad : {Value::map({{"Yield", 1}}), Value::map({{"GetTimestamp", "now"}}),
                            Value::map({{"Trace", "Elapsed"}}), Value::map({{"Trace", 5}}),
