@@ -1,5 +1,7 @@
 #include "common/vm_error.h"
 
+#include <string>
+
 namespace genvm {
 
 std::string_view to_string(ResultCode code) {
@@ -67,6 +69,24 @@ bool VmError::matches(VmErrorCode code) const {
   return public_code_.size() == p.size() || public_code_[p.size()] == ' ';
 }
 
+namespace {
+
+// `exit_code`'s parameter is an i32 in its one canonical spelling (what formatting the number
+// writes): an optional '-', no leading zeros, no "-0", within range.
+bool canonical_i32(std::string_view s) {
+  std::string_view digits = s.starts_with('-') ? s.substr(1) : s;
+  if (digits.empty() || digits.size() > 10) return false;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+  }
+  if (digits.size() > 1 && digits[0] == '0') return false;
+  if (s == "-0") return false;
+  long long v = std::stoll(std::string(s));
+  return v >= -2147483648LL && v <= 2147483647LL;
+}
+
+}  // namespace
+
 Result<VmError> VmError::parse(std::string_view wire) {
   std::string_view code = wire;
   std::string_view detail;
@@ -83,7 +103,8 @@ Result<VmError> VmError::parse(std::string_view wire) {
     if (n.takes_param && code.size() > n.path.size() + 1 && code.substr(0, n.path.size()) == n.path &&
         code[n.path.size()] == ' ') {
       std::string_view param = code.substr(n.path.size() + 1);
-      if (param.find(' ') == std::string_view::npos) return VmError(std::string(code), std::string(detail));
+      bool ok = param.find(' ') == std::string_view::npos && (n.path != "exit_code" || canonical_i32(param));
+      if (ok) return VmError(std::string(code), std::string(detail));
     }
   }
   return make_error("unknown_vm_error", "unknown VM error code '" + std::string(code) + "'");

@@ -61,7 +61,7 @@ TEST(VmError, ParseRoundTripsEveryWireCode) {
   for (const VmErrorNode& n : kVmErrorNodes) {
     if (!n.is_code || !n.wire.empty()) continue;
     std::string wire(n.path);
-    if (n.takes_param) wire += " p1";
+    if (n.takes_param) wire += n.path == "exit_code" ? " 1" : " p1";
     auto parsed = VmError::parse(wire + " # some detail # with hash");
     ASSERT_TRUE(parsed) << wire;
     EXPECT_EQ(parsed->public_code(), wire);
@@ -79,6 +79,18 @@ TEST(VmError, ParseRejectsUnknownCodes) {
     if (!parsed) {
       EXPECT_EQ(parsed.error().code, "unknown_vm_error");
     }
+  }
+}
+
+// exit_code's parameter is an i32 in canonical decimal; anything else is not a public code (a
+// leader proposing "exit_code 03" is malformed, 03-schemas.rst).
+TEST(VmError, ExitCodeParameterIsACanonicalI32) {
+  for (const char* ok : {"exit_code 0", "exit_code 3", "exit_code -1", "exit_code 2147483647", "exit_code -2147483648"}) {
+    EXPECT_TRUE(VmError::parse(ok).ok()) << ok;
+  }
+  for (const char* bad : {"exit_code 03", "exit_code -0", "exit_code +3", "exit_code 2147483648",
+                          "exit_code -2147483649", "exit_code x", "exit_code 1e3", "exit_code -"}) {
+    EXPECT_FALSE(VmError::parse(bad).ok()) << bad;
   }
 }
 

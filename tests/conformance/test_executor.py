@@ -59,10 +59,11 @@ def call(request):
 RETURN_ANSWERS = ["return_answers"]
 
 
-def startup_fees_remaining(extra_bucket0=0, extra_bucket1=0):
-    """data_fees_remaining after the start charges and the given extra charges (genvm.yaml@acb37c7)."""
+def startup_fees_remaining(extra_bucket0=0, extra_bucket1=0, extra_bucket2=0, extra_bucket3=0):
+    """data_fees_remaining after the start charges and the given extra charges (genvm.yaml@be5cfe9)."""
     start = fees.receipt_start() + fees.nondet_start()
-    return [fees.BUCKETS[0] - start - extra_bucket0, fees.BUCKETS[1] - extra_bucket1] + fees.BUCKETS[2:]
+    return [fees.BUCKETS[0] - start - extra_bucket0, fees.BUCKETS[1] - extra_bucket1,
+            fees.BUCKETS[2] - extra_bucket2, fees.BUCKETS[3] - extra_bucket3]
 
 
 def le32(n):
@@ -284,7 +285,7 @@ class ResultKinds(ExecutorCase):
         payload, _ = res.expected_report("Return", {"x": 1}, consumed=fees.startup_consumed(),
                                          remaining=startup_fees_remaining())
         self.assert_report(o, "return", payload,
-                           "05-result.rst Return + Execution Hash; domain.rs ReportedResult; fees: genvm.yaml@acb37c7")
+                           "05-result.rst Return + Execution Hash; domain.rs ReportedResult; fees: genvm.yaml@be5cfe9")
 
     def test_user_error(self):
         o = self.run_probe(["write", SLOT_X, 0, b"\x01"], call({"UserError": "boom"}))
@@ -388,7 +389,7 @@ class Storage(ExecutorCase):
                                          remaining=startup_fees_remaining(fees.storage_pages(pages)))
         self.assert_report(o, "storage_changes", payload,
                            "01-functions.rst storage_read/_write; delta layout: public rt/vm/storage.rs; "
-                           "fees genvm.yaml@acb37c7")
+                           "fees genvm.yaml@be5cfe9")
 
     def test_write_without_permission_is_forbidden(self):
         # 01-functions.rst storage_write: "Sub-VM must have write storage permission";
@@ -462,11 +463,13 @@ class NondetLeader(ExecutorCase):
         o = self.run_probe(run_nondet(leader_steps, [call({"Return": True})]), RETURN_ANSWERS)
         answers = [[SUCCESS, expected_entry]]  # the block's result is handed to the contract
         consumed = fees.startup_consumed()
-        consumed["nondet_output"] += fees.nondet_output(len(expected_entry))
+        # gas to bucket 0, the output's bytes to bucket 2; consumed counts both
+        consumed["nondet_output"] += fees.nondet_output(len(expected_entry)) + len(expected_entry)
         payload, _ = res.expected_report("Return", answers, consumed=consumed, nondet_results=[expected_entry],
-                                         remaining=startup_fees_remaining(fees.nondet_output(len(expected_entry))))
+                                         remaining=startup_fees_remaining(fees.nondet_output(len(expected_entry)),
+                                                                          extra_bucket2=len(expected_entry)))
         self.assert_report(o, name, payload, "03-schemas.rst Sub-VM Result Encoding [code][data]; "
-                                             "nondet_results = leader output; fees genvm.yaml@acb37c7")
+                                             "nondet_results = leader output; fees genvm.yaml@be5cfe9")
 
     def test_return(self):
         self.leader_case("leader_return", [call({"Return": "hello"})], b"\x00" + cd.encode("hello"))
@@ -516,11 +519,12 @@ class NondetValidator(ExecutorCase):
         o = self.run_probe(run_nondet([call({"Return": "unused"})], agree_if_sees(expected)), RETURN_ANSWERS,
                            leader=[entry], sync=sync)
         consumed = fees.startup_consumed()
-        consumed["nondet_output"] += fees.nondet_output(len(expected))
+        consumed["nondet_output"] += fees.nondet_output(len(expected)) + len(expected)
         # a validator records no leader output of its own (public run.rs: only a leader pushes
         # nondet_results); agreement: no nondet_disagreement, no notify_nondet_disagreement
         payload, _ = res.expected_report("Return", [[SUCCESS, expected]], consumed=consumed,
-                                         remaining=startup_fees_remaining(fees.nondet_output(len(expected))))
+                                         remaining=startup_fees_remaining(fees.nondet_output(len(expected)),
+                                                                          extra_bucket2=len(expected)))
         self.assert_report(o, name, payload, "03-schemas.rst Validity Of A Proposed Result / Derived-Outcome "
                                              "Namespace; 04-determinism-mode-switching.rst Validator Mode",
                            hint=f"(the validator block agrees iff its entry_stage_data is exactly "
@@ -644,7 +648,7 @@ class Emissions(ExecutorCase):
         blob_size = len(cd.encode({"k": 1}))
         expect(event, "topics", [TOPIC], "02-gl_call.rst EmitEvent")
         expect(event, "blob", {"k": 1}, "02-gl_call.rst EmitEvent")
-        expect(event, "storage_fee", fees.event(1, blob_size), "genvm.yaml@acb37c7 event delta")
+        expect(event, "storage_fee", fees.event(1, blob_size), "genvm.yaml@be5cfe9 event delta")
         expect(post, "address", OTHER, "02-gl_call.rst PostMessage")
         expect(post, "calldata", post_calldata, "02-gl_call.rst PostMessage")
         expect(post, "value", 0, "02-gl_call.rst PostMessage")
@@ -652,18 +656,18 @@ class Emissions(ExecutorCase):
         expect(post, "call_key", call_key("ping"), "02-abi.rst Call Key")
         expect(post, "use_balance", False, "02-gl_call.rst: use_balance defaults to false")
         expect(post, "fee_params", P_POST, "04-fees.rst: the matched allocation node's params")
-        expect(post, "message_fee", fees.message_fee_floor(P_POST, False), "genvm.yaml@acb37c7 messageFeeFloor")
+        expect(post, "message_fee", fees.message_fee_floor(P_POST, False), "genvm.yaml@be5cfe9 messageFeeFloor")
         expect(post, "receipt_fee", fees.receipt(len(cd.encode(post_calldata)), len(post.get("subtree") or b"")),
-               "genvm.yaml@acb37c7 message_receipt delta")
+               "genvm.yaml@be5cfe9 message_receipt delta")
         expect(deploy, "calldata", deploy_calldata, "02-gl_call.rst DeployContract")
         expect(deploy, "code", b"\x00asm\x01\x00\x00\x00", "02-gl_call.rst DeployContract")
         expect(deploy, "on", "accepted", "02-gl_call.rst DeployContract")
         expect(deploy, "salt_nonce", 5, "02-gl_call.rst DeployContract")
         expect(deploy, "use_balance", False, "02-gl_call.rst")
         expect(deploy, "fee_params", P_DEPLOY, "04-fees.rst: matched node (recipient and call key wildcards)")
-        expect(deploy, "message_fee", fees.message_fee_floor(P_DEPLOY, True), "genvm.yaml@acb37c7 messageFeeFloor")
+        expect(deploy, "message_fee", fees.message_fee_floor(P_DEPLOY, True), "genvm.yaml@be5cfe9 messageFeeFloor")
         expect(deploy, "receipt_fee", fees.receipt(len(cd.encode(deploy_calldata)), len(deploy.get("subtree") or b""),
-                                                   code_length=8, is_deploy=True), "genvm.yaml@acb37c7")
+                                                   code_length=8, is_deploy=True), "genvm.yaml@be5cfe9")
         expect(eth, "address", ETH, "02-gl_call.rst EthSend")
         expect(eth, "calldata", b"\x12\x34", "02-gl_call.rst EthSend")
         expect(eth, "fee_params", P_EXT, "04-fees.rst: matched External node")
@@ -673,13 +677,16 @@ class Emissions(ExecutorCase):
         want_msg_fee = fees.message_fee_floor(P_POST, False) + fees.message_fee_floor(P_DEPLOY, True) + \
             fees.external_fee(P_EXT)
         if consumed["message_fee"] != want_msg_fee:
-            problems.append(f"data_fees_consumed.message_fee: genvm.yaml@acb37c7 {want_msg_fee}, "
+            problems.append(f"data_fees_consumed.message_fee: genvm.yaml@be5cfe9 {want_msg_fee}, "
                             f"executor {consumed['message_fee']}")
         if consumed["event"] != fees.event(1, blob_size):
             problems.append(f"data_fees_consumed.event: {fees.event(1, blob_size)}, executor {consumed['event']}")
-        want_receipt = fees.receipt_start() + sum(e.get("receipt_fee") or 0 for e in (post, deploy, eth))
+        # each receipt's gas part (its receipt_fee) and its byte part (bucket 3) are consumed
+        want_receipt = fees.receipt_start() + sum(
+            e["receipt_fee"] + fees.receipt_size_of_fee(e["receipt_fee"]) for e in (post, deploy, eth)
+            if e.get("receipt_fee"))
         if consumed["message_receipt"] != want_receipt:
-            problems.append(f"data_fees_consumed.message_receipt: start + each receipt_fee = {want_receipt}, "
+            problems.append(f"data_fees_consumed.message_receipt: start + each receipt's gas and bytes = {want_receipt}, "
                             f"executor {consumed['message_receipt']}")
         if problems:
             self.fail("emissions differ from the spec:\n  " + "\n  ".join(problems))

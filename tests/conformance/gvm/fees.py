@@ -4,18 +4,23 @@ impl-spec/04-fees.rst defines the mechanism (buckets from `bucket_totals`, `node
 `gas_data`, per-bucket `subtract_on_start_expr` charged once at start and `delta_expr` per
 charge, every charge debiting a reservoir and counted in `data_fees_consumed`) but leaves the
 expressions to the operator's configuration. The expressions below are the public executor's
-shipped configuration, executor/install/config/genvm.yaml at commit acb37c7 of
-genlayerlabs/genvm-executor, translated by hand; the spec is silent on them, so a node that
-wants the same execution hash as a GenVM node must charge exactly these.
+shipped configuration, executor/install/config/genvm.yaml at commit be5cfe9 of
+genlayerlabs/genvm-executor (the line whose fee surface matches the spec's 02-gl_call.rst:
+balance-funded messages, the node floors), translated by hand; the spec is silent on them, so a
+node that wants the same execution hash as a GenVM node must charge exactly these.
 
-  storage          bucket 0  start 0                delta pages * node.storageUnitPrice
-  message_receipt  bucket 0  start RECEIPT_START    delta (see receipt())
-  nondet_output    bucket 0  start 32 * node.receiptGasPerByte
-                             delta (32 + 32 + ceilDiv(outputLength, 32) * 32) * node.receiptGasPerByte
+  storage          bucket 0     start 0             delta pages * node.storageUnitPrice
+  message_receipt  buckets 0,3  start [RECEIPT_START, 0]
+                                delta [size * receiptGasPerByte + gasPerChangedSlot, size]
+                                (size: receipt_size(); bucket 3 caps the bytes)
+  nondet_output    buckets 0,2  start [32 * node.receiptGasPerByte, 0]
+                                delta [(32 + 32 + ceilDiv(outputLength, 32) * 32) * receiptGasPerByte,
+                                       outputLength]   (bucket 2 caps the bytes)
   message_fee      bucket 1  start 0                delta messageFeeFloor / gasLimit * maxGasPrice
   event            bucket 0  start 0                delta (topicsCount + ceilDiv(blobSize, 32)) * node.storageUnitPrice
 
-A storage page is 32 octets, charged once per page a run first writes (rt/vm/storage.rs
+A charge naming two buckets debits both; data_fees_consumed counts both parts, an emission's
+fee field only the first. A storage page is 32 octets, charged once per page a run first writes (rt/vm/storage.rs
 `StoragePagesOverride::write_page`).
 """
 
@@ -32,9 +37,7 @@ GAS_DATA = {
     "genPerTimeUnit": "0",
 }
 NODE = {k: int(v) for k, v in GAS_DATA.items()}
-# bucket_totals of every run: the configuration above reads buckets 0 and 1; two more are
-# passed (and must stay untouched) so that a configuration that also charges byte caps to
-# buckets 2 and 3 (our executor's) can run the cases whose amounts do not depend on it.
+# bucket_totals of every run: the configuration above charges buckets 0 to 3.
 BUCKETS = [1_000_000, 1_000_000, 1_000_000, 1_000_000]
 DEFAULT_VALIDATORS_PER_ROUND = [5, 7, 11, 13, 23, 25, 47, 49, 95, 97, 191, 193, 383, 385, 767, 769, 1535, 1537]
 
@@ -71,11 +74,23 @@ def event(topics_count, blob_size, node=NODE):
     return (topics_count + ceil_div(blob_size, 32)) * node["storageUnitPrice"]
 
 
-def receipt(calldata_length, subtree_length, code_length=0, is_deploy=False, node=NODE):
+def receipt_size(calldata_length, subtree_length, code_length=0, is_deploy=False):
+    """The ABI size of a message receipt's bytes fields (what bucket 3 caps)."""
     calldata_bytes = 32 + 32 + ceil_div(calldata_length, 32) * 32
     subtree_bytes = 32 + 32 + ceil_div(subtree_length, 32) * 32
     code_bytes = 32 + 32 + ceil_div(code_length, 32) * 32 if is_deploy else 0
-    return (calldata_bytes + subtree_bytes + code_bytes) * node["receiptGasPerByte"] + node["gasPerChangedSlot"]
+    return calldata_bytes + subtree_bytes + code_bytes
+
+
+def receipt(calldata_length, subtree_length, code_length=0, is_deploy=False, node=NODE):
+    """A receipt's gas part (bucket 0): the emission's receipt_fee."""
+    size = receipt_size(calldata_length, subtree_length, code_length, is_deploy)
+    return size * node["receiptGasPerByte"] + node["gasPerChangedSlot"]
+
+
+def receipt_size_of_fee(receipt_fee, node=NODE):
+    """The byte part of a receipt whose gas part is receipt_fee."""
+    return (receipt_fee - node["gasPerChangedSlot"]) // node["receiptGasPerByte"]
 
 
 def message_fee_floor(params, on_acceptance, node=NODE, validators=DEFAULT_VALIDATORS_PER_ROUND):
