@@ -38,11 +38,13 @@ Error make_error(E errc, std::string code, std::string message = {}) {
   return Error{std::move(code), std::move(message), static_cast<int>(errc)};
 }
 
-template <class T>
+// E is the error type: Error everywhere by default; a component whose callers branch on a rich
+// error of their own may name another (the fee code's FeeError).
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -56,26 +58,26 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<1>(v_); }
-  Error&& take_error() { assert(!ok()); return std::get<1>(std::move(v_)); }
+  const E& error() const { assert(!ok()); return std::get<1>(v_); }
+  E&& take_error() { assert(!ok()); return std::get<1>(std::move(v_)); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <class E>
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
+  Result(E error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
-  Error&& take_error() { assert(!ok_); return std::move(error_); }
+  const E& error() const { assert(!ok_); return error_; }
+  E&& take_error() { assert(!ok_); return std::move(error_); }
 
  private:
-  Error error_;
+  E error_{};
   bool ok_ = true;
 };
 

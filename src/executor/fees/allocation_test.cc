@@ -1,4 +1,5 @@
 #include "executor/fees/allocation.h"
+#include "common/host/fee_params_test_data.h"
 
 #include <gtest/gtest.h>
 
@@ -7,45 +8,7 @@
 namespace genvm::executor::fees {
 namespace {
 
-calldata::Address address(std::uint8_t fill) {
-  calldata::Address a;
-  a.bytes.fill(fill);
-  return a;
-}
-
-CallKey key(std::uint8_t fill) {
-  CallKey k;
-  k.fill(fill);
-  return k;
-}
-
-InternalMessageParams internal_params(std::vector<std::int64_t> rotations = {0, 2}) {
-  InternalMessageParams p{BigInt(1), BigInt(2), BigInt(3), {}, BigInt(11), BigInt(12), BigInt(13)};
-  for (auto r : rotations) p.rotations.push_back(BigInt(r));
-  return p;
-}
-
-AllocationNode internal_node(std::int64_t budget, MessageOn on = MessageOn::kFinalized,
-                             std::optional<calldata::Address> recipient = std::nullopt,
-                             std::optional<CallKey> call_key = std::nullopt) {
-  AllocationNode n;
-  n.recipient = recipient;
-  n.call_key = call_key;
-  n.budget = BigInt(budget);
-  n.on = on;
-  n.fee_params = internal_params();
-  return n;
-}
-
-AllocationNode external_node(std::int64_t budget, std::optional<calldata::Address> recipient = std::nullopt,
-                             std::optional<CallKey> call_key = std::nullopt) {
-  AllocationNode n;
-  n.recipient = recipient;
-  n.call_key = call_key;
-  n.budget = BigInt(budget);
-  n.fee_params = ExternalMessageParams{BigInt(7), BigInt(9)};
-  return n;
-}
+using namespace host::test_data;  // NOLINT: the shared test data reads as local
 
 TEST(Allocation, TheFirstFittingNodeInListOrderMatches) {
   std::vector<AllocationNode> nodes{
