@@ -171,7 +171,8 @@ TEST_F(StorageTest, HostErrorsPassThrough) {
 TEST_F(StorageTest, RootSlotPermissionBitAndMajor) {
   calldata::Bytes root(69, 0);
   root[executor::kRootOffsetMajor] = 0;
-  root[executor::kRootOffsetPermissions] = 0x01;
+  // can_use_balance_for_message_fees has the value 1: bit 1 (storage.rst "bit n ... value n").
+  root[executor::kRootOffsetPermissions] = 0x02;
   host_.with_state([&](test_host::State& s) { s.storage[{self_.bytes, executor::kRootSlot}] = root; return 0; });
   auto p = st_->can_use_balance_for_message_fees();
   ASSERT_TRUE(p.ok());
