@@ -218,8 +218,8 @@ std::optional<Trap> VmState::gl_eth_call(GlCall& g) {
   if (!address || !address->is_address() || !data || !data->is_bytes()) return answer(g, kInval);
   auto res = ctx_.host->eth_call(address->as_address(), data->as_bytes());
   if (!res) {
-    if (res.error().code == "host_evm_reverted") return end_vm_error(VmError::evm().reverted());
-    if (res.error().code == "host_forbidden") return answer(g, kForbidden);
+    if (host_error(res.error()) == HostError::kEvmReverted) return end_vm_error(VmError::evm().reverted());
+    if (host_error(res.error()) == HostError::kForbidden) return answer(g, kForbidden);
     return internal(res.error());
   }
   return give_fd(g, std::move(*res));

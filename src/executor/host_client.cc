@@ -25,7 +25,7 @@ namespace {
 // Socket errors never carry OS text into anything consensus-visible; these messages only reach
 // the executor's own log and the InternalError report.
 Error io_error(std::string_view what) {
-  return make_error("host_io", std::string(what) + ": " + std::strerror(errno));
+  return make_error(HostError::kIo, "host_io", std::string(what) + ": " + std::strerror(errno));
 }
 
 void put(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> b) {
@@ -36,7 +36,7 @@ Result<int> connect_unix(std::string_view path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return make_error("host_uri", "unix socket path is empty or too long");
+    return make_error(HostError::kUri, "host_uri", "unix socket path is empty or too long");
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -52,7 +52,7 @@ Result<int> connect_unix(std::string_view path) {
 Result<int> connect_tcp(std::string_view hostport) {
   auto colon = hostport.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == hostport.size()) {
-    return make_error("host_uri", "expected HOST:PORT");
+    return make_error(HostError::kUri, "host_uri", "expected HOST:PORT");
   }
   std::string host(hostport.substr(0, colon));
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -62,10 +62,10 @@ Result<int> connect_tcp(std::string_view hostport) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    return make_error("host_io", "cannot resolve " + std::string(hostport) + ": " + gai_strerror(rc));
+    return make_error(HostError::kIo, "host_io", "cannot resolve " + std::string(hostport) + ": " + gai_strerror(rc));
   }
   int fd = -1;
-  Error last = make_error("host_io", "no address for " + std::string(hostport));
+  Error last = make_error(HostError::kIo, "host_io", "no address for " + std::string(hostport));
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
     fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) { last = io_error("socket"); continue; }
@@ -86,10 +86,10 @@ Result<int> parse_fd(std::string_view text) {
   int fd = -1;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
   if (ec != std::errc() || p != text.data() + text.size() || fd < 0) {
-    return make_error("host_uri", "fd:// needs a non-negative descriptor number");
+    return make_error(HostError::kUri, "host_uri", "fd:// needs a non-negative descriptor number");
   }
   struct stat st{};
-  if (::fstat(fd, &st) != 0) return make_error("host_uri", "fd://" + std::string(text) + " is not open");
+  if (::fstat(fd, &st) != 0) return make_error(HostError::kUri, "host_uri", "fd://" + std::string(text) + " is not open");
   return fd;
 }
 
@@ -99,7 +99,7 @@ Result<int> parse_fd(std::string_view text) {
 
 Result<std::unique_ptr<HostConnection>> HostConnection::connect(std::string_view uri,
                                                                 std::span<const std::uint8_t> hello) {
-  Result<int> fd = make_error("host_uri", "unreachable");
+  Result<int> fd = make_error(HostError::kUri, "host_uri", "unreachable");
   if (uri.starts_with("unix://")) {
     fd = connect_unix(uri.substr(7));
   } else if (uri.starts_with("fd://")) {
@@ -109,7 +109,7 @@ Result<std::unique_ptr<HostConnection>> HostConnection::connect(std::string_view
   } else if (uri.find("://") == std::string_view::npos) {
     fd = connect_tcp(uri);
   } else {
-    return make_error("host_uri", "unsupported host address scheme (use unix://, fd:// or tcp://)");
+    return make_error(HostError::kUri, "host_uri", "unsupported host address scheme (use unix://, fd:// or tcp://)");
   }
   if (!fd) return fd.take_error();
   auto c = std::make_unique<HostConnection>(*fd);
@@ -142,7 +142,7 @@ Status HostConnection::write_all(std::span<const std::uint8_t> data) {
     if (n < 0) {
       if (errno == EINTR) continue;
       Error e = (errno == EPIPE || errno == ECONNRESET)
-                    ? make_error("host_closed", "the host closed the connection")
+                    ? make_error(HostError::kClosed, "host_closed", "the host closed the connection")
                     : io_error("write to host");
       poison(e);
       return e;
@@ -159,13 +159,13 @@ Status HostConnection::read_exact(std::uint8_t* out, std::size_t n) {
     ssize_t r = ::read(fd_, out + done, n - done);
     if (r < 0) {
       if (errno == EINTR) continue;
-      Error e = errno == ECONNRESET ? make_error("host_closed", "the host reset the connection")
+      Error e = errno == ECONNRESET ? make_error(HostError::kClosed, "host_closed", "the host reset the connection")
                                     : io_error("read from host");
       poison(e);
       return e;
     }
     if (r == 0) {
-      Error e = make_error("host_closed", "the host closed the connection after " + std::to_string(done) +
+      Error e = make_error(HostError::kClosed, "host_closed", "the host closed the connection after " + std::to_string(done) +
                                               " of " + std::to_string(n) + " expected bytes");
       poison(e);
       return e;
@@ -187,7 +187,7 @@ Result<calldata::Bytes> HostConnection::read_slice(std::size_t max) {
   std::size_t len = std::size_t(len_le[0]) | std::size_t(len_le[1]) << 8 | std::size_t(len_le[2]) << 16 |
                     std::size_t(len_le[3]) << 24;
   if (len > max) {
-    Error e = make_error("host_oversized", "the host announced " + std::to_string(len) +
+    Error e = make_error(HostError::kOversized, "host_oversized", "the host announced " + std::to_string(len) +
                                                " bytes, more than the limit of " + std::to_string(max));
     poison(e);
     return e;
@@ -210,7 +210,7 @@ Result<std::unique_ptr<HostClient>> HostClient::connect(const std::vector<std::s
                                                         std::vector<std::uint8_t> method_hosts,
                                                         const std::vector<calldata::Bytes>& hello,
                                                         HostLimits limits) {
-  if (uris.empty()) return make_error("host_uri", "at least one host is required");
+  if (uris.empty()) return make_error(HostError::kUri, "host_uri", "at least one host is required");
   std::vector<std::unique_ptr<HostConnection>> conns;
   for (std::size_t i = 0; i < uris.size(); ++i) {
     std::span<const std::uint8_t> h;
@@ -229,10 +229,10 @@ Result<std::unique_ptr<HostClient>> HostClient::connect(const std::vector<std::s
 Result<std::unique_ptr<HostClient>> HostClient::from_connections(
     std::vector<std::unique_ptr<HostConnection>> conns, std::vector<std::uint8_t> method_hosts,
     HostLimits limits) {
-  if (conns.empty()) return make_error("host_uri", "at least one host is required");
+  if (conns.empty()) return make_error(HostError::kUri, "host_uri", "at least one host is required");
   for (std::size_t m = 0; m < method_hosts.size() && m < kHostMethodCount; ++m) {
     if (method_hosts[m] >= conns.size()) {
-      return make_error("host_route", "method " + std::string(to_string(static_cast<HostMethod>(m))) +
+      return make_error(HostError::kRoute, "host_route", "method " + std::string(to_string(static_cast<HostMethod>(m))) +
                                           " is routed to host " + std::to_string(method_hosts[m]) +
                                           " but only " + std::to_string(conns.size()) +
                                           " host(s) were given");
@@ -261,11 +261,11 @@ Status HostClient::read_status(HostConnection& c, HostMethod m) {
   switch (*b) {
     case static_cast<std::uint8_t>(HostErrorCode::kOk): return {};
     case static_cast<std::uint8_t>(HostErrorCode::kEvmReverted):
-      return make_error("host_evm_reverted", std::string(to_string(m)) + ": the host answered evm_reverted");
+      return make_error(HostError::kEvmReverted, "host_evm_reverted", std::string(to_string(m)) + ": the host answered evm_reverted");
     case static_cast<std::uint8_t>(HostErrorCode::kForbidden):
-      return make_error("host_forbidden", std::string(to_string(m)) + ": the host answered forbidden");
+      return make_error(HostError::kForbidden, "host_forbidden", std::string(to_string(m)) + ": the host answered forbidden");
     default: {
-      Error e = make_error("host_protocol", std::string(to_string(m)) + ": unknown status byte " +
+      Error e = make_error(HostError::kProtocol, "host_protocol", std::string(to_string(m)) + ": unknown status byte " +
                                                 std::to_string(*b));
       c.poison(e);
       return e;
@@ -312,7 +312,7 @@ Result<calldata::Bytes> HostClient::eth_call(const calldata::Address& address,
                                              std::span<const std::uint8_t> data) {
   auto c = begin(HostMethod::kEthCall);
   if (!c) return c.take_error();
-  if (data.size() > 0xffffffffu) return make_error("host_request", "eth_call calldata above 4 GiB");
+  if (data.size() > 0xffffffffu) return make_error(HostError::kRequest, "host_request", "eth_call calldata above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kEthCall)};
   put(req, address.bytes);
   put_u32_le(req, static_cast<std::uint32_t>(data.size()));
@@ -356,7 +356,7 @@ Status HostClient::notify_nondet_disagreement(std::uint32_t call_no) {
 Status HostClient::consume_result(std::span<const std::uint8_t> result) {
   auto c = begin(HostMethod::kConsumeResult);
   if (!c) return c.take_error();
-  if (result.size() > 0xffffffffu) return make_error("host_request", "result above 4 GiB");
+  if (result.size() > 0xffffffffu) return make_error(HostError::kRequest, "host_request", "result above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kConsumeResult)};
   put_u32_le(req, static_cast<std::uint32_t>(result.size()));
   put(req, result);
@@ -364,7 +364,7 @@ Status HostClient::consume_result(std::span<const std::uint8_t> result) {
   auto ack = (*c)->read_byte();
   if (!ack) return ack.take_error();
   if (*ack != 0) {
-    return fail<std::uint8_t>(**c, make_error("host_protocol", "consume_result: acknowledgement byte " +
+    return fail<std::uint8_t>(**c, make_error(HostError::kProtocol, "host_protocol", "consume_result: acknowledgement byte " +
                                                                   std::to_string(*ack) + " instead of 0"))
         .take_error();
   }
@@ -391,7 +391,7 @@ Result<std::optional<calldata::Bytes>> HostClient::resolve_callcontract_executor
   if (v && v->is_null()) return Routing{};
   if (v && v->is_bytes()) return Routing{v->as_bytes()};
   // The slice was read whole, so the stream is still in step: refused, not poisoned.
-  return make_error("host_protocol", v ? "resolve_callcontract_executor: reply must be null or bytes"
+  return make_error(HostError::kProtocol, "host_protocol", v ? "resolve_callcontract_executor: reply must be null or bytes"
                                        : "resolve_callcontract_executor: reply is not calldata: " + v.error().to_string());
 }
 
@@ -427,7 +427,7 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   auto c = begin(HostMethod::kRunNested);
   if (!c) return c.take_error();
   std::vector<std::uint8_t> body = calldata::encode(envelope);
-  if (body.size() > 0xffffffffu) return make_error("host_request", "run_nested envelope above 4 GiB");
+  if (body.size() > 0xffffffffu) return make_error(HostError::kRequest, "host_request", "run_nested envelope above 4 GiB");
   std::vector<std::uint8_t> req{static_cast<std::uint8_t>(HostMethod::kRunNested)};
   put_u32_le(req, static_cast<std::uint32_t>(body.size()));
   put(req, body);
@@ -438,10 +438,10 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   // The slice was read whole, so a reply of the wrong shape leaves the stream in step: it is
   // refused without poisoning the connection (the run still delivers its result there).
   auto v = calldata::decode(*payload);
-  if (!v) return make_error("host_protocol", "run_nested: reply is not calldata: " + v.error().to_string());
+  if (!v) return make_error(HostError::kProtocol, "host_protocol", "run_nested: reply is not calldata: " + v.error().to_string());
   NestedReply out;
   if (std::string why = nested_reply_shape_error(*v, out); !why.empty()) {
-    return make_error("host_protocol", "run_nested: " + why);
+    return make_error(HostError::kProtocol, "host_protocol", "run_nested: " + why);
   }
   return out;
 }

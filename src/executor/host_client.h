@@ -52,6 +52,25 @@ using host::StorageType;
 using SlotId = std::array<std::uint8_t, kSlotIdSize>;
 using U256Le = std::array<std::uint8_t, kU256Size>;  // 256-bit unsigned, little-endian
 
+// What a host call's failure was, in Error::errc (host_error() reads it; Error::code is its
+// name): the host's own answers kEvmReverted "host_evm_reverted" and kForbidden "host_forbidden"
+// (the connection stays usable); kClosed, kProtocol, kOversized, kIo (the connection is
+// poisoned); kUri, kRoute (bad --host / method_hosts, at connect); kRequest (a request too large
+// to send).
+enum class HostError : int {
+  kOther = 0,
+  kEvmReverted,
+  kForbidden,
+  kClosed,
+  kProtocol,
+  kOversized,
+  kIo,
+  kUri,
+  kRoute,
+  kRequest,
+};
+inline HostError host_error(const Error& e) { return static_cast<HostError>(e.errc); }
+
 struct HostLimits {
   // Largest slice a host may announce (eth_call answers, resolve/run_nested replies).
   std::size_t max_slice = 64u << 20;

@@ -170,7 +170,8 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   auto client = HostClient::connect(opts.hosts, data->method_hosts, data->host_hello_data);
   if (!client) {
     *err = client.error().to_string();
-    return client.error().code == "host_uri" || client.error().code == "host_route" ? 2 : 1;
+    HostError why = host_error(client.error());
+    return why == HostError::kUri || why == HostError::kRoute ? 2 : 1;
   }
   Logger log(opts.log_fd, opts.log_level);
   log.info("genvm::run", "run started", {{"genvm_id", LogValue::str(opts.genvm_id)}});

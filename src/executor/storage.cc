@@ -60,7 +60,7 @@ Status Storage::fetch(StorageType view, const calldata::Address& address, const 
     ++host_reads_;
     if (!data) return data.take_error();
     if (data->size() != bytes) {
-      return make_error("host_protocol", "storage read returned a wrong number of bytes");
+      return make_error(HostError::kProtocol, "host_protocol", "storage read returned a wrong number of bytes");
     }
     for (std::uint32_t q = p; q <= run_end; ++q) {
       Page pg;

@@ -112,6 +112,7 @@ TEST_F(HostClientTest, EthCallAnswersAndReverts) {
   auto rev = c->eth_call(addr(6), calldata::Bytes{});
   ASSERT_FALSE(rev.ok());
   EXPECT_EQ(rev.error().code, "host_evm_reverted");
+  EXPECT_EQ(executor::host_error(rev.error()), executor::HostError::kEvmReverted);  // what callers branch on
   c.reset();
   host_.drain();
   ASSERT_EQ(host_.state().eth_calls.size(), 2u);
@@ -317,6 +318,7 @@ TEST_F(HostClientTest, HangUpBeforeTheAnswerIsHostClosed) {
   auto r = c->storage_read(StorageType::kDefault, addr(1), slot(1), 0, 8);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "host_closed");
+  EXPECT_EQ(executor::host_error(r.error()), executor::HostError::kClosed);
   // Writing to the closed peer gives an error value, not SIGPIPE.
   EXPECT_FALSE(c->consume_fuel(1).ok());
 }
