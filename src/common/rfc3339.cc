@@ -126,7 +126,7 @@ std::string format_rfc3339_utc(const UtcTime& t, bool use_z) {
     nanos -= 1'000'000'000;
     second += 1;  // the leap second prints as :60
   }
-  char year[16];
+  char year[32];
   if (c.y >= 0 && c.y <= 9999) {
     std::snprintf(year, sizeof year, "%04lld", static_cast<long long>(c.y));
   } else {
