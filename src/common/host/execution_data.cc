@@ -137,21 +137,12 @@ Result<MessageData> parse_message(const Value& v) {
   if (!m) return m.take_error();
   MapReader r(**m, "message.");
   MessageData out;
-  {
-    GENVM_TRY_REQUIRED(f, r, "contract_address");
-    GENVM_TRY_ASSIGN(out.contract_address, as_address(*f, r.path("contract_address")));
-  }
-  {
-    GENVM_TRY_REQUIRED(f, r, "sender_address");
-    GENVM_TRY_ASSIGN(out.sender_address, as_address(*f, r.path("sender_address")));
-  }
-  {
-    GENVM_TRY_REQUIRED(f, r, "origin_address");
-    GENVM_TRY_ASSIGN(out.origin_address, as_address(*f, r.path("origin_address")));
-  }
-  {
-    GENVM_TRY_REQUIRED(f, r, "signer_address");
-    GENVM_TRY_ASSIGN(out.signer_address, as_address(*f, r.path("signer_address")));
+  for (auto [key, field] : {std::pair{"contract_address", &MessageData::contract_address},
+                            std::pair{"sender_address", &MessageData::sender_address},
+                            std::pair{"origin_address", &MessageData::origin_address},
+                            std::pair{"signer_address", &MessageData::signer_address}}) {
+    GENVM_TRY_REQUIRED(f, r, key);
+    GENVM_TRY_ASSIGN(out.*field, as_address(*f, r.path(key)));
   }
   {
     GENVM_TRY_REQUIRED(f, r, "chain_id");
