@@ -23,7 +23,9 @@ static void probe(const uint8_t* request, size_t len, gl_buf* out) {
   gl_buf req = {0};
   gl_buf_append(&req, request, len);
   uint32_t fd = 0xfffffffeu; /* neither a descriptor nor "no file": shows what the call wrote */
-  int e = gl_call_raw(&req, &fd);
+  /* The import itself, not gl_call_raw (which starts from its own "no file"): the slot keeps
+     0xfffffffe unless the executor writes it. */
+  int e = req.oom ? GL_ENOMEM : (int)gl_sdk_gl_call(req.data, (uint32_t)req.len, &fd);
   gl_buf_free(&req);
   gl_buf data = {0};
   int have = e == 0 && fd != 0xffffffffu && fd != 0xfffffffeu && gl_read_fd(fd, &data) == 0;
