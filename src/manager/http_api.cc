@@ -4,17 +4,7 @@
 
 namespace genvm::manager {
 
-std::optional<std::uint64_t> parse_path_genvm_id(std::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    auto d = static_cast<std::uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  return v;
-}
+std::optional<std::uint64_t> parse_path_genvm_id(std::string_view s) { return parse_decimal_u64(s); }
 
 std::string genvm_status_json(std::uint64_t genvm_id, const RunResult* r) {
   JsonWriter w;

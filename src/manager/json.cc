@@ -125,16 +125,21 @@ const JsonValue* JsonValue::find(std::string_view key) const {
   return nullptr;
 }
 
-std::optional<std::uint64_t> JsonValue::as_u64() const {
-  if (kind_ != Kind::kNumber || text_.empty() || text_.size() > 20) return std::nullopt;
+std::optional<std::uint64_t> parse_decimal_u64(std::string_view s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
   std::uint64_t v = 0;
-  for (char ch : text_) {
+  for (char ch : s) {
     if (ch < '0' || ch > '9') return std::nullopt;
     auto d = static_cast<std::uint64_t>(ch - '0');
     if (v > (UINT64_MAX - d) / 10) return std::nullopt;
     v = v * 10 + d;
   }
   return v;
+}
+
+std::optional<std::uint64_t> JsonValue::as_u64() const {
+  if (kind_ != Kind::kNumber) return std::nullopt;
+  return parse_decimal_u64(text_);
 }
 
 namespace {

@@ -78,7 +78,7 @@ class JsonValue {
   // The last member named `key` (serde_json keeps the last of duplicates); nullptr if none.
   const JsonValue* find(std::string_view key) const;
   // An integer number within u64; nullopt for anything else (fractions, exponents, negatives).
-  std::optional<std::uint64_t> as_u64() const;
+  std::optional<std::uint64_t> as_u64() const;  // parse_decimal_u64 of the number's text
 
  private:
   Kind kind_ = Kind::kNull;
@@ -103,5 +103,8 @@ namespace genvm::manager {
 // A calldata value as JSON: integers that fit in i64 as numbers, others as decimal strings;
 // bytes as base64 strings; addresses as "0x" + hex; maps as objects.
 void write_value(JsonWriter& w, const calldata::Value& v);
+
+// ASCII digits only (no sign, no exponent), at most 2^64 - 1; nullopt otherwise.
+std::optional<std::uint64_t> parse_decimal_u64(std::string_view s);
 
 }  // namespace genvm::manager
