@@ -329,17 +329,22 @@ Result<ExecutionData> execution_data_from_value(const Value& v) {
   return d;
 }
 
+Result<MessageData> message_from_value(const Value& v) { return parse_message(v); }
+
+Value message_to_value(const MessageData& m) {
+  return Value::map({
+      {"contract_address", m.contract_address},
+      {"sender_address", m.sender_address},
+      {"origin_address", m.origin_address},
+      {"signer_address", m.signer_address},
+      {"chain_id", m.chain_id},
+      {"value", m.value},
+      {"is_init", m.is_init},
+      {"datetime", m.datetime},
+  });
+}
+
 Value execution_data_to_value(const ExecutionData& d) {
-  Value::Map msg{
-      {"contract_address", d.message.contract_address},
-      {"sender_address", d.message.sender_address},
-      {"origin_address", d.message.origin_address},
-      {"signer_address", d.message.signer_address},
-      {"chain_id", d.message.chain_id},
-      {"value", d.message.value},
-      {"is_init", d.message.is_init},
-      {"datetime", d.message.datetime},
-  };
   auto bytes_array = [](const std::vector<Bytes>& v) {
     Value::Array a;
     for (const auto& b : v) a.emplace_back(b);
@@ -347,7 +352,7 @@ Value execution_data_to_value(const ExecutionData& d) {
   };
   Value::Map m;
   m["calldata"] = d.calldata;
-  m["message"] = std::move(msg);
+  m["message"] = message_to_value(d.message);
   m["host_data"] = d.host_data;
   m["code"] = d.code ? Value(*d.code) : Value();
   m["leader_nondet_results"] = d.leader_nondet_results ? bytes_array(*d.leader_nondet_results) : Value();

@@ -78,6 +78,11 @@ Result<ExecutionData> execution_data_from_value(const calldata::Value& v);
 // The inverse, for hosts and tests: parse(encode(d)) == d for every parsed d.
 calldata::Value execution_data_to_value(const ExecutionData& d);
 
+// The `message` part alone (MessageData), read and written as above: the run_nested envelope
+// carries one too (nested_run.h). Error paths start "message.".
+Result<MessageData> message_from_value(const calldata::Value& v);
+calldata::Value message_to_value(const MessageData& m);
+
 // The host index a method is routed to (host-loop.rst "Multi-Host").
 std::size_t route(const ExecutionData& d, HostMethod m);
 
