@@ -41,6 +41,36 @@ PolicyDecision decide_debug_mode(const Caller& caller, std::string_view requeste
   return d;
 }
 
+bool may_use_run(const Caller& caller, std::string_view owner) { return caller.trusted || caller.owner == owner; }
+
+bool is_reserved_executor_flag(std::string_view arg) {
+  static constexpr std::string_view kReserved[] = {
+      "--debug-mode", "--host",   "--permissions",    "--genvm-id", "--sync",   "--module-llm", "--module-web",
+      "--module-cache", "--config", "--execution-data", "--log-fd"};
+  std::string_view name = arg.substr(0, arg.find('='));
+  for (std::string_view r : kReserved) {
+    if (name == r) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> refuse_extra_args(const Caller& caller, const std::vector<std::string>& args,
+                                             const ExtraArgsPolicy& policy) {
+  auto shown = [](const std::string& a) { return "\"" + a.substr(0, 64) + "\""; };
+  for (const auto& a : args) {
+    if (is_reserved_executor_flag(a)) return "extra_args may not set " + shown(a) + ": the manager owns that flag";
+  }
+  if (caller.trusted) return std::nullopt;
+  for (const auto& a : args) {
+    bool allowed = false;
+    for (const auto& p : policy.untrusted_allowed) {
+      if (p.ends_with('*') ? a.starts_with(std::string_view(p).substr(0, p.size() - 1)) : a == p) allowed = true;
+    }
+    if (!allowed) return "untrusted caller may not pass extra_args " + shown(a) + " (not in extra_args.untrusted_allowed)";
+  }
+  return std::nullopt;
+}
+
 std::string to_json(const Caller& caller, std::string_view requested_name, const PolicyDecision& d) {
   JsonWriter w;
   w.begin_object();

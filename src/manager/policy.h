@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/debug_mode.h"
 
@@ -29,9 +31,35 @@ struct DebugPolicy {
 
 // How the caller was identified, for the log; `trusted` is what the decision uses.
 struct Caller {
+  Caller(bool trusted = false, std::string identity = {}, std::string owner = {})
+      : trusted(trusted), identity(std::move(identity)), owner(std::move(owner)) {}
   bool trusted = false;
   std::string identity;  // "uid:1000", "token", "tcp:127.0.0.1", ...
+  // Who a run it starts belongs to (server.h "Trust"): "token:<digest>" when the request bore
+  // a bearer token, else "uid:<n>" on the unix socket, else "conn:<n>", its connection alone.
+  std::string owner;
 };
+
+// Whether `caller` may act on (cancel, ack, read, attach to) a run owned by `owner`: a trusted
+// caller always, any other only on its own runs.
+bool may_use_run(const Caller& caller, std::string_view owner);
+
+// ---- extra_args (GenvmRunRequest.extra_args) ------------------------------------------------
+// Flags the manager sets itself, or that no request may choose (the module cache, the config
+// file, descriptors, the input file). `genvm` refuses a flag given twice; the manager refuses
+// these from every caller before a run exists, so a request never takes the last word on its
+// own debug mode, host, permissions or cache.
+bool is_reserved_executor_flag(std::string_view arg);  // "--debug-mode", "--debug-mode=x", ...
+
+struct ExtraArgsPolicy {
+  // What an untrusted caller may pass: each entry an exact argument, or a prefix ending in '*'
+  // ("--nondet-fuel=*"; "*" alone: any argument that is not reserved). Default: none.
+  std::vector<std::string> untrusted_allowed;
+};
+
+// The refusal of `args` for `caller` (a reason naming the first bad argument), or nullopt.
+std::optional<std::string> refuse_extra_args(const Caller& caller, const std::vector<std::string>& args,
+                                             const ExtraArgsPolicy& policy);
 
 enum class PolicyOutcome { kAccepted, kClamped, kRejected };
 std::string_view to_string(PolicyOutcome o);

@@ -102,6 +102,7 @@ class Registry::Spawner {
 struct Registry::Run {
   explicit Run(asio::io_context& io) : deadline_timer(io), drain_timer(io), retention_timer(io) {}
   std::uint64_t id = 0;
+  std::string owner;  // Caller::owner of the request that started it
   std::optional<std::string> host_genvm_id;
   // kSpawning: handed to the supervisor thread, its outcome not yet back.
   enum class State { kValidating, kQueued, kSpawning, kRunning, kDone } state = State::kValidating;
@@ -237,12 +238,17 @@ Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std:
     auto it = by_host_id_.find(*req->host_genvm_id);
     if (it != by_host_id_.end()) {
       auto& run = runs_.at(it->second);
+      // Another caller's key neither joins nor reveals that caller's run.
+      if (!may_use_run(caller, run->owner)) {
+        return request_failure(RequestFailure::kMalformed, "host_genvm_id is in use by another caller");
+      }
       (void)subscribe(run->id, sink);  // the repeat's caller hears the same events
       return Submitted{run->id, true, run->last_event};
     }
   }
   auto run = std::make_shared<Run>(io_);
   run->id = next_id_++;
+  run->owner = caller.owner;
   run->host_genvm_id = req->host_genvm_id;
   run->request = std::move(*req);
   run->last_event = run->tag("queued");
@@ -795,6 +801,11 @@ Status Registry::ack(std::uint64_t genvm_id) {
   if (it->second->state != Run::State::kDone) return request_failure(RequestFailure::kNotFinished, "run has not finished");
   forget(genvm_id);
   return {};
+}
+
+const std::string* Registry::owner(std::uint64_t genvm_id) const {
+  auto it = runs_.find(genvm_id);
+  return it == runs_.end() ? nullptr : &it->second->owner;
 }
 
 bool Registry::is_terminal(std::uint64_t genvm_id) const {

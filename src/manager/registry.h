@@ -133,6 +133,9 @@ class Registry {
                                      std::uint32_t max_len) const;
   const RunResult* result(std::uint64_t genvm_id) const;  // nullptr: unknown or no result yet
   bool is_terminal(std::uint64_t genvm_id) const;
+  // The Caller::owner that started the run (nullptr: unknown id). A repeated host_genvm_id
+  // from a caller that may not use the run (policy.h may_use_run) is refused.
+  const std::string* owner(std::uint64_t genvm_id) const;
 
   // The permit budget (GET/POST /permits). set_permits refuses (and answers the unchanged
   // budget) a value below the dearest run's cost; lowering it never stops a running run.
