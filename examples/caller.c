@@ -1,21 +1,16 @@
 /* caller: calls another contract's "get" and returns what it returned.
  *   {"": "call_get", "args": [address]} -> the callee's Return value;
  *                                          UserError "callee failed" otherwise */
-#include <string.h>
-
 #include "genlayer.h"
 
 static void run(const gl_message* m) {
   if (m->is_init) gl_return(NULL);
   if (!gl_method_is(m, "call_get")) gl_user_error("unknown method");
-  gl_reader r = m->args;
-  gl_item it;
-  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
-      it.kind != GL_K_ADDRESS) {
-    gl_user_error("call_get expects one address");
-  }
+  gl_args a;
+  gl_args_open(m, 1, 1, &a);
   uint8_t callee[20];
-  memcpy(callee, it.data, 20);
+  gl_arg_address(&a, callee);
+  gl_args_check(&a);
   gl_buf call = {0};
   gl_enc_map(&call, 1);
   gl_enc_key(&call, "");

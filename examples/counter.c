@@ -21,13 +21,10 @@ static void run(const gl_message* m) {
   if (gl_method_is(m, "increment") || gl_method_is(m, "add")) {
     uint64_t n = 1;
     if (gl_method_is(m, "add")) {
-      gl_reader r = m->args;
-      gl_item it;
-      if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
-          it.kind != GL_K_UINT || it.big) {
-        gl_user_error("add expects one unsigned 64-bit integer");
-      }
-      n = it.u;
+      gl_args a;
+      gl_args_open(m, 1, 1, &a);
+      n = gl_arg_u64(&a);
+      gl_args_check(&a);
     }
     if (v + n < v) gl_user_error("counter overflow");
     v += n;

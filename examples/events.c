@@ -10,15 +10,13 @@
 #include "genlayer.h"
 
 static void pay(const gl_message* m) {
-  gl_reader r = m->args;
-  gl_item it;
-  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
-      it.kind != GL_K_UINT || it.big) {
-    gl_user_error("pay expects one unsigned 64-bit integer");
-  }
+  gl_args a;
+  gl_args_open(m, 1, 1, &a);
+  uint64_t amount = gl_arg_u64(&a);
+  gl_args_check(&a);
   uint8_t value[32];
   memset(value, 0, sizeof(value));
-  for (int i = 0; i < 8; ++i) value[i] = (uint8_t)(it.u >> (8 * i));
+  for (int i = 0; i < 8; ++i) value[i] = (uint8_t)(amount >> (8 * i));
   gl_buf call = {0};
   gl_enc_map(&call, 1);
   gl_enc_key(&call, "");
@@ -38,14 +36,11 @@ static void run(const gl_message* m) {
   if (m->is_init) gl_return(NULL);
   if (gl_method_is(m, "pay")) pay(m);
   if (!gl_method_is(m, "notify")) gl_user_error("unknown method");
-  gl_reader r = m->args;
-  gl_item it;
-  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
-      it.kind != GL_K_STR) {
-    gl_user_error("notify expects one string");
-  }
-  const char* text = (const char*)it.data;
-  size_t text_len = (size_t)it.n;
+  gl_args a;
+  gl_args_open(m, 1, 1, &a);
+  size_t text_len = 0;
+  const char* text = gl_arg_str(&a, &text_len);
+  gl_args_check(&a);
 
   uint8_t topics[1][32];
   gl_sha3_256("Notified", 8, topics[0]);

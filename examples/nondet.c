@@ -118,13 +118,11 @@ static const gl_nondet_block blocks[] = {
 };
 
 static uint64_t one_uint_arg(const gl_message* m) {
-  gl_reader r = m->args;
-  gl_item it;
-  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != 1 || gl_next(&r, &it) ||
-      it.kind != GL_K_UINT || it.big) {
-    gl_user_error("expects one unsigned integer");
-  }
-  return it.u;
+  gl_args a;
+  gl_args_open(m, 1, 1, &a);
+  uint64_t n = gl_arg_u64(&a);
+  gl_args_check(&a);
+  return n;
 }
 
 static volatile uint8_t scratch[64];

@@ -3,8 +3,6 @@
  *   {"": "balance_of", "args": [address]}      -> u64
  *   {"": "transfer", "args": [address, amount]} -> null; UserError "insufficient balance"
  *   {"": "total_supply"}                        -> u64 */
-#include <string.h>
-
 #include "genlayer.h"
 
 static void balance_slot(const uint8_t owner[20], gl_slot* out) {
@@ -25,34 +23,14 @@ static void set_balance(const uint8_t owner[20], uint64_t v) {
   if (gl_storage_write_u64(&s, 0, v) != GL_SUCCESS) gl_user_error("storage write refused");
 }
 
-/* Opens m->args, checks its length, returns a reader at the first element. */
-static gl_reader args(const gl_message* m, uint64_t count) {
-  gl_reader r = m->args;
-  gl_item it;
-  if (!m->has_args || gl_next(&r, &it) || it.kind != GL_K_ARRAY || it.n != count) {
-    gl_user_error("wrong number of arguments");
-  }
-  return r;
-}
-
-static uint64_t arg_u64(gl_reader* r) {
-  gl_item it;
-  if (gl_next(r, &it) || it.kind != GL_K_UINT || it.big) gl_user_error("expected an unsigned 64-bit integer");
-  return it.u;
-}
-
-static void arg_address(gl_reader* r, uint8_t out[20]) {
-  gl_item it;
-  if (gl_next(r, &it) || it.kind != GL_K_ADDRESS) gl_user_error("expected an address");
-  memcpy(out, it.data, 20);
-}
-
 static void run(const gl_message* m) {
   gl_slot supply_slot;
   gl_contract_slot(&supply_slot);
   if (m->is_init) {
-    gl_reader r = args(m, 1);
-    uint64_t supply = arg_u64(&r);
+    gl_args a;
+    gl_args_open(m, 1, 1, &a);
+    uint64_t supply = gl_arg_u64(&a);
+    gl_args_check(&a);
     gl_storage_write_u64(&supply_slot, 0, supply);
     set_balance(m->sender_address, supply);
     gl_return(NULL);
@@ -63,17 +41,21 @@ static void run(const gl_message* m) {
     gl_return(&out);
   }
   if (gl_method_is(m, "balance_of")) {
-    gl_reader r = args(m, 1);
+    gl_args a;
+    gl_args_open(m, 1, 1, &a);
     uint8_t who[20];
-    arg_address(&r, who);
+    gl_arg_address(&a, who);
+    gl_args_check(&a);
     gl_enc_u64(&out, balance_of(who));
     gl_return(&out);
   }
   if (gl_method_is(m, "transfer")) {
-    gl_reader r = args(m, 2);
+    gl_args a;
+    gl_args_open(m, 2, 2, &a);
     uint8_t to[20];
-    arg_address(&r, to);
-    uint64_t amount = arg_u64(&r);
+    gl_arg_address(&a, to);
+    uint64_t amount = gl_arg_u64(&a);
+    gl_args_check(&a);
     uint64_t from_balance = balance_of(m->sender_address);
     if (from_balance < amount) gl_user_error("insufficient balance");
     set_balance(m->sender_address, from_balance - amount);

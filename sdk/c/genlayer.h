@@ -1,8 +1,9 @@
 /* genlayer.h: the C SDK for GenVM contracts (clang --target=wasm32-wasi).
  *
  * A contract is a WASI command. It reads its startup message (a calldata map) on stdin, acts,
- * and ends with gl_return() or gl_user_error(), which never come back. GL_CONTRACT(fn) writes
- * main() for you:
+ * and ends with gl_return() or gl_user_error(), which never come back (a contract function
+ * that returns without either ends with UserError "<function> returned without gl_return or
+ * gl_user_error", not a silent null). GL_CONTRACT(fn) writes main() for you:
  *
  *   static void run(const gl_message* msg) {
  *     gl_buf out = {0};
@@ -67,7 +68,7 @@ typedef struct {
 } gl_buf;
 
 void gl_buf_free(gl_buf* b);
-void gl_buf_append(gl_buf* b, const void* p, size_t n);
+void gl_buf_append(gl_buf* b, const void* p, size_t n); /* p NULL: n zero bytes */
 void gl_enc_null(gl_buf* b);
 void gl_enc_bool(gl_buf* b, int v);
 void gl_enc_u64(gl_buf* b, uint64_t v);
@@ -122,6 +123,9 @@ int gl_skip(gl_reader* r);
 int gl_map_find(gl_reader* r, const char* key);
 /* Integer item as unsigned 256-bit little-endian; GL_EDECODE if negative or wider. */
 int gl_item_u256(const gl_item* it, uint8_t le[32]);
+/* Integer item's magnitude m (the value is m, or -m-1 for GL_K_NINT) as 256-bit little-endian;
+ * GL_EDECODE if not an integer or wider. */
+int gl_item_magnitude(const gl_item* it, uint8_t le[32]);
 
 /* ---- storage ---- */
 typedef struct {
@@ -132,6 +136,12 @@ int gl_storage_read(const gl_slot* slot, uint32_t index, void* buf, uint32_t len
 int gl_storage_write(const gl_slot* slot, uint32_t index, const void* buf, uint32_t len);
 uint64_t gl_storage_read_u64(const gl_slot* slot, uint32_t index);
 int gl_storage_write_u64(const gl_slot* slot, uint32_t index, uint64_t v);
+/* Variable-length strings and bytes as the spec's default derivation stores them
+ * (04-contract-interface/03-storage.rst): the length as u32 little-endian at `offset` in
+ * `slot`, the content from index 0 of the indirection slot gl_slot_derive(slot, offset).
+ * Read: out gets the content (appended; caller frees), GL_ENOMEM when it does not fit. */
+int gl_storage_write_bytes(const gl_slot* slot, uint32_t offset, const void* data, uint32_t len);
+int gl_storage_read_bytes(const gl_slot* slot, uint32_t offset, gl_buf* out);
 /* The default derivation: out = sha3_256(slot || offset as u32 little-endian). */
 void gl_slot_derive(const gl_slot* slot, uint32_t offset, gl_slot* out);
 /* A mapping entry: out = sha3_256(slot || key). */
@@ -154,6 +164,8 @@ typedef struct {
   size_t method_len;
   int has_args;
   gl_reader args; /* at the "args" array header when has_args */
+  int has_kwargs;
+  gl_reader kwargs; /* at the "kwargs" map header when has_kwargs */
   /* consensus_stage (entry_kind 2): the leader's [code][data] in a validator's block (the
    * startup message's entry_stage_data {"leader_result": bytes}), else NULL */
   const uint8_t* stage_data;
@@ -162,6 +174,53 @@ typedef struct {
 
 /* 1 if the entry names `name`. */
 int gl_method_is(const gl_message* m, const char* name);
+/* Parses the executor's startup message (GL_CONTRACT does it for you). The message points into
+ * `data`, which must outlive it. 0, or GL_EDECODE / a reader error. */
+int gl_message_parse(const void* data, size_t len, gl_message* m);
+
+/* ---- arguments ----
+ * Typed reads of the call's "args" and "kwargs". A wrong count, a missing argument or a value
+ * of another kind records one message naming the argument, what was expected and what came
+ * ("argument 2 of transfer: expected an address, got a string"); later reads then return zero
+ * values. gl_args_check ends the call with that message as its UserError.
+ *
+ *   gl_args a;
+ *   gl_args_open(m, 2, 2, &a);
+ *   uint8_t to[20];
+ *   gl_arg_address(&a, to);
+ *   uint64_t amount = gl_arg_u64(&a);
+ *   gl_args_check(&a);
+ *
+ *   if (gl_kwarg_open(m, "memo", &a)) { size_t n; const char* memo = gl_arg_str(&a, &n); ... }
+ */
+typedef struct {
+  gl_reader r;
+  uint64_t count;
+  uint64_t next;
+  int failed;
+  char method[48];
+  char keyword[48];
+  char error[256];
+} gl_args;
+/* The positional arguments; their count must lie in [min, max]. */
+void gl_args_open(const gl_message* m, uint64_t min, uint64_t max, gl_args* a);
+/* Keyword argument `name` as a list of one: 1 when present, 0 when absent (no error). */
+int gl_kwarg_open(const gl_message* m, const char* name, gl_args* a);
+uint64_t gl_args_count(const gl_args* a);
+uint64_t gl_arg_u64(gl_args* a);
+int64_t gl_arg_i64(gl_args* a);
+int gl_arg_bool(gl_args* a);
+void gl_arg_u256(gl_args* a, uint8_t le[32]);
+void gl_arg_address(gl_args* a, uint8_t out[20]);
+/* Strings and bytes point into the message (not NUL-terminated). */
+const char* gl_arg_str(gl_args* a, size_t* len);
+const uint8_t* gl_arg_bytes(gl_args* a, size_t* len);
+/* Any value, as its encoded calldata (to store or forward as is). */
+const uint8_t* gl_arg_value(gl_args* a, size_t* len);
+/* NULL, or the first problem met. */
+const char* gl_args_error(const gl_args* a);
+/* Ends the call with UserError gl_args_error(a) when there was a problem (wasm32 only). */
+void gl_args_check(const gl_args* a);
 
 typedef void (*gl_entry_fn)(const gl_message* msg);
 int gl_run_entry(gl_entry_fn fn);

@@ -23,7 +23,11 @@ void gl_buf_append(gl_buf* b, const void* p, size_t n) {
     b->data = d;
     b->cap = cap;
   }
-  memcpy(b->data + b->len, p, n);
+  if (p) {
+    memcpy(b->data + b->len, p, n);
+  } else {
+    memset(b->data + b->len, 0, n);
+  }
   b->len += n;
 }
 
@@ -266,6 +270,12 @@ int gl_map_find(gl_reader* r, const char* key) {
 int gl_item_u256(const gl_item* it, uint8_t le[32]) {
   memset(le, 0, 32);
   if (it->kind != GL_K_UINT) return GL_EDECODE;
+  return gl_item_magnitude(it, le);
+}
+
+int gl_item_magnitude(const gl_item* it, uint8_t le[32]) {
+  memset(le, 0, 32);
+  if (it->kind != GL_K_UINT && it->kind != GL_K_NINT) return GL_EDECODE;
   if (!it->big) {
     for (int i = 0; i < 8; ++i) le[i] = (uint8_t)(it->u >> (8 * i));
     return 0;

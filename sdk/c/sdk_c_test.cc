@@ -2,6 +2,7 @@
 // (src/common) and against digests computed with python3 hashlib.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -156,6 +157,137 @@ TEST(SdkCalldata, ReaderRejectsTruncationAndNonMinimalHeaders) {
   EXPECT_EQ(gl_skip(&r), GL_EDECODE);
 }
 
+// A startup message as the executor writes it, with `entry` as its entry_data.
+std::vector<std::uint8_t> startup_message(const Value& entry) {
+  calldata::Address sender;
+  sender.bytes[0] = 0xAA;
+  return calldata::encode(Value::map({{"contract_address", calldata::Address{}},
+                                      {"entry_data", Value(calldata::encode(entry))},
+                                      {"entry_kind", 0},
+                                      {"entry_stage_data", Value()},
+                                      {"is_init", false},
+                                      {"sender_address", sender},
+                                      {"value", 0}}));
+}
+
+TEST(SdkMessage, ParsesMethodArgsAndKwargs) {
+  auto wire = startup_message(
+      Value::map({{"", "transfer"}, {"args", Value::array({7})}, {"kwargs", Value::map({{"memo", "hi"}})}}));
+  gl_message m;
+  ASSERT_EQ(gl_message_parse(wire.data(), wire.size(), &m), 0);
+  EXPECT_TRUE(gl_method_is(&m, "transfer"));
+  EXPECT_FALSE(gl_method_is(&m, "transfe"));
+  EXPECT_EQ(m.sender_address[0], 0xAA);
+  EXPECT_TRUE(m.has_args);
+  EXPECT_TRUE(m.has_kwargs);
+  std::vector<std::uint8_t> not_a_map = {0x00};
+  EXPECT_EQ(gl_message_parse(not_a_map.data(), not_a_map.size(), &m), GL_EDECODE);
+}
+
+struct ParsedCall {
+  std::vector<std::uint8_t> wire;
+  gl_message m;
+  explicit ParsedCall(const Value& entry) : wire(startup_message(entry)) {
+    EXPECT_EQ(gl_message_parse(wire.data(), wire.size(), &m), 0);
+  }
+};
+
+TEST(SdkArgs, ReadsEveryKindInOrder) {
+  calldata::Address to;
+  to.bytes[19] = 0x42;
+  auto big = BigInt::parse_decimal("340282366920938463463374607431768211457");  // 2^128 + 1
+  ASSERT_TRUE(big.ok());
+  ParsedCall c(Value::map({{"", "f"},
+                           {"args", Value::array({to, 5, -3, true, *big, "name", Value(calldata::Bytes{1, 2}),
+                                                  Value::array({1, 2})})}}));
+  gl_args a;
+  gl_args_open(&c.m, 8, 8, &a);
+  std::uint8_t addr[20];
+  gl_arg_address(&a, addr);
+  EXPECT_EQ(addr[19], 0x42);
+  EXPECT_EQ(gl_arg_u64(&a), 5u);
+  EXPECT_EQ(gl_arg_i64(&a), -3);
+  EXPECT_EQ(gl_arg_bool(&a), 1);
+  std::uint8_t le[32];
+  gl_arg_u256(&a, le);
+  EXPECT_EQ(le[0], 1);
+  EXPECT_EQ(le[16], 1);
+  std::size_t n = 0;
+  const char* str = gl_arg_str(&a, &n);
+  EXPECT_EQ(std::string(str, n), "name");
+  const std::uint8_t* b = gl_arg_bytes(&a, &n);
+  EXPECT_EQ(std::vector<std::uint8_t>(b, b + n), (std::vector<std::uint8_t>{1, 2}));
+  const std::uint8_t* raw = gl_arg_value(&a, &n);
+  EXPECT_EQ(std::vector<std::uint8_t>(raw, raw + n), calldata::encode(Value::array({1, 2})));
+  EXPECT_EQ(gl_args_error(&a), nullptr);
+}
+
+TEST(SdkArgs, FirstProblemNamesTheArgumentAndWhatCame) {
+  std::size_t n_unused = 0;
+  ParsedCall wrong_kind(Value::map({{"", "transfer"}, {"args", Value::array({"alice", 5})}}));
+  gl_args a;
+  gl_args_open(&wrong_kind.m, 2, 2, &a);
+  std::uint8_t addr[20];
+  gl_arg_address(&a, addr);
+  EXPECT_EQ(gl_arg_u64(&a), 0u);  // after a failure reads give zero values
+  ASSERT_NE(gl_args_error(&a), nullptr);
+  EXPECT_STREQ(gl_args_error(&a), "argument 1 of transfer: expected an address, got a string");
+
+  ParsedCall count(Value::map({{"", "transfer"}, {"args", Value::array({1})}}));
+  gl_args_open(&count.m, 2, 2, &a);
+  EXPECT_STREQ(gl_args_error(&a), "transfer takes 2 arguments, got 1");
+  gl_args_open(&count.m, 2, 3, &a);
+  EXPECT_STREQ(gl_args_error(&a), "transfer takes 2 to 3 arguments, got 1");
+
+  ParsedCall no_args(Value::map({{"", "get"}}));
+  gl_args_open(&no_args.m, 0, 0, &a);
+  EXPECT_EQ(gl_args_error(&a), nullptr);
+  gl_arg_u64(&a);
+  EXPECT_STREQ(gl_args_error(&a), "argument 1 of get: missing");
+
+  ParsedCall wide(Value::map({{"", "add"}, {"args", Value::array({Value(~std::uint64_t(0)), -1})}}));
+  gl_args_open(&wide.m, 2, 2, &a);
+  EXPECT_EQ(gl_arg_u64(&a), ~std::uint64_t(0));
+  gl_arg_u64(&a);
+  EXPECT_STREQ(gl_args_error(&a), "argument 2 of add: expected an unsigned 64-bit integer, got a negative integer");
+  gl_args_open(&wide.m, 2, 2, &a);
+  gl_arg_i64(&a);
+  EXPECT_STREQ(gl_args_error(&a), "argument 1 of add: expected a signed 64-bit integer, got an integer out of its range");
+
+  auto two_64 = BigInt::parse_decimal("18446744073709551616");
+  ASSERT_TRUE(two_64.ok());
+  ParsedCall wider(Value::map({{"", "add"}, {"args", Value::array({*two_64, INT64_MIN})}}));
+  gl_args_open(&wider.m, 2, 2, &a);
+  gl_arg_u64(&a);
+  EXPECT_STREQ(gl_args_error(&a), "argument 1 of add: expected an unsigned 64-bit integer, got a wider integer");
+  gl_args_open(&wider.m, 2, 2, &a);
+  gl_arg_value(&a, &n_unused);
+  EXPECT_EQ(gl_arg_i64(&a), INT64_MIN);
+  EXPECT_EQ(gl_args_error(&a), nullptr);
+
+  std::string long_name(100, 'm');
+  ParsedCall long_method(Value::map({{"", long_name}}));
+  gl_args_open(&long_method.m, 1, 1, &a);
+  EXPECT_EQ(std::string(gl_args_error(&a)), std::string(40, 'm') + "... takes 1 argument, got 0");
+}
+
+TEST(SdkArgs, KeywordArguments) {
+  ParsedCall c(Value::map({{"", "f"}, {"kwargs", Value::map({{"memo", "hi"}, {"n", "x"}})}}));
+  gl_args a;
+  ASSERT_EQ(gl_kwarg_open(&c.m, "memo", &a), 1);
+  std::size_t n = 0;
+  const char* memo = gl_arg_str(&a, &n);
+  EXPECT_EQ(std::string(memo, n), "hi");
+  EXPECT_EQ(gl_args_error(&a), nullptr);
+  EXPECT_EQ(gl_kwarg_open(&c.m, "absent", &a), 0);
+  EXPECT_EQ(gl_args_error(&a), nullptr);
+  ASSERT_EQ(gl_kwarg_open(&c.m, "n", &a), 1);
+  gl_arg_u64(&a);
+  EXPECT_STREQ(gl_args_error(&a), "keyword argument n of f: expected an unsigned 64-bit integer, got a string");
+  ParsedCall none(Value::map({{"", "f"}}));
+  EXPECT_EQ(gl_kwarg_open(&none.m, "memo", &a), 0);
+}
+
 std::string hex(const std::uint8_t* p, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n; ++i) {
@@ -178,6 +310,19 @@ TEST(SdkSha3, MatchesPythonHashlib) {
   std::vector<std::uint8_t> block(136, 'a');  // exactly one rate block: padding goes in a second
   gl_sha3_256(block.data(), block.size(), out);
   EXPECT_EQ(hex(out, 32), "3fc5559f14db8e453a0a3091edbd2bc25e11528d81c66fa570a4efdcc2695ee1");
+}
+
+TEST(SdkSlots, DefaultDerivationMatchesPythonHashlib) {
+  // sha3_256(32 zero bytes || offset as u32 little-endian), offsets 0 and 1 (the contract slot).
+  gl_slot root;
+  std::memset(&root, 0, sizeof(root));
+  gl_slot out;
+  gl_slot_derive(&root, 0, &out);
+  EXPECT_EQ(hex(out.b, 32), "372d46c3ada9f897c74d349bbfe0e450c798167c9f580f8daf85def57e96c3ea");
+  gl_slot contract;
+  gl_contract_slot(&contract);
+  gl_slot_derive(&root, 1, &out);
+  EXPECT_EQ(hex(contract.b, 32), hex(out.b, 32));
 }
 
 }  // namespace
