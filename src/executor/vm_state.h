@@ -66,6 +66,11 @@ class VmState {
   }
 
   VmResult run(const calldata::Bytes& code);
+  // The contract's import set, as run() links it: WASI preview 1 (for the module's own wasi
+  // imports with a WASI-shaped signature) and genlayer_sdk. Public so check_contract_module
+  // (wasm_check.cc) links against this same set instead of a copy of it.
+  void define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::Module& module);
+  void define_sdk(wasm::Linker& linker, wasm::Store& store);
 
   // gl_call handlers, one per method (the table is in gl_call.cc).
   std::optional<wasm::Trap> gl_return(GlCall& g);
@@ -108,8 +113,6 @@ class VmState {
     return end(ResultCode::kVmError, calldata::Value(VmError(code, std::move(detail)).to_string()));
   }
 
-  void define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::Module& module);
-  void define_sdk(wasm::Linker& linker, wasm::Store& store);
   std::optional<wasm::Trap> gl_call(wasm::Caller& c, std::uint32_t req, std::uint32_t len, std::uint32_t fd_ptr,
                                     std::int32_t& ret);
 

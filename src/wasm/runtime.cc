@@ -95,7 +95,9 @@ std::vector<Module::ImportDesc> Module::imports() const {
 
 std::vector<Module::ExportDesc> Module::exports() const {
   std::vector<ExportDesc> out;
-  for (const auto& e : impl_->exports) out.push_back({e.name, e.kind});
+  for (const auto& e : impl_->exports) {
+    out.push_back({e.name, e.kind, e.kind == 'f' ? impl_->types[impl_->funcs[e.index]] : FuncType{}});
+  }
   return out;
 }
 

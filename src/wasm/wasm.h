@@ -147,7 +147,7 @@ class Module {
                                                                   const LoadOptions& opts,
                                                                   std::span<const uint8_t> blob);
   struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
-  struct ExportDesc { std::string name; char kind; };
+  struct ExportDesc { std::string name; char kind; FuncType func_type; };  // func_type: kind f only
   std::vector<ImportDesc> imports() const;
   std::vector<ExportDesc> exports() const;
   const ModuleImpl& impl() const { return *impl_; }
