@@ -1,13 +1,12 @@
 // The genlayer_sdk imports (spec 03-wasi_genlayer_sdk/01-functions.rst) and the gl_call
 // dispatch: a gl_call request is one calldata map with a single key, the method, looked up in
 // one table of handlers. A request that is not such a map, or names no method of the table, is
-// INVAL. Handlers here: Return, UserError, Trace, Yield, GetTimestamp, EthCall and the module
-// calls; events and messages are in gl_messages.cc, child sub-VMs in gl_subvm.cc.
+// INVAL. Handlers here: Return, UserError, Trace, Yield, GetTimestamp, EthCall; the module calls
+// are in gl_modules.cc, events and messages are in gl_messages.cc, child sub-VMs in gl_subvm.cc.
 #include <algorithm>
 #include <chrono>
 
 #include "common/rfc3339.h"
-#include "executor/module_client.h"
 #include "executor/vm_state.h"
 
 namespace genvm::executor {
@@ -46,10 +45,10 @@ const std::map<std::string_view, GlHandler>& gl_handlers() {
       {"CallContract", &VmState::gl_call_contract},
       {"RunNondet", &VmState::gl_run_nondet},
       {"Sandbox", &VmState::gl_sandbox},
-      {"WebRender", &VmState::gl_module},
-      {"WebRequest", &VmState::gl_module},
-      {"ExecPrompt", &VmState::gl_module},
-      {"ExecPromptTemplate", &VmState::gl_module},
+      {"WebRender", &VmState::gl_web},
+      {"WebRequest", &VmState::gl_web},
+      {"ExecPrompt", &VmState::gl_llm},
+      {"ExecPromptTemplate", &VmState::gl_llm},
   };
   return table;
 }
@@ -223,21 +222,6 @@ std::optional<Trap> VmState::gl_eth_call(GlCall& g) {
     return internal(res.error());
   }
   return give_fd(g, std::move(*res));
-}
-
-std::optional<Trap> VmState::gl_module(GlCall& g) {
-  if (frame_.deterministic) return answer(g, kForbidden);
-  bool web = g.method.starts_with("Web");
-  const std::string& uri = web ? ctx_.module_web_uri : ctx_.module_llm_uri;
-  std::unique_ptr<HostConnection>& conn = web ? ctx_.module_web : ctx_.module_llm;
-  if (uri.empty()) return answer(g, kForbidden);  // requirement "module availability" not met
-  auto reply = module_call(uri, conn, g.request);
-  if (!reply) {
-    // A module that fails is the block's I/O failure: only non-deterministic code sees it.
-    log(LogLevel::kWarn, "module_error", reply.error().to_string());
-    return answer(g, kIo);
-  }
-  return give_fd(g, std::move(*reply));
 }
 
 }  // namespace genvm::executor

@@ -2,31 +2,41 @@
 
 namespace genvm::executor {
 
-Result<calldata::Bytes> module_call(const std::string& uri, std::unique_ptr<HostConnection>& conn,
-                                    const calldata::Bytes& request) {
-  static constexpr std::uint32_t kMaxModuleFrame = 64u << 20;
-  if (!conn) {
-    auto c = HostConnection::connect(uri, {});
+Result<HostConnection*> ModuleClient::connection() {
+  if (!hello_) return hello_.error();
+  if (!conn_) {
+    auto c = HostConnection::connect(uri_, {});
     if (!c) return c.take_error();
-    conn = std::move(*c);
+    conn_ = std::move(*c);
+    if (auto s = conn_->write_all(module::frame(calldata::encode(module::hello_value(*hello_)))); !s) {
+      conn_->poison(s.error());
+    }
   }
-  if (conn->poisoned()) return *conn->poisoned();
+  if (conn_->poisoned()) return *conn_->poisoned();
+  return conn_.get();
+}
+
+Result<module::Answer> ModuleClient::call(const calldata::Value& request) {
+  auto c = connection();
+  if (!c) return c.take_error();
+  HostConnection& conn = **c;
   auto fail = [&](Error e) {
-    conn->poison(e);
+    conn.poison(e);
     return e;
   };
-  std::uint32_t n = static_cast<std::uint32_t>(request.size());
-  std::uint8_t len[4] = {std::uint8_t(n >> 24), std::uint8_t(n >> 16), std::uint8_t(n >> 8), std::uint8_t(n)};
-  if (auto s = conn->write_all(len); !s) return fail(s.error());
-  if (auto s = conn->write_all(request); !s) return fail(s.error());
-  if (auto s = conn->read_exact(len, 4); !s) return fail(s.error());
-  std::uint32_t m = std::uint32_t(len[0]) << 24 | std::uint32_t(len[1]) << 16 | std::uint32_t(len[2]) << 8 | len[3];
-  if (m > kMaxModuleFrame) return fail(make_error("module_oversized", "answer of " + std::to_string(m) + " bytes"));
-  calldata::Bytes answer(m);
-  if (m) {
-    if (auto s = conn->read_exact(answer.data(), m); !s) return fail(s.error());
+  if (auto s = conn.write_all(module::frame(calldata::encode(request))); !s) return fail(s.error());
+  std::uint8_t header[4];
+  if (auto s = conn.read_exact(header, 4); !s) return fail(s.error());
+  std::uint32_t n = module::frame_length(header);
+  if (n > module::kMaxFrame) return fail(make_error("module_oversized", "answer of " + std::to_string(n) + " bytes"));
+  calldata::Bytes body(n);
+  if (n) {
+    if (auto s = conn.read_exact(body.data(), n); !s) return fail(s.error());
   }
-  if (!calldata::decode(answer)) return fail(make_error("module_protocol", "answer is not calldata"));
+  auto value = calldata::decode(body);
+  if (!value) return fail(make_error("module_protocol", "answer is not calldata: " + value.error().to_string()));
+  auto answer = module::parse_answer(*value);
+  if (!answer) return fail(answer.take_error());
   return answer;
 }
 

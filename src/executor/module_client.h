@@ -1,22 +1,35 @@
-// The executor's side of a module socket (LLM, web): one request frame out, one answer frame
-// back, each `u32 big-endian length ‖ calldata`.
+// The executor's side of a module connection (LLM, web): the wire of src/common/module.
 //
-//   auto answer = module_call(uri, conn, request_bytes);   // connects on first use
+//   ModuleClient llm(uri, hello);                 // nothing happens yet
+//   Result<module::Answer> a = llm.call(request); // connects and sends the hello on first use
 //
-// The connection is made on first use and kept; any failure (connect, I/O, an answer above
-// 64 MiB or not calldata: "module_oversized", "module_protocol") poisons it for the run.
+// One connection per module per run, made on first use and kept (the public executor's
+// modules.rs). `hello` is the run's GenVMHello, or the error that kept it from being built
+// (host_data that is not the JSON object HostData needs): then every call fails with it. Any
+// failure on the connection (connect, I/O, an answer above 64 MiB, not calldata, not a
+// Result variant: "module_io", "module_oversized", "module_protocol") poisons it for the run.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "common/calldata.h"
+#include "common/module/protocol.h"
 #include "common/result.h"
 #include "executor/host_client.h"
 
 namespace genvm::executor {
 
-Result<calldata::Bytes> module_call(const std::string& uri, std::unique_ptr<HostConnection>& conn,
-                                    const calldata::Bytes& request);
+class ModuleClient {
+ public:
+  ModuleClient(std::string uri, Result<module::Hello> hello) : uri_(std::move(uri)), hello_(std::move(hello)) {}
+  bool configured() const { return !uri_.empty(); }
+  Result<module::Answer> call(const calldata::Value& request);
+
+ private:
+  Result<HostConnection*> connection();
+  std::string uri_;
+  Result<module::Hello> hello_;
+  std::unique_ptr<HostConnection> conn_;
+};
 
 }  // namespace genvm::executor

@@ -4,11 +4,13 @@
 #include <charconv>
 #include <cstring>
 #include <optional>
+#include <random>
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "common/module/protocol.h"
 #include "executor/host_client.h"
 #include "executor/nested.h"
 #include "executor/result.h"
@@ -131,6 +133,35 @@ RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext&
   return o;
 }
 
+// The GenVMHello every module connection of this run starts with (modules.rs): the run's id
+// (random when --genvm-id is not given, as the public run.rs draws one), its role, the host's
+// host_data as the HostData map, and gas_data and the time-unit budget from the execution data.
+Result<module::Hello> module_hello(const ExecutionData& d, const std::string& genvm_id, bool is_leader) {
+  module::Hello h;
+  if (genvm_id.empty()) {
+    std::random_device rd;
+    h.genvm_id = std::uint64_t(rd()) << 32 | rd();
+  } else {
+    auto [p, ec] = std::from_chars(genvm_id.data(), genvm_id.data() + genvm_id.size(), h.genvm_id);
+    if (ec != std::errc() || p != genvm_id.data() + genvm_id.size()) {
+      return make_error("bad_genvm_id", "--genvm-id is not a u64: " + genvm_id);
+    }
+  }
+  h.role = is_leader ? module::Role::kLeader : module::Role::kValidator;
+  // No host_data at all (our node and test hosts send none) is HostData with both fields
+  // empty; anything else must be the JSON object HostData is.
+  if (d.host_data.empty()) {
+    h.host_data = {{"node_address", calldata::Value("")}, {"tx_id", calldata::Value("")}};
+  } else {
+    auto host_data = module::host_data_from_json(d.host_data);
+    if (!host_data) return host_data.take_error();
+    h.host_data = std::move(*host_data);
+  }
+  h.gas_data = d.gas_data;
+  h.initial_time_units_allocation = d.initial_time_units_allocation;
+  return h;
+}
+
 }  // namespace
 
 static int run_execution_on_this_thread(const RunOptions& opts, std::string* err) {
@@ -191,8 +222,9 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.nondet_fuel = opts.nondet_fuel;
   ctx.imported_det_fuel = top->det_fuel_cap;
   ctx.sync = opts.sync;
-  ctx.module_llm_uri = opts.module_llm;
-  ctx.module_web_uri = opts.module_web;
+  Result<module::Hello> hello = module_hello(*data, opts.genvm_id, ctx.is_leader);
+  ctx.module_llm = std::make_unique<ModuleClient>(opts.module_llm, hello);
+  ctx.module_web = std::make_unique<ModuleClient>(opts.module_web, hello);
   ctx.module_cache_dir = opts.module_cache;
   ctx.fees = &*meter;
   ctx.fee_allocation = data->message_fee_allocation;
@@ -206,6 +238,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     o.data_fees_consumed = BucketsConsumed{c.storage, c.message_receipt, c.nondet_output, c.message_fee, c.event};
   }
   o.nondet_disagreement = ctx.nondet_disagreement;
+  o.llm_consumption = ctx.llm_consumption;
   if (ctx.is_leader) o.nondet_results = std::move(ctx.nondet_results);
   // Entries the validator never consumed are the leader's fault (a fatal error already says
   // more, and the leader's fault of that kind must not be overwritten).

@@ -27,6 +27,7 @@
 #include "executor/fees/meter.h"
 #include "executor/host_client.h"
 #include "executor/log.h"
+#include "executor/module_client.h"
 #include "executor/result.h"
 #include "executor/storage.h"
 
@@ -76,12 +77,11 @@ struct RunContext {
   // Cross-process compiled-module cache (genvm run --module-cache DIR); empty: off. Behind
   // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc.
   std::string module_cache_dir;
-  // Non-deterministic modules (--module-llm / --module-web): URIs as for hosts, connected on
-  // first use; frames are `u32 big-endian length ‖ calldata`, one answer frame per request.
-  std::string module_llm_uri;
-  std::string module_web_uri;
-  std::unique_ptr<HostConnection> module_llm;
-  std::unique_ptr<HostConnection> module_web;
+  // Non-deterministic modules (--module-llm / --module-web; module_client.h): connected on
+  // first use, one connection each per run. Null or unconfigured: their gl_calls are FORBIDDEN.
+  std::unique_ptr<ModuleClient> module_llm;
+  std::unique_ptr<ModuleClient> module_web;
+  BigInt llm_consumption;  // consumed_gen of every LLM answer, saturating at 2^256-1
   // Fees (docs/PROTOCOLS.md, "### Fees"): the host's buckets and every charge against them, and
   // the allocation tree outgoing messages are matched against (a node's budget shrinks by what
   // the messages it pays for cost). run.cc sets the meter for every run; a charge without one

@@ -79,7 +79,8 @@ class VmState {
   std::optional<wasm::Trap> gl_yield(GlCall& g);
   std::optional<wasm::Trap> gl_get_timestamp(GlCall& g);
   std::optional<wasm::Trap> gl_eth_call(GlCall& g);
-  std::optional<wasm::Trap> gl_module(GlCall& g);
+  std::optional<wasm::Trap> gl_web(GlCall& g);  // WebRender, WebRequest (gl_modules.cc)
+  std::optional<wasm::Trap> gl_llm(GlCall& g);  // ExecPrompt, ExecPromptTemplate
   std::optional<wasm::Trap> gl_emit_event(GlCall& g);
   std::optional<wasm::Trap> gl_post_message(GlCall& g);  // PostMessage and DeployContract
   std::optional<wasm::Trap> gl_eth_send(GlCall& g);
@@ -122,6 +123,10 @@ class VmState {
     return std::nullopt;
   }
   std::optional<wasm::Trap> give_fd(GlCall& g, calldata::Bytes data);
+  // Modules (gl_modules.cc): a failed module call ends the run as an internal error; the fuel an
+  // LLM call may spend is the host's remaining_fuel_as_gen (capped by a nested run's import).
+  std::optional<wasm::Trap> module_failure(const Error& e);
+  Result<BigInt> llm_fuel_left();
   // A successful answer without data: the descriptor slot gets the "no file" value u32::MAX,
   // as the public executor writes it (it is guest memory, so part of the fingerprint).
   std::optional<wasm::Trap> no_fd(GlCall& g);

@@ -36,7 +36,7 @@ def main():
         build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(args.genvm))))
         os.environ["GENVM_CONFORMANCE_PROBE"] = os.path.join(build, "tests", "conformance", "probe.wasm")
     sys.path.insert(0, HERE)
-    argv = [sys.argv[0], "-v", "test_executor", *args.unittest_args]
+    argv = [sys.argv[0], "-v", "test_executor", "test_modules", *args.unittest_args]
     os.chdir(HERE)
     program = unittest.main(module=None, argv=argv, exit=False)
     sys.exit(0 if program.result.wasSuccessful() else 1)

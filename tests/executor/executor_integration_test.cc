@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "common/module/protocol.h"
 #include "executor_fixture.h"
 
 namespace genvm {
@@ -451,7 +452,7 @@ TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
   EXPECT_EQ(*ok.report.find("data"), Value(511));
 }
 
-// A one-connection LLM module: reads one `u32 BE ‖ calldata` frame and answers {"ok": {"text": ..}}.
+// A one-connection LLM module: reads the hello and one request and answers Ok {consumed_gen 3, "hello"}.
 class FakeModule {
  public:
   explicit FakeModule(const std::string& path) : path_(path) {
@@ -469,7 +470,8 @@ class FakeModule {
     ::unlink(path_.c_str());
   }
   bool ok() const { return ok_; }
-  calldata::Bytes request;  // the calldata of the frame received (read after the run)
+  calldata::Bytes hello;    // the calldata of the frames received (read after the run)
+  calldata::Bytes request;
 
  private:
   static bool read_all(int fd, std::uint8_t* p, std::size_t n) {
@@ -484,18 +486,14 @@ class FakeModule {
   void serve() {
     int c = ::accept(fd_, nullptr, nullptr);
     if (c < 0) return;
-    std::uint8_t len[4];
-    if (read_all(c, len, 4)) {
-      std::uint32_t n = std::uint32_t(len[0]) << 24 | std::uint32_t(len[1]) << 16 | std::uint32_t(len[2]) << 8 | len[3];
-      calldata::Bytes body(n);
-      if (read_all(c, body.data(), n)) {
-        request = body;
-        auto answer = calldata::encode(Value::map({{"ok", Value::map({{"text", "hello"}})}}));
-        std::uint32_t m = static_cast<std::uint32_t>(answer.size());
-        std::uint8_t out[4] = {std::uint8_t(m >> 24), std::uint8_t(m >> 16), std::uint8_t(m >> 8), std::uint8_t(m)};
-        [[maybe_unused]] ssize_t w1 = ::write(c, out, 4);
-        [[maybe_unused]] ssize_t w2 = ::write(c, answer.data(), answer.size());
-      }
+    // The module wire (common/module/protocol.h): the hello, then one request, one answer.
+    auto hello_frame = module::read_frame(c);
+    auto request_frame = hello_frame.ok() && *hello_frame ? module::read_frame(c) : hello_frame;
+    if (request_frame.ok() && *request_frame) {
+      hello = **hello_frame;
+      request = **request_frame;
+      auto answer = module::answer_value(module::Answer::ok(Value::map({{"consumed_gen", 3}, {"data", "hello"}})));
+      [[maybe_unused]] auto sent = module::write_frame(c, calldata::encode(answer));
     }
     // Wait for the executor to close its end.
     std::uint8_t b;
@@ -515,11 +513,15 @@ TEST_F(ConsensusTest, PromptsGoToTheLlmModuleInLengthPrefixedFrames) {
   auto r = run(nd(call("prompt")), "wscn", {"--module-llm", "unix://" + dir_ + "/llm.sock"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
-  auto answer = calldata::encode(Value::map({{"ok", Value::map({{"text", "hello"}})}}));
-  EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, answer)));
+  // The contract reads the module result encoding (03-schemas.rst); the run counts the spend.
+  EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, calldata::encode(Value::map({{"ok", "hello"}})))));
+  EXPECT_EQ(*r.report.find("llm_consumption"), Value(3));
+  auto hello = calldata::decode(module.hello);
+  ASSERT_TRUE(hello.ok());
+  EXPECT_EQ(*hello->find("role"), Value("Leader"));
   auto req = calldata::decode(module.request);
   ASSERT_TRUE(req.ok());
-  EXPECT_EQ(*req->find("ExecPrompt")->find("prompt"), Value("hi"));
+  EXPECT_EQ(*req->find("Prompt")->find("payload")->find("prompt"), Value("hi"));
 }
 
 TEST_F(ConsensusTest, WithoutAModulePromptsAreRefused) {

@@ -77,6 +77,7 @@ class Outcome:
         self.host1 = None
         self.world = None
         self.failures = []  # host protocol faults (both hosts)
+        self.module_peers = []  # gvm/module_peer.py peers, (llm, web), when the run had them
 
     @property
     def results(self):
@@ -106,10 +107,13 @@ def _read_log(fd, outcome):
 
 def run(genvm, execution_data, *, world=None, permissions="wscn", debug_mode="disabled", genvm_id=1, sync=False,
         extra_args=(), with_modules=False, hook_cross_contract_calls=False, host0_hello=b"", timeout=DEFAULT_TIMEOUT,
-        argv_hook=None, stdin_bytes=None, host0_extra_methods=()):
+        argv_hook=None, stdin_bytes=None, host0_extra_methods=(), module_peers=None):
     """Runs `genvm` once as the public manager would, with a fresh host 0 over `world` and the
     manager's host 1. `execution_data` is a calldata value (encoded here) unless `stdin_bytes`
-    gives the exact stdin. `argv_hook(argv) -> argv` lets command-line tests alter the argv."""
+    gives the exact stdin. `argv_hook(argv) -> argv` lets command-line tests alter the argv.
+    `module_peers` (llm, web): callables taking the manager's end of each module socketpair and
+    returning the peer serving it (gvm/module_peer.py); implies with_modules."""
+    with_modules = with_modules or module_peers is not None
     outcome = Outcome()
     outcome.world = world = world if world is not None else World()
     tmp = tempfile.mkdtemp(prefix="gvmconf-")
@@ -151,6 +155,8 @@ def run(genvm, execution_data, *, world=None, permissions="wscn", debug_mode="di
         host1.close_child()
         for _, child in module_pairs:
             child.close()
+        if module_peers is not None:
+            outcome.module_peers = [make(parent) for make, (parent, _) in zip(module_peers, module_pairs)]
         log_thread = threading.Thread(target=_read_log, args=(log_r, outcome), daemon=True)
         log_thread.start()
         log_r = None
@@ -169,9 +175,11 @@ def run(genvm, execution_data, *, world=None, permissions="wscn", debug_mode="di
             os.close(log_w)
         if log_r is not None:
             os.close(log_r)
+        deadline = time.monotonic() + 10
+        for peer in outcome.module_peers:
+            peer.join(max(0.1, deadline - time.monotonic()))
         for parent, _ in module_pairs:
             parent.close()
-        deadline = time.monotonic() + 10
         if log_thread:
             log_thread.join(max(0.1, deadline - time.monotonic()))
         host0.close()
