@@ -1,6 +1,9 @@
 #include "manager/executor_link.h"
 
+#include "common/host/protocol.h"
+#include "common/host/wire.h"
 #include "manager/log.h"
+#include "manager/nested_run.h"
 #include "manager/public_types.h"
 
 namespace genvm::manager {
@@ -12,12 +15,10 @@ namespace {
 
 Error bad_result(std::string m) { return make_error("invalid_result", "top-level executor " + std::move(m)); }
 
-// Host method ids (impl-spec/appendix/host-loop): consume_result 6, resolve 7.
-constexpr std::uint8_t kConsumeResult = 6;
-constexpr std::uint8_t kResolveCallcontract = 7;
-constexpr std::uint8_t kInternalError = 3;
-constexpr std::uint8_t kFatalVmError = 4;
-constexpr std::uint8_t kVmError = 2;
+// Host method ids (impl-spec/appendix/host-loop).
+constexpr std::uint8_t kConsumeResult = static_cast<std::uint8_t>(host::HostMethod::kConsumeResult);
+constexpr std::uint8_t kResolveCallcontract = static_cast<std::uint8_t>(host::HostMethod::kResolveCallcontractExecutor);
+constexpr std::uint8_t kRunNested = static_cast<std::uint8_t>(host::HostMethod::kRunNested);
 
 // Rust's str::trim: Unicode White_Space at both ends.
 std::size_t white_space_len(std::string_view s, std::size_t at) {
@@ -68,28 +69,35 @@ std::vector<std::string> executor_args(const RunRequest& r, DebugMode granted, s
   return a;
 }
 
-Result<Bytes> check_consumed_result(std::span<const std::uint8_t> payload) {
-  if (payload.empty()) return bad_result("returned an empty result");
-  std::uint8_t code = payload[0];
-  if (code > kFatalVmError) return bad_result("returned unknown result code " + std::to_string(code));
+Result<DecodedResult> decode_reported_result(std::span<const std::uint8_t> payload, std::string_view source) {
+  auto bad = [&](std::string m) { return make_error("invalid_result", std::string(source) + " " + std::move(m)); };
+  if (payload.empty()) return bad("returned an empty result");
+  auto code = parse_result_code(payload[0]);
+  if (!code) return bad("returned unknown result code " + std::to_string(payload[0]));
   auto v = calldata::decode(payload.subspan(1));
-  if (!v) return bad_result("returned a result that does not decode: " + v.error().to_string());
-  if (Status s = check(reported_result_shape(), *v); !s) return bad_result("returned a malformed result: " + s.error().message);
+  if (!v) return bad("returned a result that does not decode: " + v.error().to_string());
+  if (Status s = check(reported_result_shape(), *v); !s) return bad("returned a malformed result: " + s.error().message);
   const std::string& kind = v->find("kind")->as_string();
-  if (kind != kResultCodeNames[code]) {
-    return bad_result("result code " + std::string(kResultCodeNames[code]) + " disagrees with the reported " + kind);
+  if (kind != wire_name(*code)) {
+    return bad("result code " + std::string(wire_name(*code)) + " disagrees with the reported " + kind);
   }
-  if (code != kInternalError) {
+  return DecodedResult{*code, std::move(*v)};
+}
+
+Result<Bytes> check_consumed_result(std::span<const std::uint8_t> payload) {
+  auto d = decode_reported_result(payload, "top-level executor");
+  if (!d) return d.take_error();
+  if (d->code != ResultCode::kInternalError) {
     for (const char* h : {"execution_hash", "small_hash"}) {
-      if (v->find(h)->as_bytes().size() != 32) return bad_result(std::string("returned an invalid ") + h + " length");
+      if (d->reported.find(h)->as_bytes().size() != 32) return bad_result(std::string("returned an invalid ") + h + " length");
     }
   }
-  if (code != kFatalVmError) return Bytes(payload.begin(), payload.end());
+  if (d->code != ResultCode::kFatalVmError) return Bytes(payload.begin(), payload.end());
   // Never published at the top: both result-code locations become VmError (release behaviour;
   // a debug public manager asserts instead).
-  v->as_map()["kind"] = kResultCodeNames[kVmError];
-  Bytes out{kVmError};
-  calldata::encode_to(*v, out);
+  d->reported.as_map()["kind"] = std::string(wire_name(ResultCode::kVmError));
+  Bytes out{static_cast<std::uint8_t>(ResultCode::kVmError)};
+  calldata::encode_to(d->reported, out);
   return out;
 }
 
@@ -101,39 +109,53 @@ HostOneParser::Output HostOneParser::feed(std::span<const std::uint8_t> bytes) {
   }
   buf_.insert(buf_.end(), bytes.begin(), bytes.end());
   std::size_t pos = 0;
-  for (;;) {
-    if (pos >= buf_.size()) break;
+  auto fail = [&](std::string why) {
+    failed_ = true;
+    out.error = std::move(why);
+    return out;
+  };
+  // The slice after the method byte at pos (a u32 LE length, then the bytes): false while not
+  // all of it is here; an error when it announces more than `limit`.
+  std::span<const std::uint8_t> slice;
+  auto take_slice = [&](std::size_t limit, const char* what) -> Result<bool> {
+    if (buf_.size() - pos < 5) return false;
+    std::uint32_t len = host::get_u32_le(buf_.data() + pos + 1);
+    if (len > limit) return make_error("host_one", std::string(what) + " of " + std::to_string(len) + " bytes is above the limit");
+    if (buf_.size() - pos - 5 < len) return false;
+    slice = std::span<const std::uint8_t>(buf_.data() + pos + 5, len);
+    return true;
+  };
+  while (!waiting_ && pos < buf_.size()) {
     std::uint8_t method = buf_[pos];
     if (method == kConsumeResult) {
-      if (buf_.size() - pos < 5) break;
-      std::uint32_t len = static_cast<std::uint32_t>(buf_[pos + 1]) | (static_cast<std::uint32_t>(buf_[pos + 2]) << 8) |
-                          (static_cast<std::uint32_t>(buf_[pos + 3]) << 16) |
-                          (static_cast<std::uint32_t>(buf_[pos + 4]) << 24);
-      if (len > max_) {
-        failed_ = true;
-        out.error = "consume_result of " + std::to_string(len) + " bytes is above the limit";
-        return out;
-      }
-      if (buf_.size() - pos - 5 < len) break;
-      auto checked = check_consumed_result(std::span<const std::uint8_t>(buf_.data() + pos + 5, len));
-      pos += 5 + len;
-      if (!checked) {
+      auto whole = take_slice(max_, "consume_result");
+      if (!whole) return fail(whole.error().message);
+      if (!*whole) break;
+      std::span<const std::uint8_t> payload = slice;
+      pos += 5 + payload.size();
+      if (role_ == Role::kNested) {
+        out.consumed = Bytes(payload.begin(), payload.end());
+      } else {
+        auto checked = check_consumed_result(payload);
         // Spec: an invalid report is refused without an acknowledgement.
-        failed_ = true;
-        out.error = checked.error().to_string();
-        return out;
+        if (!checked) return fail(checked.error().to_string());
+        out.consumed = std::move(*checked);
       }
-      out.consumed = std::move(*checked);
       out.reply.push_back(0x00);
     } else if (method == kResolveCallcontract) {
       // address (20) + state (1) + advisory major (1); answer ok + a null slice: stay in-process.
       if (buf_.size() - pos < 23) break;
       pos += 23;
       for (std::uint8_t b : {0x00, 0x01, 0x00, 0x00, 0x00, 0x00}) out.reply.push_back(b);
+    } else if (method == kRunNested) {
+      auto whole = take_slice(kMaxNestedEnvelopeBytes, "run_nested envelope");
+      if (!whole) return fail(whole.error().message);
+      if (!*whole) break;
+      out.nested_envelope = Bytes(slice.begin(), slice.end());
+      pos += 5 + slice.size();
+      waiting_ = true;
     } else {
-      failed_ = true;
-      out.error = "host 1 does not serve method " + std::to_string(method);
-      return out;
+      return fail("host 1 does not serve method " + std::to_string(method));
     }
   }
   buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos));

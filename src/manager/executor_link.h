@@ -23,6 +23,7 @@
 #include "common/calldata.h"
 #include "common/debug_mode.h"
 #include "common/result.h"
+#include "common/vm_error.h"
 #include "manager/json.h"
 #include "manager/run_request.h"
 
@@ -44,29 +45,47 @@ inline constexpr int kExecutorModuleWebFd = 6;
 std::vector<std::string> executor_args(const RunRequest& request, DebugMode granted, std::uint64_t genvm_id,
                                        bool with_modules);
 
-// run.rs decode_reported_result + guard_top_level_consumed_result: one outer ResultCode byte,
-// then a calldata ReportedResult that decodes completely and strictly (every field present and
-// of its type, no other field, `kind` the variant name: "Return", "UserError", "VmError",
-// "InternalError", "FatalVmError") and names the same code as the byte; execution_hash and
-// small_hash 32 bytes unless InternalError. A FatalVmError is rewritten to VmError in both
-// places; anything else is kept byte for byte. Error code "invalid_result".
+// run.rs decode_reported_result: one outer ResultCode byte, then a calldata ReportedResult
+// that decodes completely and strictly (every field present and of its type, no other field,
+// `kind` the variant name: "Return", "UserError", "VmError", "InternalError", "FatalVmError")
+// and names the same code as the byte. Error code "invalid_result", the message starting with
+// `source` ("top-level executor", "nested executor").
+struct DecodedResult {
+  ResultCode code = ResultCode::kInternalError;
+  calldata::Value reported;  // the ReportedResult map
+};
+Result<DecodedResult> decode_reported_result(std::span<const std::uint8_t> payload, std::string_view source);
+
+// decode_reported_result + guard_top_level_consumed_result: execution_hash and small_hash 32
+// bytes unless InternalError. A FatalVmError is rewritten to VmError in both places; anything
+// else is kept byte for byte. Error code "invalid_result".
 Result<calldata::Bytes> check_consumed_result(std::span<const std::uint8_t> payload);
 
-// Host connection 1, incrementally: bytes in, actions out.
+// Host connection 1, incrementally: bytes in, actions out. A top-level run's consume_result is
+// checked here (check_consumed_result); a nested run's is kept as sent, since its caller's reply
+// is derived from it (nested_run.h). A run_nested request is handed out whole, and nothing after
+// it is parsed until nested_replied(): the reply pairs with its request by order alone.
 class HostOneParser {
  public:
-  explicit HostOneParser(std::size_t max_result_bytes) : max_(max_result_bytes) {}
+  enum class Role { kTopLevel, kNested };
+  explicit HostOneParser(std::size_t max_result_bytes, Role role = Role::kTopLevel)
+      : max_(max_result_bytes), role_(role) {}
   struct Output {
-    std::vector<std::uint8_t> reply;            // write these to the executor
-    std::optional<calldata::Bytes> consumed;    // a checked consume_result
-    std::optional<std::string> error;           // protocol violation: close the connection
+    std::vector<std::uint8_t> reply;                  // write these to the executor
+    std::optional<calldata::Bytes> consumed;          // a (checked) consume_result
+    std::optional<calldata::Bytes> nested_envelope;   // a run_nested to serve, then nested_replied()
+    std::optional<std::string> error;                 // protocol violation: close the connection
   };
   Output feed(std::span<const std::uint8_t> bytes);
+  // The reply to the last nested_envelope was written: feed({}) parses what waited behind it.
+  void nested_replied() { waiting_ = false; }
 
  private:
   std::size_t max_;
+  Role role_;
   std::vector<std::uint8_t> buf_;
   bool failed_ = false;
+  bool waiting_ = false;
 };
 
 // One line of the executor's log fd, as run.rs read_log_pipe takes it: trimmed; empty lines

@@ -190,6 +190,8 @@ const Shape& run_request_shape() {
   return sh;
 }
 
+const Shape& executor_selector_shape() { return selector(); }
+
 const Shape& reported_result_shape() {
   static const Shape& frame = s::record({{"module_name", s::string()}, {"func", s::u32()}});
   static const Shape& fingerprint = s::record({{"memories", s::array_of(s::bytes_of(32))}});

@@ -14,6 +14,9 @@ namespace genvm::manager {
 
 const Shape& run_request_shape();
 const Shape& reported_result_shape();
+// modules-interfaces ExecutorSelector, tagged by "kind": {"kind":"major","major":u32} or
+// {"kind":"version","version":string} (a request's selector, a nested run's routing payload).
+const Shape& executor_selector_shape();
 
 // ResultCode's variant names in wire order (Return 0 .. FatalVmError 4): the derive encodes a
 // unit variant as its name.

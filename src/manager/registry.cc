@@ -19,6 +19,7 @@
 
 #include "manager/executor_link.h"
 #include "manager/json.h"
+#include "manager/nested_run.h"
 #include "manager/versioning.h"
 
 extern char** environ;
@@ -137,6 +138,13 @@ struct Registry::Run {
   sup::WaitStatus wait;
   int watch_handle = -1;
   Clock::time_point started_at;
+
+  // A nested run (run_nested on its caller's host 1; nested_run.h): its caller and how many
+  // delegated calls deep it is. Any run: the one callee it is blocked on.
+  std::weak_ptr<Run> caller;
+  std::size_t nested_depth = 0;
+  std::shared_ptr<Run> callee;
+  bool nested() const { return nested_depth > 0; }
 
   // Once finished (not after failed_to_start: run.rs keeps no result then).
   std::optional<RunResult> result;
@@ -435,7 +443,9 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
     w.begin_object().key("event").string("run_started").key("genvm_id").unsigned_number(run->id);
     w.key("pid").number(run->pid).key("debug_mode").string(to_string(run->mode));
     w.key("version").string(run->version_key);
-    w.key("deadline").string(format_duration(run->request.deadline)).end_object();
+    w.key("deadline").string(format_duration(run->request.deadline));
+    if (auto caller = run->caller.lock()) w.key("nested_in").unsigned_number(caller->id);
+    w.end_object();
     log_.line(w.take());
   }
   auto adopt = [&](int& fd) -> std::unique_ptr<asio::posix::stream_descriptor> {
@@ -451,10 +461,11 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
   run->pidfd = adopt(out->pidfd);
 
   if (run->host1) {
-    run->host1_parser.emplace(config_.max_message_bytes);
+    run->host1_parser.emplace(config_.max_message_bytes,
+                              run->nested() ? HostOneParser::Role::kNested : HostOneParser::Role::kTopLevel);
     read_host1(run);
   }
-  publish(run, run->tag("started"));
+  if (!run->nested()) publish(run, run->tag("started"));  // a nested run has no events of its own
 
   if (run->in) {
     auto data = std::make_shared<std::vector<std::uint8_t>>(run->exec_data);
@@ -506,28 +517,35 @@ void Registry::read_host1(const std::shared_ptr<Run>& run) {
   auto buf = std::make_shared<std::array<std::uint8_t, 64 * 1024>>();
   run->host1->async_read_some(asio::buffer(*buf), [this, run, buf](boost::system::error_code ec, std::size_t n) {
     if (!run->host1) return;
-    if (n > 0) {
-      auto out = run->host1_parser->feed(std::span<const std::uint8_t>(buf->data(), n));
-      if (out.consumed) run->consumed = std::move(out.consumed);
-      if (!out.reply.empty()) {
-        boost::system::error_code wec;
-        asio::write(*run->host1, asio::buffer(out.reply), wec);  // a few bytes: the socket takes them
-      }
-      if (out.error) {
-        JsonWriter w;
-        w.begin_object().key("event").string("executor_violation").key("genvm_id").unsigned_number(run->id);
-        w.key("error").string(*out.error).end_object();
-        log_.line(w.take(), LogLevel::kError);
-        run->host1.reset();  // refused without an acknowledgement
-        return;
-      }
-    }
+    if (n > 0 && !on_host1_output(run, run->host1_parser->feed(std::span<const std::uint8_t>(buf->data(), n)))) return;
     if (ec) {
       run->host1.reset();
       return;
     }
     read_host1(run);
   });
+}
+
+bool Registry::on_host1_output(const std::shared_ptr<Run>& run, HostOneParser::Output out) {
+  if (out.consumed) run->consumed = std::move(out.consumed);
+  if (!out.reply.empty()) {
+    boost::system::error_code wec;
+    asio::write(*run->host1, asio::buffer(out.reply), wec);  // a few bytes: the socket takes them
+  }
+  if (out.error) {
+    JsonWriter w;
+    w.begin_object().key("event").string("executor_violation").key("genvm_id").unsigned_number(run->id);
+    w.key("error").string(*out.error).end_object();
+    log_.line(w.take(), LogLevel::kError);
+    run->host1.reset();  // refused without an acknowledgement
+    return false;
+  }
+  if (out.nested_envelope) {
+    // Served inline, as run.rs does: host 1 is read again once the reply is written.
+    serve_nested(run, *out.nested_envelope);
+    return false;
+  }
+  return true;
 }
 
 void Registry::on_leader_exit(const std::shared_ptr<Run>& run) {
@@ -564,6 +582,7 @@ void Registry::on_reaped(const std::shared_ptr<Run>& run, std::optional<sup::Wai
   }
   run->leader_exited = true;
   run->wait = *ws;
+  if (run->callee) stop_run(run->callee, "caller_exited");  // no one is left to read its reply
   run->deadline_timer.cancel();
   run->drain_timer.expires_after(kDrain);
   run->drain_timer.async_wait([this, run](boost::system::error_code ec) {
@@ -576,6 +595,8 @@ void Registry::on_reaped(const std::shared_ptr<Run>& run, std::optional<sup::Wai
 }
 
 void Registry::stop_run(const std::shared_ptr<Run>& run, const char* cause) {
+  // ADR-015: cancellation, the deadline and shutdown reach a chain from its outermost run.
+  if (run->callee) stop_run(run->callee, cause);
   switch (run->state) {
     case Run::State::kValidating:
       finish_without_process(run, cause);
@@ -625,6 +646,7 @@ void Registry::stop_run(const std::shared_ptr<Run>& run, const char* cause) {
 void Registry::maybe_finalize(const std::shared_ptr<Run>& run) {
   if (run->state != Run::State::kRunning || !run->leader_exited) return;
   if (run->open_streams() && !run->drained) return;
+  if (run->callee) return;  // nothing outlives a run: its callee ends first (end_nested)
   finalize(run);
 }
 
@@ -670,6 +692,14 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
   for (auto& s : run->streams) s.reset();
   permits_used_ -= run->cost;
   --running_;
+  if (run->nested()) {
+    run->log->finish();  // capture is disabled: its last line goes to our log now
+    Result<host::NestedRunReply> reply =
+        run->cause ? Result<host::NestedRunReply>(make_error("nested_run", std::string("nested executor stopped: ") + run->cause))
+                   : nested_reply_for_exit(run->consumed, run->wait.exit_code, run->wait.signal);
+    end_nested(run, std::move(reply));
+    return;
+  }
 
   auto duration_ms = static_cast<std::uint64_t>(
       std::chrono::duration_cast<Millis>(Clock::now() - run->started_at).count());
@@ -705,6 +735,7 @@ void Registry::finalize(const std::shared_ptr<Run>& run) {
 }
 
 void Registry::fail_to_start(const std::shared_ptr<Run>& run, const std::string& error) {
+  if (run->nested()) return end_nested(run, make_error("nested_run", error));
   run->deadline_timer.cancel();
   terminal(run, run->tag("failed_to_start", {{"error", error}}), "failed_to_start");
 }
@@ -1036,9 +1067,72 @@ std::string Registry::prometheus() const {
   render_gauge(out, "genvm_manager_permits_total", "The permit budget.", static_cast<double>(s.permits_total));
   render_gauge(out, "genvm_manager_retained_results", "Terminal runs kept until ack or retention.",
                static_cast<double>(s.retained));
+  std::vector<std::pair<std::string, std::uint64_t>> nested;
+  for (const char* o : {"Return", "UserError", "VmError", "FatalVmError", "InternalError", "refused"}) {
+    auto it = nested_outcomes_.find(o);
+    nested.emplace_back(o, it == nested_outcomes_.end() ? 0 : it->second);
+  }
+  render_counter(out, "genvm_manager_nested_runs_total",
+                 "run_nested calls served, by the callee's result kind (refused: the internal-error reply).", "outcome",
+                 nested);
   duration_seconds_.render(out, "genvm_manager_run_duration_seconds", "Wall time from spawn to the finished event.");
   peak_rss_bytes_.render(out, "genvm_manager_run_peak_rss_bytes", "Peak resident memory of a run's process tree.");
   return out;
+}
+
+// ---- run_nested (nested_run.h) --------------------------------------------------------------
+// The child is a Run of its own (spawned, read and reaped as any run) with no permit, no
+// events, no deadline of its own and capture disabled (its log goes to the manager's log under
+// its own id); its caller's stop reaches it (stop_run), and its end writes the caller's reply.
+
+void Registry::serve_nested(const std::shared_ptr<Run>& caller, const calldata::Bytes& envelope) {
+  auto plan = plan_nested_run(caller->request, envelope, caller->nested_depth);
+  auto child = std::make_shared<Run>(io_);
+  child->id = next_id_++;  // run.rs: a fresh GenVMId from the same counter
+  child->caller = caller;
+  child->nested_depth = caller->nested_depth + 1;
+  child->submitted_at = utc_now();
+  child->strict_deadline = caller->strict_deadline;
+  caller->callee = child;
+  if (!plan) return end_nested(child, plan.take_error());
+  child->request = std::move(plan->request);
+  child->exec_data = std::move(plan->execution_data);
+  if (caller->cause || caller->stopping || shutting_down_) {
+    return end_nested(child, make_error("nested_run", "the caller is being stopped"));
+  }
+  spawn(child);
+}
+
+void Registry::end_nested(const std::shared_ptr<Run>& child, Result<host::NestedRunReply> reply) {
+  child->state = Run::State::kDone;
+  std::string outcome = reply ? std::string(wire_name(reply->kind)) : "refused";
+  ++nested_outcomes_[outcome];
+  auto caller = child->caller.lock();
+  {
+    JsonWriter w;
+    w.begin_object().key("event").string("nested_run_finished").key("genvm_id").unsigned_number(child->id);
+    w.key("nested_in").unsigned_number(caller ? caller->id : 0).key("version").string(child->version_key);
+    w.key("outcome").string(outcome);
+    if (!reply) w.key("error").string(reply.error().message);
+    w.end_object();
+    log_.line(w.take(), reply ? LogLevel::kInfo : LogLevel::kError);
+  }
+  if (!caller || caller->callee != child) return;
+  caller->callee.reset();
+  if (caller->host1 && !caller->leader_exited) {
+    auto frame = std::make_shared<std::vector<std::uint8_t>>(nested_reply_frame(reply ? *reply : nested_internal_error()));
+    asio::async_write(*caller->host1, asio::buffer(*frame), [this, caller, frame](boost::system::error_code ec, std::size_t) {
+      if (!caller->host1) return;
+      if (ec) {
+        caller->host1.reset();
+        return;
+      }
+      caller->host1_parser->nested_replied();
+      if (on_host1_output(caller, caller->host1_parser->feed({}))) read_host1(caller);
+    });
+  }
+  maybe_finalize(caller);
+  check_shutdown_done();
 }
 
 }  // namespace genvm::manager

@@ -49,7 +49,9 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/result.h"
+#include "common/host/nested_run.h"
 #include "manager/config.h"
+#include "manager/executor_link.h"
 #include "manager/log.h"
 #include "manager/metrics.h"
 #include "manager/policy.h"
@@ -164,6 +166,9 @@ class Registry {
   void spawn(const std::shared_ptr<Run>& run);
   void read_stream(const std::shared_ptr<Run>& run, int which);
   void read_host1(const std::shared_ptr<Run>& run);
+  bool on_host1_output(const std::shared_ptr<Run>& run, HostOneParser::Output out);  // false: stop reading
+  void serve_nested(const std::shared_ptr<Run>& caller, const calldata::Bytes& envelope);
+  void end_nested(const std::shared_ptr<Run>& child, Result<host::NestedRunReply> reply);
   void on_leader_exit(const std::shared_ptr<Run>& run);
   void stop_run(const std::shared_ptr<Run>& run, const char* cause);
   void maybe_finalize(const std::shared_ptr<Run>& run);
@@ -205,6 +210,7 @@ class Registry {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // expires with the registry
   std::unique_ptr<supervisor::TreeWatcher> watcher_;
   std::map<std::string, std::uint64_t> outcomes_;
+  std::map<std::string, std::uint64_t> nested_outcomes_;  // run_nested replies, by result kind
   Histogram duration_seconds_;
   Histogram peak_rss_bytes_;
 };

@@ -97,6 +97,14 @@ Result<RunRequest> parse_run_request(const Value& body) {
   return r;
 }
 
+Value manager_method_hosts(bool hook_cross_contract_calls) {
+  Value::Array routes(kHostMethodCount, Value(0));
+  routes[kConsumeResult] = 1;
+  routes[kRunNested] = 1;
+  if (!hook_cross_contract_calls) routes[kResolveCallcontractExecutor] = 1;
+  return Value(std::move(routes));
+}
+
 Value to_execution_data(const RunRequest& r, DebugMode granted) {
   const Value& b = r.body;
   static const Value kEmptyArray = Value(Value::Array{});
@@ -113,11 +121,7 @@ Value to_execution_data(const RunRequest& r, DebugMode granted) {
   d["code"] = *b.find("code");
   d["leader_nondet_results"] = *b.find("leader_nondet_results");
   d["host_hello_data"] = field_or(b, "host_hello_data", kEmptyArray);
-  Value::Array routes(kHostMethodCount, Value(0));
-  routes[kConsumeResult] = 1;
-  routes[kRunNested] = 1;
-  if (!r.hook_cross_contract_calls) routes[kResolveCallcontractExecutor] = 1;
-  d["method_hosts"] = Value(std::move(routes));
+  d["method_hosts"] = manager_method_hosts(r.hook_cross_contract_calls);
   Value::Array buckets;
   for (const Value& v : b.find("bucket_totals")->as_array()) buckets.push_back(as_integer(v));
   d["bucket_totals"] = Value(std::move(buckets));

@@ -70,4 +70,8 @@ void patch_legacy_method_key(calldata::Value& body);
 // (of the granted level), nested null.
 calldata::Value to_execution_data(const RunRequest& request, DebugMode granted);
 
+// run.rs execution_data_from_request's method_hosts: one entry per host method, 1 for
+// consume_result, run_nested and (unless hooked) resolve_callcontract_executor, else 0.
+calldata::Value manager_method_hosts(bool hook_cross_contract_calls);
+
 }  // namespace genvm::manager
