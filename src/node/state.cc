@@ -2,6 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 
@@ -187,36 +191,111 @@ Address derive_contract_address(const Address& deployer, std::uint64_t nonce) {
   return a;
 }
 
-Result<std::unique_ptr<State>> State::open(const std::string& path) {
+namespace {
+
+// PRAGMA application_id of a genvm-node state ("GnNd"): a SQLite file without it is not ours.
+constexpr std::int64_t kApplicationId = 0x476e4e64;
+constexpr const char* kTables[] = {"accounts", "contracts", "events", "messages", "storage", "transactions"};
+
+}  // namespace
+
+Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mode) {
+  // What the path is, before SQLite sees it: a read-only command must not create a file, and a
+  // directory is one clear line rather than SQLite's "unable to open database file". stat()
+  // only: opening the file ourselves and closing it would drop SQLite's POSIX locks on it.
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) {
+    if (errno == ENOENT && mode == OpenMode::kCreate) {
+      // created below
+    } else if (errno == ENOENT) {
+      return make_error("state_missing", "no state database " + path +
+                                             " (the first deploy or fund creates it; check --state)");
+    } else {
+      return make_error("state_open", "cannot open state database " + path + ": " + std::strerror(errno));
+    }
+  } else if (S_ISDIR(sb.st_mode)) {
+    return make_error("state_open", "the state database " + path + " is a directory (--state names a file)");
+  } else if (!S_ISREG(sb.st_mode)) {
+    return make_error("state_open", "the state database " + path + " is not a regular file");
+  }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string m = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return make_error("state_open", "cannot open state database " + path + ": " + m);
   }
-  // Small on purpose: a second node on the same file should fail fast with one clear line,
-  // not hang; a single node never waits on itself.
-  sqlite3_busy_timeout(db, 100);
+  // Small on purpose: a second writer on the same file fails fast with one clear line instead
+  // of hanging. Readers never wait for a writer in WAL mode; this only bounds the moments a
+  // reader must wait for another connection's WAL recovery or checkpoint.
+  sqlite3_busy_timeout(db, mode == OpenMode::kCreate ? 100 : 2000);
   std::unique_ptr<State> st(new State(db));
-  // journal_mode=WAL needs a write lock the first time; a locked file surfaces here.
-  // One node owns the file while it is open. In WAL mode this also keeps the WAL index in
-  // process memory instead of the shared -shm file: after a kill -9 in the middle of a commit,
-  // a stale -shm header could hand the next process a snapshot older than the last commit
-  // (tests/node/kill9_test.sh saw a lost increment that way); a private index is rebuilt from
-  // the WAL itself on every open.
-  if (auto s = st->exec("PRAGMA locking_mode=EXCLUSIVE"); !s) return s.take_error();
-  if (auto s = st->exec("PRAGMA journal_mode=WAL"); !s) return s.take_error();
+  // Normal locking, WAL. Readers see the last committed snapshot while a node holds the write
+  // lock for a whole transaction (begin() .. commit()); a kill -9 at any point leaves the WAL
+  // that the next connection recovers from (docs/PROTOCOLS.md, "genvm-node state").
+  auto ours = st->identify(path);
+  if (!ours) return ours.take_error();
+  if (*ours == Identity::kEmpty && mode != OpenMode::kCreate) {
+    return make_error("state_foreign", path + " is an empty database, not a genvm-node state (check --state)");
+  }
+  if (mode == OpenMode::kCreate) {
+    // journal_mode=WAL is persistent: set once, then a no-op.
+    if (auto s = st->exec("PRAGMA journal_mode=WAL"); !s) return s.take_error();
+  }
+  // NORMAL: in WAL mode a commit survives a killed process (the WAL is in the OS's cache);
+  // only a power loss may drop the last commits, and then whole transactions, never half.
   if (auto s = st->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
   if (auto s = st->exec("PRAGMA foreign_keys=ON"); !s) return s.take_error();
-  if (auto s = st->exec(kSchema); !s) return s.take_error();
-  // A file made before transactions carried a value gets the column (default 0: nothing moved).
-  if (sqlite3_exec(db, "SELECT value FROM transactions LIMIT 0", nullptr, nullptr, nullptr) != SQLITE_OK) {
+  if (mode == OpenMode::kCreate && *ours != Identity::kOurs) {
+    // A new file (or one from before the marker): the schema and the marker in one transaction.
+    if (auto s = st->exec("BEGIN IMMEDIATE"); !s) return s.take_error();
+    TxGuard guard(db);
+    if (auto s = st->exec(kSchema); !s) return s.take_error();
+    if (auto s = st->exec(("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str()); !s) {
+      return s.take_error();
+    }
+    if (auto s = st->exec("COMMIT"); !s) return s.take_error();
+    guard.done();
+  }
+  if (mode == OpenMode::kCreate &&
+      sqlite3_exec(db, "SELECT value FROM transactions LIMIT 0", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    // A file made before transactions carried a value gets the column (default 0: nothing moved).
     if (auto s = st->exec("ALTER TABLE transactions ADD COLUMN value INTEGER NOT NULL DEFAULT 0"); !s) {
       return s.take_error();
     }
   }
   return st;
+}
+
+Result<State::Identity> State::identify(const std::string& path) {
+  Stmt id(db_, "PRAGMA application_id");
+  int rc = id.ok() ? id.step() : SQLITE_ERROR;
+  if (rc != SQLITE_ROW) {
+    if ((sqlite3_errcode(db_) & 0xff) == SQLITE_NOTADB) {
+      return make_error("state_foreign", path + " is not a SQLite database, so not a genvm-node state (check --state)");
+    }
+    return db_error(db_, "read " + path);
+  }
+  const std::int64_t app = id.col_i64(0);
+  if (app == kApplicationId) return Identity::kOurs;
+  std::vector<std::string> tables;
+  {
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    if (!q.ok()) return db_error(db_, "read " + path);
+    while ((rc = q.step()) == SQLITE_ROW) tables.push_back(q.col_text(0));
+    if (rc != SQLITE_DONE) return db_error(db_, "read " + path);
+  }
+  if (app == 0 && tables.empty()) return Identity::kEmpty;
+  if (app == 0 && std::equal(tables.begin(), tables.end(), std::begin(kTables), std::end(kTables))) {
+    return Identity::kUnmarked;  // made by genvm-node before it set application_id
+  }
+  std::string names;
+  for (std::size_t i = 0; i < tables.size() && i < 4; ++i) names += (i ? ", " : "") + tables[i];
+  if (tables.size() > 4) names += ", ...";
+  return make_error("state_foreign", path + " is a SQLite database that genvm-node did not make (application_id " +
+                                         std::to_string(app) + (names.empty() ? "" : ", tables " + names) +
+                                         "); use another --state");
 }
 
 State::~State() { sqlite3_close(db_); }
@@ -400,6 +479,18 @@ Status State::begin() {
   // anything is read or written, rather than halfway through.
   if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
   in_tx_ = true;
+  return {};
+}
+
+Status State::begin_read() {
+  if (in_tx_) return make_error("state_nested", "a transaction is already open");
+  if (auto s = exec("BEGIN"); !s) return s;
+  in_tx_ = true;
+  // WAL takes the snapshot at the first read, so read now.
+  if (auto s = exec("SELECT 1 FROM accounts LIMIT 1"); !s) {
+    abort();
+    return s;
+  }
   return {};
 }
 

@@ -1,6 +1,7 @@
 // node::State: the node's committed world in one SQLite file (WAL).
 //
 //   auto st = State::open("genvm-node.db");          // creates the schema; busy timeout 100 ms
+//   auto ro = State::open(path, OpenMode::kExisting); // read commands: never creates a file
 //   st->read_storage(addr, slot, index, len)          // committed bytes, zero where never written
 //   st->commit(record, effects)                       // ONE SQL transaction: receipt + effects
 //
@@ -9,7 +10,8 @@
 // crash or kill -9 leaves either all of them or none. Storage is kept per (address, slot id) as
 // the slot's bytes from offset 0 (sparse: a slot never written is absent and reads as zeros);
 // contract code lives where the executor's deployment put it, in the root slot layout of the
-// storage spec. A database locked by another process is the error `state_locked`.
+// storage spec. A database another writer holds is the error `state_locked` for a writer;
+// readers are never blocked by a writer (WAL, normal locking): they see the last commit.
 #pragma once
 
 #include <array>
@@ -83,9 +85,16 @@ struct EventRecord {
   calldata::Value blob;
 };
 
+// kCreate: write commands — creates the file and its schema when missing. kExisting: read
+// commands — a missing file is `state_missing`, nothing is created.
+enum class OpenMode { kCreate, kExisting };
+
 class State {
  public:
-  static Result<std::unique_ptr<State>> open(const std::string& path);
+  // Refuses (`state_foreign`, naming the file) a file that is not SQLite, or a SQLite database
+  // genvm-node did not make (PRAGMA application_id, or for files from before that marker, its
+  // exact set of tables); `state_open` for a directory or an unopenable path.
+  static Result<std::unique_ptr<State>> open(const std::string& path, OpenMode mode = OpenMode::kCreate);
   ~State();
   State(const State&) = delete;
   State& operator=(const State&) = delete;
@@ -111,6 +120,9 @@ class State {
   // Every storage_read of the runs in between happens inside it. abort() rolls it back.
   Status begin();
   void abort();
+  // A read transaction (BEGIN, then a first read): every read until abort() sees one snapshot,
+  // the last commit before it, however many commits other processes make meanwhile. Views.
+  Status begin_read();
   bool in_transaction() const { return in_tx_; }
 
   // Writes the receipt and, when it is accepted, its effects; bumps the sender's nonce. One SQL
@@ -123,7 +135,9 @@ class State {
   Status check_consistency();
 
  private:
+  enum class Identity { kOurs, kUnmarked, kEmpty };
   explicit State(sqlite3* db) : db_(db) {}
+  Result<Identity> identify(const std::string& path);
   Status exec(const char* sql);
   sqlite3* db_;
   bool in_tx_ = false;

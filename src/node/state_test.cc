@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 
 namespace genvm::node {
@@ -161,27 +162,78 @@ TEST_F(StateTest, LockedDatabaseIsOneClearError) {
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
-  auto st = State::open(path_);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().code, "state_locked") << st.error().to_string();
+  auto st = State::open(path_);  // opening needs no lock: the file is ours and set up
+  ASSERT_TRUE(st.ok()) << st.error().to_string();
+  auto id = (*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, "state_locked") << id.error().to_string();
+  EXPECT_FALSE((*st)->probe_writable().ok());
   sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(other);
-  auto again = State::open(path_);
-  ASSERT_TRUE(again.ok());
-  EXPECT_TRUE((*again)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  EXPECT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
 }
 
-// A node holds the file exclusively while open, so a second writer cannot slip in at all.
-TEST_F(StateTest, AnOpenStateKeepsOtherConnectionsOut) {
-  auto st = State::open(path_);
-  ASSERT_TRUE(st.ok());
-  ASSERT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
-  sqlite3* other = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
-  sqlite3_busy_timeout(other, 50);
-  EXPECT_NE(sqlite3_exec(other, "INSERT INTO storage VALUES(x'01', x'02', x'03')", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(other);
+// WAL with normal locking: while a node holds its write transaction (begin() .. commit()),
+// other connections — a read-only State, a raw sqlite3 reader — read the last commit at once,
+// and see the new one after it. Fails with locking_mode=EXCLUSIVE ("database is locked").
+TEST_F(StateTest, ReadersProceedWhileAWriteTransactionIsOpen) {
+  auto writer = State::open(path_);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  ASSERT_TRUE((*writer)->begin().ok());
+  TxRecord second = deploy_record(addr(0xa1), addr(0xc1));
+  auto reader = State::open(path_, OpenMode::kExisting);
+  ASSERT_TRUE(reader.ok()) << reader.error().to_string();
+  auto first = (*reader)->tx(1);
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  EXPECT_TRUE(first->has_value());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, "SELECT count(*) FROM transactions", nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  // The writer's transaction holds a view of its own; its commit becomes visible afterwards.
+  ASSERT_TRUE((*reader)->begin_read().ok());
+  auto id = (*writer)->commit(second, Effects{});
+  ASSERT_TRUE(id.ok()) << id.error().to_string();
+  EXPECT_FALSE((*(*reader)->tx(*id)).has_value());  // the reader's snapshot predates it
+  (*reader)->abort();
+  EXPECT_TRUE((*(*reader)->tx(*id)).has_value());
+  sqlite3_close(raw);
+}
+
+// A read command names a missing file and creates nothing; files that are not a genvm-node
+// state are refused, naming them, and left as they were.
+TEST_F(StateTest, ReadOpensCreateNothingAndForeignFilesAreRefused) {
+  auto missing = State::open(dir_ + "/typo.db", OpenMode::kExisting);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, "state_missing");
+  EXPECT_NE(access((dir_ + "/typo.db").c_str(), F_OK), 0);
+  auto directory = State::open(dir_, OpenMode::kCreate);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().code, "state_open");
+
+  const std::string foreign = dir_ + "/other.db";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE notes(x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  for (OpenMode m : {OpenMode::kExisting, OpenMode::kCreate}) {
+    auto st = State::open(foreign, m);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, "state_foreign");
+    EXPECT_NE(st.error().message.find(foreign + " is a SQLite database that genvm-node did not make"),
+              std::string::npos)
+        << st.error().message;
+  }
+  const std::string text = dir_ + "/text.db";
+  { std::ofstream(text) << std::string(200, 'x'); }
+  auto not_sqlite = State::open(text, OpenMode::kExisting);
+  ASSERT_FALSE(not_sqlite.ok());
+  EXPECT_EQ(not_sqlite.error().code, "state_foreign");
+  EXPECT_NE(not_sqlite.error().message.find(text + " is not a SQLite database"), std::string::npos);
+
+  ASSERT_TRUE(State::open(path_).ok());  // ours: created, then opened read-only
+  EXPECT_TRUE(State::open(path_, OpenMode::kExisting).ok());
 }
 
 TEST_F(StateTest, ConsistencyCheckFindsOrphanStorage) {
@@ -205,21 +257,19 @@ TEST(Addresses, ParseAndPrint) {
 namespace genvm::node {
 namespace {
 
-// Fails when the state does not hold the file exclusively: a second node could then read the
-// same old state and commit a result built on it (a lost update).
-TEST_F(StateTest, AnOpenStateLocksOutASecondNode) {
-  {
-    auto a = State::open(path_);
-    ASSERT_TRUE(a.ok());
-    ASSERT_TRUE((*a)->begin().ok());
-    auto b = State::open(path_);
-    ASSERT_FALSE(b.ok());
-    EXPECT_EQ(b.error().code, "state_locked");
-    ASSERT_TRUE((*a)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
-    EXPECT_FALSE((*a)->in_transaction());
-  }
-  auto b = State::open(path_);  // the first node is gone: the file is free again
-  ASSERT_TRUE(b.ok());
+// Fails when begin() does not take the write lock: a second node could then read the same old
+// state and commit a result built on it (a lost update).
+TEST_F(StateTest, AWriteTransactionLocksOutASecondWriter) {
+  auto a = State::open(path_);
+  auto b = State::open(path_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->begin().ok());
+  auto s = (*b)->begin();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "state_locked");
+  EXPECT_FALSE((*b)->probe_writable().ok());
+  ASSERT_TRUE((*a)->commit(deploy_record(addr(0xa1), addr(0xc0)), Effects{}).ok());
+  EXPECT_FALSE((*a)->in_transaction());
   EXPECT_TRUE((*b)->begin().ok());
   (*b)->abort();
   EXPECT_TRUE((*b)->probe_writable().ok());
