@@ -1,0 +1,91 @@
+#include "modules/web/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace genvm::web {
+
+namespace {
+
+std::string expand(std::string s, const std::string& exe_dir) {
+  static const std::string kExeDir = "${exeDir}";
+  for (std::size_t at = s.find(kExeDir); at != std::string::npos; at = s.find(kExeDir, at + exe_dir.size())) {
+    s.replace(at, kExeDir.size(), exe_dir);
+  }
+  return s;
+}
+
+Result<std::vector<std::string>> string_list(const YAML::Node& n, const char* key) {
+  std::vector<std::string> out;
+  if (!n || n.IsNull()) return out;
+  if (!n.IsSequence()) return make_error("bad_config", std::string(key) + " is not a list");
+  for (const auto& item : n) {
+    if (!item.IsScalar()) return make_error("bad_config", std::string(key) + " holds a non-string");
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+Result<std::uint64_t> seconds_ms(const YAML::Node& n, const char* key, std::uint64_t fallback) {
+  if (!n || n.IsNull()) return fallback;
+  double s = -1;
+  try {
+    s = n.as<double>();
+  } catch (const YAML::Exception&) {
+  }
+  if (!(s > 0) || s > 86400 || !std::isfinite(s)) return make_error("bad_config", std::string(key) + " is not seconds in (0, 86400]");
+  return static_cast<std::uint64_t>(s * 1000);
+}
+
+}  // namespace
+
+Result<WebConfig> parse_web_config(const std::string& text, const std::string& exe_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return make_error("bad_config", e.what());
+  }
+  WebConfig c;
+  if (!root || root.IsNull()) return c;
+  if (!root.IsMap()) return make_error("bad_config", "the configuration is not a map");
+  try {
+    if (root["bind_address"] && !root["bind_address"].IsNull()) {
+      c.bind_address = expand(root["bind_address"].as<std::string>(), exe_dir);
+    }
+    if (root["tld_list_path"]) c.tld_list_path = expand(root["tld_list_path"].as<std::string>(), exe_dir);
+  } catch (const YAML::Exception& e) {
+    return make_error("bad_config", std::string("bind_address / tld_list_path: ") + e.what());
+  }
+  auto tld = string_list(root["extra_tld"], "extra_tld");
+  if (!tld) return tld.take_error();
+  c.extra_tld = std::move(*tld);
+  auto allow = string_list(root["always_allow_hosts"], "always_allow_hosts");
+  if (!allow) return allow.take_error();
+  c.always_allow_hosts = std::move(*allow);
+  auto resolve = string_list(root["resolve"], "resolve");
+  if (!resolve) return resolve.take_error();
+  c.resolve = std::move(*resolve);
+  auto request = seconds_ms(root["request_timeout"], "request_timeout", c.request_timeout_ms);
+  if (!request) return request.take_error();
+  c.request_timeout_ms = *request;
+  auto connect = seconds_ms(root["connect_timeout"], "connect_timeout", c.connect_timeout_ms);
+  if (!connect) return connect.take_error();
+  c.connect_timeout_ms = *connect;
+  return c;
+}
+
+Result<WebConfig> load_web_config(const std::string& path, const std::string& exe_dir) {
+  std::ifstream f(path);
+  if (!f) return make_error("bad_config", "cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto c = parse_web_config(ss.str(), exe_dir);
+  if (!c) return make_error("bad_config", path + ": " + c.error().message);
+  return c;
+}
+
+}  // namespace genvm::web

@@ -1,0 +1,34 @@
+// The web module's configuration: a YAML file compatible with GenVM's genvm-module-web.yaml.
+//
+//   auto c = load_web_config("/etc/genvm/genvm-module-web.yaml", exe_dir);
+//
+// Keys read (docs/PROTOCOLS.md, "## Modules"): bind_address, extra_tld, always_allow_hosts
+// (GenVM's), and ours: tld_list_path, request_timeout, connect_timeout (seconds) and resolve
+// (curl-style "HOST:PORT:ADDRESS" pins). GenVM's keys for its Lua runtime, webdriver, signer
+// and thread pools are accepted and not used yet. `${exeDir}` in a path is the binary's folder.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace genvm::web {
+
+struct WebConfig {
+  std::string bind_address;  // "unix://PATH" or "127.0.0.1:PORT"; empty: none given
+  std::vector<std::string> extra_tld;
+  std::vector<std::string> always_allow_hosts;  // hosts exempt from the port, TLD and address checks
+  std::string tld_list_path = "/usr/share/publicsuffix/public_suffix_list.dat";
+  std::uint64_t request_timeout_ms = 300'000;  // the public module's client timeout
+  std::uint64_t connect_timeout_ms = 30'000;
+  std::vector<std::string> resolve;
+};
+
+// Error "bad_config" naming the key.
+Result<WebConfig> load_web_config(const std::string& path, const std::string& exe_dir);
+Result<WebConfig> parse_web_config(const std::string& yaml_text, const std::string& exe_dir);
+
+}  // namespace genvm::web

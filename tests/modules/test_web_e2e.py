@@ -1,0 +1,148 @@
+"""WebRequest end to end: the real genvm, started as the public manager starts it
+(tests/conformance/gvm/runner.py), runs the C probe contract; its nondet leader block calls
+WebRequest (02-gl_call.rst); the real genvm-module-web (started here on a unix socket with a
+test configuration that allow-lists 127.0.0.1) fetches from an HTTP server on 127.0.0.1; the
+contract's answer, in the spec's module result encoding (03-schemas.rst), comes back in the
+run's result. Nothing in between is simulated.
+"""
+
+import http.server
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+
+BUILD = os.environ.get("GENVM_BUILD_DIR", "")
+MODULE = os.path.join(BUILD, "tools", "genvm-module-web", "genvm-module-web")
+os.environ.setdefault("GENVM_CONFORMANCE_PROBE", os.path.join(BUILD, "tests", "conformance", "probe.wasm"))
+
+from gvm import calldata as cd  # noqa: E402
+from gvm import runner  # noqa: E402
+from test_executor import ExecutorCase, RETURN_ANSWERS, call, run_nondet, script  # noqa: E402
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path == "/hello":
+            body = b"hello from 127.0.0.1"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif self.path == "/chain":
+            self.send_response(302)
+            self.send_header("Location", "/hello")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path == "/to-internal":
+            # to a name that passes the URL checks but resolves (pinned in the config) to loopback
+            self.send_response(302)
+            self.send_header("Location", "http://internal.example.com/secret")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = b"got " + self.rfile.read(n)
+        self.send_response(201)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def web_request(url, method="GET", body=None):
+    req = {"method": method, "url": url, "headers": {}}
+    if body is not None:
+        req["body"] = body
+    return {"WebRequest": req}
+
+
+class WebModuleEndToEnd(ExecutorCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if not os.path.exists(MODULE):
+            raise AssertionError(f"genvm-module-web not found at {MODULE} (set GENVM_BUILD_DIR)")
+        cls.http = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=cls.http.serve_forever, daemon=True).start()
+        cls.base = f"http://127.0.0.1:{cls.http.server_address[1]}"
+        cls.tmp = tempfile.mkdtemp(prefix="gvm-web-e2e-")
+        cls.socket_path = os.path.join(cls.tmp, "web.sock")
+        config = os.path.join(cls.tmp, "web.yaml")
+        with open(config, "w") as f:
+            f.write(f"bind_address: unix://{cls.socket_path}\n"
+                    "always_allow_hosts: [\"127.0.0.1\"]\n"
+                    "resolve: [\"internal.example.com:80:127.0.0.1\"]\n"
+                    "request_timeout: 10\n")
+        cls.module = subprocess.Popen([MODULE, "--config", config, "--die-with-parent"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(cls.socket_path):
+            if cls.module.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("genvm-module-web did not start: " + cls.module.stderr.read().decode())
+            time.sleep(0.02)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.module.terminate()
+        cls.module.wait(10)
+        cls.http.shutdown()
+
+    def leader_block(self, *requests, module_uri=None):
+        """Runs the probe with one nondet block making `requests`; returns (report, answers)."""
+        uri = module_uri or f"unix://{self.socket_path}"
+        block = [call(r) for r in requests] + [RETURN_ANSWERS]
+        data = self.execution(script(run_nondet(block, [call({"Return": True})]), RETURN_ANSWERS))
+        o = runner.run(runner.find_genvm(), data, world=self.world(), debug_mode="safe",
+                       extra_args=[f"--module-web={uri}"])
+        rep = self.delivered(o)
+        if rep.kind != "Return":
+            return rep, None
+        entry = rep.nondet_results[0]
+        self.assertEqual(entry[:1], b"\x00", f"the leader block did not return: {entry[:200]!r}")
+        return rep, [(rc, cd.decode(b) if rc == 0 else b) for rc, b in cd.decode(entry[1:])]
+
+    def test_get_from_an_allow_listed_server(self):
+        _, answers = self.leader_block(web_request(self.base + "/hello"))
+        rc, got = answers[0]
+        self.assertEqual(rc, 0)
+        response = got["ok"]
+        self.assertEqual(response["status"], 200)
+        self.assertEqual(response["body"], b"hello from 127.0.0.1")
+        self.assertEqual(response["headers"]["content-type"], b"text/plain")
+
+    def test_redirect_and_post(self):
+        _, answers = self.leader_block(web_request(self.base + "/chain"),
+                                       web_request(self.base + "/post", "POST", b"abc"))
+        self.assertEqual(answers[0][1]["ok"]["body"], b"hello from 127.0.0.1")
+        self.assertEqual((answers[1][1]["ok"]["status"], answers[1][1]["ok"]["body"]), (201, b"got abc"))
+
+    def test_refusals_reach_the_contract_as_errors(self):
+        _, answers = self.leader_block(web_request(self.base + "/to-internal"),
+                                       web_request("https://example.com:8443/"),
+                                       web_request("ftp://example.com/"))
+        causes = [got["error"]["causes"] for _, got in answers]
+        self.assertEqual(causes, [["ADDRESS_FORBIDDEN"], ["PORT_FORBIDDEN"], ["SCHEMA_FORBIDDEN"]])
+
+    def test_a_module_that_is_not_there_is_an_internal_error(self):
+        rep, _ = self.leader_block(web_request(self.base + "/hello"),
+                                   module_uri="unix://" + os.path.join(self.tmp, "nobody.sock"))
+        self.assertEqual(rep.kind, "InternalError")
+
+
+if __name__ == "__main__":
+    unittest.main()

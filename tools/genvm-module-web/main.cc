@@ -1,0 +1,105 @@
+// genvm-module-web: serves GenVM's web module protocol (src/common/module) on a unix socket or a
+// 127.0.0.1 TCP port: WebRequest through libcurl with the URL and address checks of
+// src/modules/web; WebRender answers RENDER_UNAVAILABLE for now.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "common/module/server.h"
+#include "modules/web/config.h"
+#include "modules/web/fetch.h"
+#include "modules/web/web_module.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: genvm-module-web [--config FILE] [--bind ADDRESS] [--die-with-parent]\n"
+    "\n"
+    "Serves the web module of GenVM's executor-module protocol: each connection starts with the\n"
+    "executor's hello frame, then request frames (u32 big-endian length + calldata), each answered\n"
+    "by one frame. Point an executor at it with --module-web=unix://PATH (or HOST:PORT).\n"
+    "\n"
+    "  --config FILE       YAML compatible with GenVM's genvm-module-web.yaml (default\n"
+    "                      ${exeDir}/../config/genvm-module-web.yaml); keys used: bind_address,\n"
+    "                      extra_tld, always_allow_hosts, and ours: tld_list_path,\n"
+    "                      request_timeout, connect_timeout (seconds), resolve (HOST:PORT:ADDR)\n"
+    "  --bind ADDRESS      overrides bind_address: unix://PATH, or IPV4:PORT (e.g. 127.0.0.1:3032)\n"
+    "  --die-with-parent   exit when the process that started this one exits\n"
+    "  --help              this text\n"
+    "\n"
+    "WebRequest: GET POST HEAD PUT DELETE OPTIONS PATCH over http/https; ports 80/443 and listed\n"
+    "TLDs unless the host is in always_allow_hosts; every connected address must be globally\n"
+    "routable unless allow-listed; at most 10 redirects, each checked again, never https->http;\n"
+    "the body stops at the executor's size limit. WebRender: not available yet (user error\n"
+    "RENDER_UNAVAILABLE).\n";
+
+int fail(const std::string& line) {
+  std::fprintf(stderr, "genvm-module-web: %s\n", line.c_str());
+  return 1;
+}
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<std::size_t>(n));
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path = "${exeDir}/../config/genvm-module-web.yaml";
+  std::string bind;
+  bool die_with_parent = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string_view flag, std::string& out) {
+      if (a == flag && i + 1 < argc) {
+        out = argv[++i];
+        return true;
+      }
+      if (a.starts_with(std::string(flag) + "=")) {
+        out = std::string(a.substr(flag.size() + 1));
+        return true;
+      }
+      return false;
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--die-with-parent") {
+      die_with_parent = true;
+    } else if (!value("--config", config_path) && !value("--bind", bind)) {
+      return fail("unknown argument '" + std::string(a) + "' (see --help)");
+    }
+  }
+  if (die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  std::string dir = exe_dir();
+  std::string expanded = config_path;
+  if (auto at = expanded.find("${exeDir}"); at != std::string::npos) expanded.replace(at, 9, dir);
+  auto config = genvm::web::load_web_config(expanded, dir);
+  if (!config) return fail(config.error().to_string());
+  if (!bind.empty()) config->bind_address = bind;
+  if (config->bind_address.empty()) return fail("no bind_address in the configuration and no --bind");
+  if (auto s = genvm::web::init_http(); !s) return fail(s.error().to_string());
+  auto web = genvm::web::WebModule::create(*config);
+  if (!web) return fail(web.error().to_string());
+  auto listener = genvm::module::ModuleListener::bind(config->bind_address);
+  if (!listener) return fail(listener.error().to_string());
+  ::signal(SIGPIPE, SIG_IGN);
+  std::fprintf(stderr, "genvm-module-web: listening on %s (%zu TLDs)\n", (*listener)->address().c_str(),
+               (*web)->policy().tld_count());
+  const genvm::web::WebModule& module = **web;
+  (*listener)->serve([&module](const genvm::module::Hello& h, const genvm::calldata::Value& request) {
+    return module.answer(h, request);
+  });
+  return 0;
+}
