@@ -5,8 +5,9 @@
 #include <deque>
 #include <limits>
 
-#include "common/sha3.h"
 #include "common/host/execution_data.h"
+#include "common/sha3.h"
+#include "manager/json.h"
 
 namespace genvm::node {
 
@@ -36,22 +37,36 @@ bool majority_agrees(const std::vector<Vote>& votes) {
 }
 
 std::string votes_json(const std::vector<Round>& rounds) {
-  std::string s = "[";
+  manager::JsonWriter w;
+  w.begin_array();
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     const Round& rd = rounds[r];
-    if (r) s += ",";
-    s += "{\"round\":" + std::to_string(r + 1) + ",\"leader\":" + std::to_string(rd.leader) + ",\"leader_kind\":\"" +
-         kind_name(rd.leader_run.kind) + "\",\"leader_hash\":\"" + hex(rd.leader_run.execution_hash) +
-         "\",\"accepted\":" + (rd.accepted ? "true" : "false") + ",\"votes\":[";
-    for (std::size_t i = 0; i < rd.votes.size(); ++i) {
-      const Vote& v = rd.votes[i];
-      if (i) s += ",";
-      s += "{\"node\":" + std::to_string(v.node) + ",\"vote\":\"" + v.vote + "\",\"kind\":\"" + kind_name(v.kind) +
-           "\",\"execution_hash\":\"" + hex(v.execution_hash) + "\"}";
+    w.begin_object().key("round").unsigned_number(r + 1).key("leader").number(rd.leader);
+    w.key("leader_outcome").string(rd.leader_outcome).key("leader_kind").string(kind_name(rd.leader_run.kind));
+    w.key("leader_hash").string(hex(rd.leader_run.execution_hash)).key("accepted").boolean(rd.accepted);
+    w.key("votes").begin_array();
+    for (const Vote& v : rd.votes) {
+      w.begin_object().key("node").number(v.node).key("vote").string(v.vote).key("kind").string(kind_name(v.kind));
+      w.key("execution_hash").string(hex(v.execution_hash)).key("nondet_disagreement");
+      if (v.nondet_disagreement) {
+        w.unsigned_number(*v.nondet_disagreement);
+      } else {
+        w.null();
+      }
+      w.end_object();
     }
-    s += "]}";
+    w.end_array().end_object();
   }
-  return s + "]";
+  w.end_array();
+  return w.take();
+}
+
+std::string Node::genvm_for(int node) const {
+  if (opts_.genvm_for_node) {
+    std::string p = opts_.genvm_for_node(node);
+    if (!p.empty()) return p;
+  }
+  return opts_.genvm;
 }
 
 Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry,
@@ -104,50 +119,15 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
     }
   }
   TxOutcome out;
-  const int n = std::max(opts_.validators, 1);
-  const int total_nodes = n + 1;
-  auto genvm_for = [&](int node) {
-    if (opts_.genvm_for_node) {
-      std::string p = opts_.genvm_for_node(node);
-      if (!p.empty()) return p;
-    }
-    return opts_.genvm;
-  };
   const Round* accepted = nullptr;
   for (int r = 0; r < std::max(opts_.rounds, 1) && !accepted; ++r) {
-    Round round;
-    round.leader = r % total_nodes;
-    auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
-                            opts_.run_timeout_ms);
-    if (!lead) return lead.take_error();
-    round.leader_run = std::move(*lead);
-    if (round.leader_run.report.is_map()) {
-      const Value* nd = round.leader_run.report.find("nondet_results");
-      Value vdata = execution_data(rec, code, entry, nd ? *nd : Value(Value::Array{}));
-      for (int i = 0; i < n; ++i) {
-        Vote v;
-        v.node = (round.leader + 1 + i) % total_nodes;
-        auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
-        if (!run) return run.take_error();
-        v.kind = run->kind;
-        v.execution_hash = run->execution_hash;
-        if (run->timed_out) {
-          v.vote = "timeout";
-        } else if (!run->report.is_map()) {
-          v.vote = "error";
-        } else {
-          v.vote = run->execution_hash == round.leader_run.execution_hash ? "agree" : "disagree";
-        }
-        round.votes.push_back(std::move(v));
-        if (opts_.progress) opts_.progress(r + 1, i + 1, n);
-      }
-    } else if (opts_.progress) {
-      opts_.progress(r + 1, n, n);  // a leader that delivered nothing gets no votes: next leader
-    }
-    round.accepted = majority_agrees(round.votes);
-    out.rounds.push_back(std::move(round));
+    auto round = run_round(r, rec, code, entry);
+    if (!round) return round.take_error();
+    out.rounds.push_back(std::move(*round));
     if (out.rounds.back().accepted) accepted = &out.rounds.back();
   }
+  // A signal that came during the last run's bookkeeping still rolls the transaction back.
+  if (int sig = interrupt_signal()) return interrupted_error(sig);
   rec.rounds = static_cast<int>(out.rounds.size());
   rec.votes_json = votes_json(out.rounds);
   if (accepted) {
@@ -173,6 +153,51 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
   rec.id = *id;
   out.record = std::move(rec);
   return out;
+}
+
+Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry) {
+  const int n = std::max(opts_.validators, 1);
+  const int total_nodes = n + 1;
+  Round round;
+  round.leader = r % total_nodes;
+  auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
+                          opts_.run_timeout_ms);
+  if (!lead) return lead.take_error();
+  round.leader_run = std::move(*lead);
+  const bool delivered = round.leader_run.report.is_map();
+  round.leader_outcome = delivered ? "result" : round.leader_run.timed_out ? "timeout" : "error";
+  Progress p{r + 1, round.leader, round.leader_outcome, 0, delivered ? n : 0};
+  if (opts_.progress) opts_.progress(p);
+  if (!delivered) return round;  // nothing to validate: the next node leads
+  const Value* nd = round.leader_run.report.find("nondet_results");
+  Value vdata = execution_data(rec, code, entry, nd ? *nd : Value(Value::Array{}));
+  for (int i = 0; i < n; ++i) {
+    Vote v;
+    v.node = (round.leader + 1 + i) % total_nodes;
+    auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
+    if (!run) return run.take_error();
+    v.kind = run->kind;
+    v.execution_hash = run->execution_hash;
+    const Value* disagreed = run->report.is_map() ? run->report.find("nondet_disagreement") : nullptr;
+    if (disagreed && disagreed->is_int()) {
+      auto call_no = disagreed->as_int().to_uint64();
+      v.nondet_disagreement = static_cast<std::uint32_t>(call_no.value_or(0));
+    }
+    if (run->timed_out) {
+      v.vote = "timeout";
+    } else if (!run->report.is_map()) {
+      v.vote = "error";
+    } else if (v.nondet_disagreement) {
+      v.vote = "disagree";  // its own block rejected the leader's answer, whatever the hash says
+    } else {
+      v.vote = run->execution_hash == round.leader_run.execution_hash ? "agree" : "disagree";
+    }
+    round.votes.push_back(std::move(v));
+    p.validators_done = i + 1;
+    if (opts_.progress) opts_.progress(p);
+  }
+  round.accepted = majority_agrees(round.votes);
+  return round;
 }
 
 Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
@@ -347,6 +372,11 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   auto c = state_.contract(contract);
   if (!c) return c.take_error();
   if (!*c) return make_error("unknown_address", "no contract at " + address_text(contract));
+  if (auto s = state_.begin_read(); !s) return s.take_error();
+  struct EndRead {
+    State& st;
+    ~EndRead() { st.abort(); }
+  } end_read{state_};
   TxRecord rec;
   rec.sender = Address{};
   rec.target = contract;

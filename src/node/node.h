@@ -10,7 +10,8 @@
 //
 // Consensus (impl-spec/02-vm/03-consensus.rst, spec/03-vm/05-result.rst): the leader runs with
 // no leader_nondet_results; N validators run the same execution data handed the leader's
-// nondet_results; a validator agrees iff its execution hash equals the leader's. More than half
+// nondet_results; a validator agrees iff its execution hash equals the leader's and none of its
+// non-deterministic blocks rejected the leader's result (the executor's nondet_disagreement). More than half
 // of the validators agreeing accepts the leader's result: its storage changes, its emissions,
 // the transaction's value (on a Return) and the receipt are committed in one SQL transaction. Otherwise the next node leads, up to R
 // rounds, then the transaction is recorded `undetermined` with no effects. Messages that an
@@ -33,14 +34,21 @@ namespace genvm::node {
 
 struct Vote {
   int node = 0;                // which node ran it (0..N)
-  std::string vote;            // "agree" | "disagree" | "timeout" | "error" (delivered nothing)
+  // "agree": a result whose execution hash is the leader's and no non-deterministic block
+  // rejected; "disagree": another hash, or a block whose validator function said no
+  // (nondet_disagreement); "timeout": killed at the deadline; "error": delivered nothing.
+  std::string vote;
   int kind = -1;
   Bytes execution_hash;
+  std::optional<std::uint32_t> nondet_disagreement;  // the first block (call_no) it rejected
 };
 
 struct Round {
   int leader = 0;
   RunReport leader_run;
+  // "result": the leader delivered one and the validators ran; "timeout": the leader was
+  // killed at the deadline; "error": it delivered nothing. The last two get no votes.
+  std::string leader_outcome;
   std::vector<Vote> votes;
   bool accepted = false;
 };
@@ -51,14 +59,23 @@ struct TxOutcome {
   std::vector<std::int64_t> follow_ups;  // transactions run for the messages it posted
 };
 
+// What a write transaction has done so far (a status line): after the leader's run
+// (validators_done 0) and after each validator's.
+struct Progress {
+  int round = 0;               // 1-based
+  int leader = 0;
+  std::string leader_outcome;  // as Round::leader_outcome
+  int validators_done = 0;
+  int validators = 0;          // that run this round: 0 when the leader delivered nothing
+};
+
 struct NodeOptions {
   std::string genvm;           // path of the genvm executable
   int validators = 4;
   int rounds = 3;
   int max_follow_ups = 32;     // per top-level transaction; the rest stay pending in the state
-  int run_timeout_ms = 120000; // per executor run (the manager's deadline); 0: its default
-  // Progress, e.g. for a status line: (round, validators done, validators total).
-  std::function<void(int, int, int)> progress;
+  int run_timeout_ms = 5000;   // per executor run (the manager's deadline); 0: its default
+  std::function<void(const Progress&)> progress;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
   std::function<std::string(int)> genvm_for_node;
 };
@@ -88,6 +105,10 @@ class Node {
   Result<TxOutcome> write_tx(TxRecord rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                              Effects fx);
   Result<std::vector<std::int64_t>> run_follow_ups(std::int64_t tx);  // tx 0: every pending message
+  // Leader and validators for one round; validators run only when the leader delivered a result.
+  Result<Round> run_round(int round_index, const TxRecord& rec, const std::optional<Bytes>& code,
+                          const calldata::Value& entry);
+  std::string genvm_for(int node) const;
   calldata::Value execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                                  const std::optional<calldata::Value>& leader_nondet) const;
 
@@ -99,6 +120,9 @@ class Node {
 // The `{"": method, "args": [...]}` entry (args omitted when empty; method omitted when empty).
 calldata::Value make_entry(const std::string& method, const calldata::Value::Array& args);
 std::string kind_name(int kind);
+// The receipt's `votes` column: [{"round", "leader", "leader_outcome", "leader_kind",
+// "leader_hash", "accepted", "votes": [{"node", "vote", "kind", "execution_hash",
+// "nondet_disagreement" (call_no or null)}]}] (docs/PROTOCOLS.md, "genvm-node receipts").
 std::string votes_json(const std::vector<Round>& rounds);
 
 }  // namespace genvm::node

@@ -36,7 +36,7 @@ Address account(std::uint8_t b) {
 TEST(Majority, MoreThanHalfOfTheValidatorsMustAgree) {
   auto votes = [](std::initializer_list<const char*> vs) {
     std::vector<Vote> out;
-    for (const char* v : vs) out.push_back(Vote{0, v, 0, {}});
+    for (const char* v : vs) out.push_back(Vote{0, v, 0, {}, std::nullopt});
     return out;
   };
   EXPECT_TRUE(majority_agrees(votes({"agree", "agree", "agree", "disagree"})));
@@ -62,6 +62,7 @@ class NodeTest : public testing::StateDir {
     o.genvm = genvm_;
     o.validators = validators;
     o.rounds = rounds;
+    o.run_timeout_ms = 60000;  // the default 5 s is a developer's loop, not a loaded CI machine
     return o;
   }
   // Every validator agreed, and each one's hash is the leader's, which the receipt carries.
@@ -295,6 +296,71 @@ TEST_F(NodeTest, HangingValidatorIsKilledAndVotesTimeout) {
     }
   }
   EXPECT_EQ(r->record.status, "undetermined");  // one agree of two is not a majority
+}
+
+// A validator whose own non-deterministic block rejects the leader's answer votes disagree
+// although its execution hash is the leader's (the executor reports the block as
+// nondet_disagreement); the vote and the receipt name the block. Fails when votes compare
+// execution hashes only (the "4/4 agree").
+TEST_F(NodeTest, AValidatorsRejectingBlockIsADisagreeVoteNamingTheBlock) {
+  const std::string devloop = binary_dir() + "/tests/node/devloop.wasm";
+  if (::access(devloop.c_str(), R_OK) != 0) GTEST_SKIP() << "needs " << devloop << " (genvm_node_test_contracts)";
+  Node node(*state_, opts(3, 1));
+  auto d = node.deploy(account(0xa1), read_file(devloop), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  ASSERT_EQ(d->record.result_kind, 0) << d->record.result_text;
+  auto r = node.call(account(0xa1), d->record.target, make_entry("disagree", {}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->record.status, "undetermined");
+  ASSERT_EQ(r->rounds.size(), 1u);
+  ASSERT_EQ(r->rounds[0].votes.size(), 3u);
+  for (const Vote& v : r->rounds[0].votes) {
+    EXPECT_EQ(v.vote, "disagree");
+    EXPECT_EQ(v.nondet_disagreement, std::optional<std::uint32_t>(1));  // the second block
+    EXPECT_EQ(v.execution_hash, r->rounds[0].leader_run.execution_hash);  // the hash alone agrees
+  }
+  EXPECT_NE(r->record.votes_json.find("\"vote\":\"disagree\",\"kind\":\"Return\""), std::string::npos);
+  EXPECT_NE(r->record.votes_json.find("\"nondet_disagreement\":1}"), std::string::npos) << r->record.votes_json;
+  auto ok = node.call(account(0xa1), d->record.target, make_entry("agree", {}));
+  ASSERT_TRUE(ok.ok());
+  expect_unanimous(*ok, 3);
+  for (const Vote& v : ok->rounds[0].votes) EXPECT_FALSE(v.nondet_disagreement.has_value());
+}
+
+// A leader still running at the deadline: its round says timeout, no validator runs, the
+// progress reports zero validators for it. Fails when a leader timeout reads as any other
+// failure ("none") or the progress counts validators that never ran.
+TEST_F(NodeTest, ALeaderTimeoutIsNamedAndRunsNoValidators) {
+  Node deployer(*state_, opts(1));
+  auto d = deployer.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  const std::string hang = dir_ + "/hang.sh";
+  {
+    std::ofstream f(hang);
+    f << "#!/bin/sh\nexec sleep 600\n";
+  }
+  ASSERT_EQ(::chmod(hang.c_str(), 0755), 0);
+  NodeOptions o = opts(3, 2);  // round 2: node 1 leads, nodes 2, 3 agree, node 0 times out again
+  o.run_timeout_ms = 1000;
+  o.genvm_for_node = [hang](int node) { return node == 0 ? hang : std::string(); };
+  std::vector<Progress> seen;
+  o.progress = [&](const Progress& p) { seen.push_back(p); };
+  Node node(*state_, o);
+  auto r = node.call(account(0xa1), d->record.target, make_entry("increment", {}));
+  ::unlink(hang.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->rounds.size(), 2u);  // node 1 leads round 2, and its result is accepted
+  EXPECT_EQ(r->rounds[0].leader_outcome, "timeout");
+  EXPECT_EQ(r->rounds[1].leader_outcome, "result");
+  EXPECT_EQ(r->record.status, "accepted");
+  ASSERT_EQ(r->rounds[1].votes.size(), 3u);
+  EXPECT_EQ(r->rounds[1].votes[2].node, 0);
+  EXPECT_EQ(r->rounds[1].votes[2].vote, "timeout");
+  EXPECT_TRUE(r->rounds[0].votes.empty());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen[0].leader_outcome, "timeout");
+  EXPECT_EQ(seen[0].validators, 0);
+  EXPECT_NE(r->record.votes_json.find("\"leader_outcome\":\"timeout\""), std::string::npos) << r->record.votes_json;
 }
 
 // A message committed by a node that died before running it is served by the next command.

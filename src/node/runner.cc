@@ -7,7 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -47,7 +49,17 @@ struct TerminalSink : manager::EventSink {
   }
 };
 
+std::atomic<int> g_interrupt{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
 }  // namespace
+
+void request_interrupt(int sig) { g_interrupt.store(sig, std::memory_order_relaxed); }
+int interrupt_signal() { return g_interrupt.load(std::memory_order_relaxed); }
+Error interrupted_error(int sig) {
+  const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+  return make_error("interrupted", std::string("interrupted by ") + name);
+}
 
 struct Runner::Impl {
   boost::asio::io_context io;
@@ -127,6 +139,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
     return make_error("genvm_missing", "the executor '" + genvm + "' is not an executable file (use --genvm PATH)");
   }
   if (!execution_data.is_map()) return make_error("node_internal", "execution data is not a map");
+  if (int sig = interrupt_signal()) return interrupted_error(sig);
   if (auto s = impl_->ensure_socket(); !s) return s.take_error();
   manager::Registry& reg = impl_->registry_for(genvm);
 
@@ -148,16 +161,21 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   // Submitted first: a refused request starts nothing, and the run's executor (spawned only
   // once io runs below) finds the host socket's backlog waiting for the server thread.
   auto sink = std::make_shared<TerminalSink>();
-  auto submitted = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node"}, sink);
+  auto submitted = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node", "genvm-node"}, sink);
   if (!submitted) return make_error("node_internal", "the manager refused the run request: " + submitted.error().message);
   HostSession session;
   std::vector<std::string> host_errors;
   std::thread server([&] { impl_->serve(state, session, host_errors); });
   std::uint64_t id = submitted->genvm_id;
-  // The deadline is the manager's: every run ends in a terminal event.
+  // The deadline is the manager's: every run ends in a terminal event, a cancelled one too.
+  bool cancelled = false;
   while (!sink->terminal) {
+    if (!cancelled && interrupt_signal()) {
+      (void)reg.cancel(id);
+      cancelled = true;
+    }
     impl_->io.restart();
-    impl_->io.run_one_for(std::chrono::milliseconds(200));
+    impl_->io.run_one_for(std::chrono::milliseconds(100));
   }
   std::uint8_t one = 1;
   while (::write(impl_->wake[1], &one, 1) < 0 && errno == EINTR) {
@@ -166,6 +184,10 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   while (::read(impl_->wake[0], &one, 1) < 0 && errno == EINTR) {
   }
 
+  if (cancelled) {
+    (void)reg.ack(id);
+    return interrupted_error(interrupt_signal());
+  }
   RunReport out;
   const Value& t = *sink->terminal;
   if (sink->kind == "failed_to_start") {

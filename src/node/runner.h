@@ -17,7 +17,8 @@
 //    failed_to_start reason.
 //  - One Registry per executor path (the path is manager configuration, not a request field).
 //  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700, and removed
-//    by the destructor. Not thread-safe; one run at a time.
+//    by the destructor (also after an interrupt: see request_interrupt). Not thread-safe; one
+//    run at a time.
 #pragma once
 
 #include <map>
@@ -39,6 +40,14 @@ struct RunReport {
   int kind = -1;               // the report's kind; -1 when nothing delivered
   bool timed_out = false;      // the manager killed it at the deadline
 };
+
+// Interrupts (SIGINT/SIGTERM in genvm-node): request_interrupt is async-signal-safe (one
+// lock-free store), so a signal handler may call it. A run in progress is cancelled (the
+// manager kills its process tree) and Runner::run returns interrupted_error; a run asked for
+// afterwards does not start. Whoever holds a write transaction then rolls it back.
+void request_interrupt(int sig);
+int interrupt_signal();  // 0: none requested
+Error interrupted_error(int sig);  // code "interrupted"
 
 class Runner {
  public:
