@@ -8,6 +8,7 @@ run's result. Nothing in between is simulated.
 
 import http.server
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/chain":
             self.send_response(302)
             self.send_header("Location", "/hello")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path == "/downgrade":
+            # served over https only: a redirect to the plain-http server
+            self.send_response(302)
+            self.send_header("Location", self.server.plain_base + "/hello")
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif self.path == "/to-internal":
@@ -81,13 +88,27 @@ class WebModuleEndToEnd(ExecutorCase):
         threading.Thread(target=cls.http.serve_forever, daemon=True).start()
         cls.base = f"http://127.0.0.1:{cls.http.server_address[1]}"
         cls.tmp = tempfile.mkdtemp(prefix="gvm-web-e2e-")
+        # An https server with a certificate made here for 127.0.0.1; the module trusts it
+        # through ca_file, so TLS is verified for real.
+        cert, key = os.path.join(cls.tmp, "cert.pem"), os.path.join(cls.tmp, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+        cls.https = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(cert, key)
+        cls.https.socket = tls.wrap_socket(cls.https.socket, server_side=True)
+        cls.https.plain_base = cls.base
+        threading.Thread(target=cls.https.serve_forever, daemon=True).start()
+        cls.tls_base = f"https://127.0.0.1:{cls.https.server_address[1]}"
         cls.socket_path = os.path.join(cls.tmp, "web.sock")
         config = os.path.join(cls.tmp, "web.yaml")
         with open(config, "w") as f:
             f.write(f"bind_address: unix://{cls.socket_path}\n"
                     "always_allow_hosts: [\"127.0.0.1\"]\n"
                     "resolve: [\"internal.example.com:80:127.0.0.1\"]\n"
-                    "request_timeout: 10\n")
+                    "request_timeout: 10\n"
+                    f"ca_file: {cert}\n")
         cls.module = subprocess.Popen([MODULE, "--config", config, "--die-with-parent"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
@@ -101,6 +122,7 @@ class WebModuleEndToEnd(ExecutorCase):
         cls.module.terminate()
         cls.module.wait(10)
         cls.http.shutdown()
+        cls.https.shutdown()
 
     def leader_block(self, *requests, module_uri=None):
         """Runs the probe with one nondet block making `requests`; returns (report, answers)."""
@@ -137,6 +159,14 @@ class WebModuleEndToEnd(ExecutorCase):
                                        web_request("ftp://example.com/"))
         causes = [got["error"]["causes"] for _, got in answers]
         self.assertEqual(causes, [["ADDRESS_FORBIDDEN"], ["PORT_FORBIDDEN"], ["SCHEMA_FORBIDDEN"]])
+
+    def test_https_verified_and_no_downgrade(self):
+        _, answers = self.leader_block(web_request(self.tls_base + "/hello"),
+                                       web_request(self.tls_base + "/downgrade"))
+        self.assertEqual(answers[0][1]["ok"]["body"], b"hello from 127.0.0.1")
+        error = answers[1][1]["error"]
+        self.assertEqual(error["causes"], ["SENDING_REQUEST"])
+        self.assertIn("https to http", error["ctx"]["error"])
 
     def test_a_module_that_is_not_there_is_an_internal_error(self):
         rep, _ = self.leader_block(web_request(self.base + "/hello"),

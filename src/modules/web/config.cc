@@ -57,8 +57,9 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& e
       c.bind_address = expand(root["bind_address"].as<std::string>(), exe_dir);
     }
     if (root["tld_list_path"]) c.tld_list_path = expand(root["tld_list_path"].as<std::string>(), exe_dir);
+    if (root["ca_file"] && !root["ca_file"].IsNull()) c.ca_file = expand(root["ca_file"].as<std::string>(), exe_dir);
   } catch (const YAML::Exception& e) {
-    return make_error("bad_config", std::string("bind_address / tld_list_path: ") + e.what());
+    return make_error("bad_config", std::string("bind_address / tld_list_path / ca_file: ") + e.what());
   }
   auto tld = string_list(root["extra_tld"], "extra_tld");
   if (!tld) return tld.take_error();

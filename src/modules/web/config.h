@@ -4,7 +4,8 @@
 //
 // Keys read (docs/PROTOCOLS.md, "## Modules"): bind_address, extra_tld, always_allow_hosts
 // (GenVM's), and ours: tld_list_path, request_timeout, connect_timeout (seconds) and resolve
-// (curl-style "HOST:PORT:ADDRESS" pins). GenVM's keys for its Lua runtime, webdriver, signer
+// (curl-style "HOST:PORT:ADDRESS" pins), ca_file (a CA bundle TLS is verified against instead
+// of the system's). GenVM's keys for its Lua runtime, webdriver, signer
 // and thread pools are accepted and not used yet. `${exeDir}` in a path is the binary's folder.
 #pragma once
 
@@ -25,6 +26,7 @@ struct WebConfig {
   std::uint64_t request_timeout_ms = 300'000;  // the public module's client timeout
   std::uint64_t connect_timeout_ms = 30'000;
   std::vector<std::string> resolve;
+  std::string ca_file;  // extra CA bundle for TLS verification; empty: the system's
 };
 
 // Error "bad_config" naming the key.

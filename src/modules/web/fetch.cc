@@ -187,6 +187,7 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
     curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(size_limit));
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, header_list.get());
     if (resolve) curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
+    if (!config.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config.ca_file.c_str());
     if (method == "HEAD") {
       curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else {
