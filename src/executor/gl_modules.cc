@@ -124,6 +124,11 @@ std::optional<Trap> VmState::gl_llm(GlCall& g) {
   if (auto s = ctx_.host->consume_fuel(reported); !s) return internal(s.error());
   if (spent == u256_max()) return end(ResultCode::kFatalVmError, Value(VmError(VmError::timeout()).to_string()));
   ctx_.llm_consumption = std::min(ctx_.llm_consumption + spent, u256_max());
+  // What a nested run imported is one budget with its chain: the spend comes off it (the public
+  // executor's DetFuelBudget::consume, saturating at 0).
+  if (ctx_.imported_det_fuel) {
+    *ctx_.imported_det_fuel = *ctx_.imported_det_fuel > spent ? *ctx_.imported_det_fuel - spent : BigInt(0);
+  }
   if (expect_bool && prompt->data.is_bool() != *expect_bool) {
     return module_failure(make_error("module_protocol", std::string("template answer is not ") +
                                                             (*expect_bool ? "a bool" : "text")));

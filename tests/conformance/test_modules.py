@@ -50,7 +50,7 @@ WEB_RENDER = {"WebRender": {"mode": "text", "url": "https://example.com/", "wait
 class ModuleWire(ExecutorCase):
     GOLDEN = "modules"
 
-    def run_block(self, steps, *, llm=(), web=(), fuel=FUEL, validator=False):
+    def run_block(self, steps, *, llm=(), web=(), fuel=FUEL, validator=False, nested=None, permissions="wscn"):
         """Runs a nondet block making the calls `steps` (as leader, or as validator over a leader
         entry), with module peers answering `llm` / `web`. Returns (outcome, report, the block's
         answers or None, llm peer, web peer)."""
@@ -64,7 +64,7 @@ class ModuleWire(ExecutorCase):
             outer = run_nondet(block, [call({"Return": True})])
             leader = None
         data = self.execution(script(outer, RETURN_ANSWERS), leader=leader, host_data=HOST_DATA,
-                              initial_time_units_allocation=TIME_UNITS)
+                              initial_time_units_allocation=TIME_UNITS, nested=nested)
         peers = {}
 
         def make(name, answers):
@@ -73,7 +73,7 @@ class ModuleWire(ExecutorCase):
                 return peers[name]
             return start
 
-        o = self.run_genvm(data, world, module_peers=(make("llm", llm), make("web", web)))
+        o = self.run_genvm(data, world, module_peers=(make("llm", llm), make("web", web)), permissions=permissions)
         rep = self.delivered(o)
         for name, peer in peers.items():
             self.assertEqual(peer.faults, [], f"{name} module peer saw faults (lib.rs shapes)")
@@ -163,6 +163,19 @@ class ModuleWire(ExecutorCase):
         self.assert_error(rep, "VmError", "timeout")
         self.assertEqual(o.host0.calls_of("consume_fuel"), [{"gas": (1 << 64) - 1}],
                          "the amount is reported first, as a u64 (host-loop.rst), saturated")
+
+    def test_nested_run_sends_at_most_its_imported_fuel(self):
+        # public rt/mod.rs DetFuelBudget: remaining = min(imported, host's), and each LLM spend
+        # comes off the imported budget. domain.rs NestedExecutionData; NestedPermissions bits
+        # (deterministic 1<<0, read storage 1<<1, spawn nondet 1<<5), state_mode by variant name.
+        nested = {"memory_limit": 1 << 30, "stack": [], "permissions": 1 | (1 << 1) | (1 << 5),
+                  "state_mode": "Default", "topmost_runner_id": "contract", "remaining_det_fuel": 100}
+        o, rep, answers, llm, _ = self.run_block(
+            [PROMPT, PROMPT], llm=[mp.ok({"consumed_gen": 30, "data": "a"}), mp.ok({"consumed_gen": 1, "data": "b"})],
+            nested=nested, permissions="n")
+        self.assertEqual([r["Prompt"]["remaining_fuel_as_gen"] for r in llm.requests], [100, 70])
+        self.assertEqual(o.host0.calls_of("consume_fuel"), [{"gas": 30}, {"gas": 1}])
+        self.assert_contract_saw(answers, 1, {"ok": "b"})
 
     def test_validator_hello(self):
         _, rep, _, llm, _ = self.run_block([PROMPT, {"Return": True}], llm=[mp.ok({"consumed_gen": 0, "data": "v"})],
