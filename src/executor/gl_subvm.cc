@@ -103,7 +103,9 @@ std::optional<Trap> VmState::call_contract_nested(GlCall& g, const VmFrame& chil
   std::uint64_t used = g.caller.store().ram_used();
   std::uint64_t left = frame_.ram_budget > used ? frame_.ram_budget - used : 0;
   call.memory_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, 0xffffffffu));
-  auto reply = ctx_.host->run_nested(nested_envelope(call));
+  auto envelope = nested_envelope(call);
+  if (!envelope) return failed("building nested envelope", envelope.error());
+  auto reply = ctx_.host->run_nested(*envelope);
   if (!reply) return failed("running nested executor", reply.error());
   auto outcome = accept_nested_reply(*reply);
   if (!outcome) return failed("reading nested result", outcome.error());

@@ -395,34 +395,6 @@ Result<std::optional<calldata::Bytes>> HostClient::resolve_callcontract_executor
                                        : "resolve_callcontract_executor: reply is not calldata: " + v.error().to_string());
 }
 
-namespace {
-
-// The reply's shape, as the public derive decodes NestedRunReply: closed maps, every field
-// required, `kind` a ResultCode variant name. An empty string: the reply is well formed.
-std::string nested_reply_shape_error(const calldata::Value& v, NestedReply& out) {
-  if (!v.is_map() || v.as_map().size() != 3) return "reply must be a map of result, small_hash, effect_free";
-  const calldata::Value* result = v.find("result");
-  const calldata::Value* hash = v.find("small_hash");
-  const calldata::Value* effect_free = v.find("effect_free");
-  if (!result || !hash || !effect_free) return "reply must be a map of result, small_hash, effect_free";
-  if (!result->is_map() || result->as_map().size() != 2) return "result must be a map of kind, data";
-  const calldata::Value* kind = result->find("kind");
-  const calldata::Value* data = result->find("data");
-  if (!kind || !data) return "result must be a map of kind, data";
-  if (!kind->is_string()) return "result.kind must be a result code name";
-  auto code = parse_result_code_name(kind->as_string());
-  if (!code) return "result.kind: " + code.error().to_string();
-  if (!hash->is_bytes()) return "small_hash must be bytes";
-  if (!effect_free->is_bool()) return "effect_free must be a bool";
-  out.kind = *code;
-  out.data = *data;
-  out.small_hash = hash->as_bytes();
-  out.effect_free = effect_free->as_bool();
-  return {};
-}
-
-}  // namespace
-
 Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   auto c = begin(HostMethod::kRunNested);
   if (!c) return c.take_error();
@@ -439,11 +411,9 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   // refused without poisoning the connection (the run still delivers its result there).
   auto v = calldata::decode(*payload);
   if (!v) return make_error(HostError::kProtocol, "host_protocol", "run_nested: reply is not calldata: " + v.error().to_string());
-  NestedReply out;
-  if (std::string why = nested_reply_shape_error(*v, out); !why.empty()) {
-    return make_error(HostError::kProtocol, "host_protocol", "run_nested: " + why);
-  }
-  return out;
+  auto reply = host::nested_reply_from_value(*v);
+  if (!reply) return make_error(HostError::kProtocol, "host_protocol", "run_nested: " + reply.error().message);
+  return std::move(*reply);
 }
 
 }  // namespace genvm::executor

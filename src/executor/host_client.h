@@ -34,6 +34,7 @@
 #include "common/calldata.h"
 #include "common/result.h"
 #include "common/vm_error.h"
+#include "common/host/nested_run.h"
 #include "common/host/protocol.h"
 
 namespace genvm::executor {
@@ -105,16 +106,11 @@ class HostConnection {
   std::optional<Error> poisoned_;
 };
 
-// The run_nested reply (host-loop.rst; NestedRunReply in modules-interfaces nested.rs), as
-// decoded: {result: {kind: ResultCode variant name, data}, small_hash: bytes, effect_free}.
-// Only the shape is checked here (closed maps, as the public derive decodes them); whether a
-// caller may accept it (effect-free, a 32-byte hash, string VM errors) is the caller's check.
-struct NestedReply {
-  ResultCode kind = ResultCode::kInternalError;
-  calldata::Value data;
-  calldata::Bytes small_hash;
-  bool effect_free = false;
-};
+// The run_nested reply (host-loop.rst; NestedRunReply in modules-interfaces nested.rs), as the
+// shared codec decodes it (common/host/nested_run.h: closed maps, `kind` a ResultCode name).
+// Only the shape is checked here; whether a caller may accept it (effect-free, a 32-byte hash,
+// string VM errors) is the caller's check.
+using NestedReply = host::NestedRunReply;
 
 class HostClient {
  public:

@@ -2,34 +2,35 @@
 
 #include <algorithm>
 
+#include "common/host/execution_data.h"
 #include "executor/vm.h"
 
 namespace genvm::executor {
 
 using calldata::Value;
 
-Value nested_envelope(const NestedCall& call) {
+Result<Value> nested_envelope(const NestedCall& call) {
   // MessageData (modules-interfaces abi_stub.rs): exactly these keys of the startup message.
   Value::Map message;
   for (const char* key : {"contract_address", "sender_address", "origin_address", "signer_address", "chain_id",
                           "value", "is_init", "datetime"}) {
     if (const Value* v = call.message.find(key)) message[key] = *v;
   }
-  Value::Array stack;
-  for (const auto& a : call.stack) stack.emplace_back(a);
-  return Value::map({
-      {"routing_payload", call.routing_payload},
-      {"calldata", call.calldata},
-      {"message", Value(std::move(message))},
-      {"stack", Value(std::move(stack))},
-      {"permissions", call.permissions},
-      {"state_mode", std::string(host::storage_type_name(call.state_mode))},
-      // The callee's code is resolved by the receiving executor in its own storage layout.
-      {"topmost_runner_id", "contract"},
-      {"remaining_recursion", call.remaining_recursion},
-      {"remaining_det_fuel", call.remaining_det_fuel},
-      {"memory_limit", call.memory_limit},
-  });
+  auto m = host::message_from_value(Value(std::move(message)));
+  if (!m) return make_error("nested_envelope", m.error().message);
+  host::NestedRunEnvelope e;
+  e.routing_payload = call.routing_payload;
+  e.calldata = call.calldata;
+  e.message = std::move(*m);
+  e.stack = call.stack;
+  e.permissions = call.permissions;
+  e.state_mode = call.state_mode;
+  // The callee's code is resolved by the receiving executor in its own storage layout.
+  e.topmost_runner_id = "contract";
+  e.remaining_recursion = call.remaining_recursion;
+  e.remaining_det_fuel = call.remaining_det_fuel;
+  e.memory_limit = call.memory_limit;
+  return host::nested_envelope_to_value(e);
 }
 
 calldata::Bytes major_selector(std::uint8_t major) {

@@ -17,24 +17,24 @@
 #include "common/calldata.h"
 #include "common/result.h"
 #include "common/vm_error.h"
+#include "common/host/nested_run.h"
 #include "executor/entry.h"
 #include "executor/host_client.h"
 #include "executor/sha3.h"
 
 namespace genvm::executor {
 
-// NestedPermissions (nested.rs): one bit per permission, mapped by meaning; bits unknown to
-// this executor are ignored on import, so they deny rather than grant.
-enum NestedPermission : std::uint32_t {
-  kNestedDeterministic = 1u << 0,
-  kNestedReadStorage = 1u << 1,
-  kNestedWriteStorage = 1u << 2,
-  kNestedSendMessages = 1u << 3,
-  kNestedCallOthers = 1u << 4,
-  kNestedSpawnNondet = 1u << 5,
-  kNestedRegisterRunners = 1u << 6,
-  kNestedUseBalanceForMessageFees = 1u << 7,
-};
+// NestedPermissions: the bits of common/host/nested_run.h, shared with the manager. Bits unknown
+// to this executor are ignored on import, so they deny rather than grant.
+using host::kNestedCallOthers;
+using host::kNestedDeterministic;
+using host::kNestedReadStorage;
+using host::kNestedRegisterRunners;
+using host::kNestedSendMessages;
+using host::kNestedSpawnNondet;
+using host::kNestedUseBalanceForMessageFees;
+using host::kNestedWriteStorage;
+using host::NestedPermission;
 
 // The fields of one NestedRunEnvelope, as the caller derives them for the callee.
 struct NestedCall {
@@ -48,7 +48,9 @@ struct NestedCall {
   BigInt remaining_det_fuel;
   std::uint32_t memory_limit = 0;
 };
-calldata::Value nested_envelope(const NestedCall& call);
+// The envelope, encoded by the shared codec (host::nested_envelope_to_value). Error code
+// "nested_envelope" when the message's MessageData keys do not read as a MessageData.
+Result<calldata::Value> nested_envelope(const NestedCall& call);
 
 // The routing payload a caller mints when the host declined a callee whose ABI major this
 // executor does not serve (ADR-015, "What a null resolution means"): the encoded selector

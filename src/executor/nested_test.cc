@@ -84,7 +84,7 @@ TEST(NestedEnvelopeTest, HasExactlyTheEnvelopeFieldsWithViewNamesAndMessageData)
   for (auto [t, name] : {std::pair{StorageType::kDefault, "Default"}, std::pair{StorageType::kLatestFinal, "LatestFinal"},
                          std::pair{StorageType::kLatestNonFinal, "LatestNonFinal"}}) {
     c.state_mode = t;
-    Value e = nested_envelope(c);
+    Value e = *nested_envelope(c);
     ASSERT_TRUE(e.is_map());
     std::vector<std::string> keys;
     for (const auto& [k, v] : e.as_map()) keys.push_back(k);
