@@ -15,7 +15,7 @@ namespace {
 
 using calldata::Value;
 
-class TempDir : public ::testing::Test {
+class CliArgsFiles : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/genvm-node-args-XXXXXX";
@@ -64,7 +64,7 @@ TEST(CliArgs, ErrorsNameTheSyntaxAndQuoteAShortPrefix) {
   EXPECT_EQ(quote_prefix(std::string(40, 'x')), "'" + std::string(kQuoteMax, 'x') + "'... (40 characters)");
 }
 
-TEST_F(TempDir, AtFileIsTextAndBAtFileIsRawBytes) {
+TEST_F(CliArgsFiles, AtFileIsTextAndBAtFileIsRawBytes) {
   ArgReader r;
   auto text = r.parse("@" + write("v.txt", "[1, \"two\"]\n"));
   ASSERT_TRUE(text.ok()) << text.error().to_string();
@@ -79,7 +79,7 @@ TEST_F(TempDir, AtFileIsTextAndBAtFileIsRawBytes) {
   EXPECT_FALSE(r.parse("@").ok());
 }
 
-TEST_F(TempDir, InputFilesAreRegularAndBounded) {
+TEST_F(CliArgsFiles, InputFilesAreRegularAndBounded) {
   auto d = read_input_file(dir_, kMaxContractBytes);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, "bad_file");
