@@ -5,7 +5,8 @@ Sources: impl-spec/appendix/host-loop.rst (the loop, the frames), impl-spec/01-c
 (method ids, error codes, result codes), impl-spec/appendix/manager-socket.rst (host 1 belongs
 to the manager).
 
-Host0 serves a node's methods from an in-memory World on a unix socket. Host1 plays the
+Host0 serves a node's methods from an in-memory World on a unix socket (and, when a test adds it
+to `served`, resolve_callcontract_executor from `World.routes`). Host1 plays the
 manager's part on a socketpair whose other end the executor inherits: it takes consume_result
 (acknowledged with the single byte 0x00), answers resolve_callcontract_executor with null (the
 manager's answer when the request does not hook cross-contract calls) and refuses run_nested
@@ -123,6 +124,10 @@ class World:
         self.close_at = None  # (method name, n): close host 0 when the n-th (1-based) such call arrives
         self.storage_read_status = OK  # answer every storage_read with this status (OK serves data)
         self.close_at_slot = None  # close host 0 when a storage_read of this slot arrives
+        # resolve_callcontract_executor answers by callee address: routing payload bytes (an
+        # encoded ExecutorSelector); absent: null, the call is not placed (host-loop.rst)
+        self.routes = {}
+        self.silent_connections = set()  # 1-based host 0 connections accepted but never read
 
     def put(self, address, slot, index, data, types=STORAGE_TYPES):
         for t in types:
@@ -228,6 +233,7 @@ class Host0(_Server):
         self.listener.settimeout(0.05)  # so close() is noticed (a blocked accept is not woken by close)
         self.uri = "unix://" + path
         self.connections = 0
+        self.silent = []
         self.closed = threading.Event()
         self.start_thread(self._accept)
 
@@ -242,14 +248,18 @@ class Host0(_Server):
                 return
             sock.settimeout(None)
             self.connections += 1
+            if self.connections in self.world.silent_connections:
+                self.silent.append(sock)  # held open, never answered: the executor waits in its call
+                continue
             self.start_thread(self.serve_connection, sock, self.hello)
 
     def close(self):
         self.closed.set()
-        try:
-            self.listener.close()
-        except OSError:
-            pass
+        for sock in [self.listener] + self.silent:
+            try:
+                sock.close()
+            except OSError:
+                pass
 
     def handle(self, conn, name):
         w = self.world
@@ -306,6 +316,16 @@ class Host0(_Server):
                 return False
         elif name == "consume_result":
             self.consume_result(conn)
+        elif name == "resolve_callcontract_executor":
+            # host-loop.rst: on host 0 only when the request sets hook_cross_contract_calls
+            address = conn.read_exact(ADDRESS_SIZE, "resolve_callcontract_executor address")
+            stype = conn.read_exact(1, "resolve_callcontract_executor state")[0]
+            major = conn.read_exact(1, "resolve_callcontract_executor advisory_major")[0]
+            self.record(name, address=address, storage_type=stype, advisory_major=major)
+            if stype not in STORAGE_TYPES:
+                raise ProtocolFault(f"{self.name}: resolve_callcontract_executor with storage type {stype}")
+            # calldata Option<bytes>: null, or the routing payload as bytes
+            conn.send(bytes([OK]) + write_slice(calldata.encode(w.routes.get(address))))
         else:
             raise ProtocolFault(f"{self.name}: {name} is not served by the node host")
         return True

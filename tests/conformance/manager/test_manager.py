@@ -585,5 +585,116 @@ class RealExecutor(unittest.TestCase):
             h0.close()
 
 
+CALLER = os.path.join(BUILD, "examples", "caller.wasm")
+
+
+@needs(MANAGER, GENVM, COUNTER, CALLER, BUILD_MANIFEST)
+class NestedRuns(unittest.TestCase):
+    """run_nested on host 1 (host-loop.rst `run_nested`; ADR-015; RUN start_nested,
+    nested_reply_from_consumed_result): examples/caller.wasm at 0x0A calls `get` on a callee, and
+    the call is delegated to a second genvm the manager starts. Host 0 is gvm/host.py's spec
+    host, which both executors dial."""
+
+    CALLER_AT = mgr.address(0x0A)
+    CALLEE_AT = mgr.address(0x0C)
+
+    def setUp(self):
+        from gvm import host
+        self.host = host
+        self.tmp = tempfile.mkdtemp(prefix="genvm-mgr-nested-")
+        self.world = host.World()
+        self.world.remaining_fuel = (host.OK, 10 ** 12)
+        with open(CALLER, "rb") as f:
+            self.world.install_code(bytes(self.CALLER_AT.raw), f.read())
+        with open(COUNTER, "rb") as f:
+            self.world.install_code(bytes(self.CALLEE_AT.raw), f.read())
+        # examples/counter.c keeps its u64 (LE) at index 0 of the slot derived from the root at
+        # offset 1 (sdk/c gl_contract_slot); 41 is what `get` answers.
+        self.world.put(bytes(self.CALLEE_AT.raw), host.slot_indirection(host.ROOT_SLOT, 1), 0, struct.pack("<Q", 41))
+        served = set(host.Host0.NODE_METHODS) | {"resolve_callcontract_executor"}
+        self.h0 = host.Host0(self.world, host.make_socket_path(self.tmp), served=served)
+        self.m = mgr.Manager(MANAGER, public_config(), token=SUITE_TOKEN)
+
+    def tearDown(self):
+        self.m.stop()
+        self.h0.close()
+
+    def call_get(self, **fields):
+        from gvm import fees, result
+        s = self.m.session()
+        req = mgr.run_request(host=self.h0.uri, debug_mode="safe", is_sync=False, no_modules=True,
+                              message=xd.message(self.CALLER_AT, mgr.address(0xAA), mgr.address(0xAA),
+                                                 mgr.address(0xAA)),
+                              calldata=calldata.encode({"": "call_get", "args": [self.CALLEE_AT]}),
+                              bucket_totals=fees.BUCKETS, gas_data=fees.GAS_DATA, **fields)
+        gid = s.request("run", req)[2]["genvm_id"]
+        fin = s.wait_terminal(gid)
+        s.close()
+        self.assertIn("finished", fin, fin)
+        self.assertEqual(fin["finished"]["exit_code"], 0, self.m.log_text())
+        self.assertEqual(self.h0.failures, [], "the spec host saw clean host loops")
+        return result.Reported(fin["finished"]["consumed_result"]).require_valid()
+
+    def nested_log(self):
+        return [json.loads(line) for line in self.m.log_text().splitlines()
+                if line.startswith("{") and '"nested_run_finished"' in line]
+
+    def test_a_call_the_host_routes_runs_in_a_nested_executor(self):
+        # host-loop.rst: with hook_cross_contract_calls, host 0 answers the resolution; a version
+        # names a line outright (the build's one line, tools/genvm-manager/CMakeLists.txt).
+        line = os.listdir(os.path.join(BUILD, "tools", "executor"))[0]
+        self.world.routes[bytes(self.CALLEE_AT.raw)] = calldata.encode({"kind": "version", "version": line})
+        r = self.call_get(hook_cross_contract_calls=True)
+        self.assertEqual(r.kind, "Return", r.data)
+        self.assertEqual(r.data, 41, "the callee's `get`, through the caller")
+        self.assertEqual([c["address"] for c in self.h0.calls_of("resolve_callcontract_executor")],
+                         [bytes(self.CALLEE_AT.raw)], "asked once, of host 0")
+        self.assertEqual(self.h0.connections, 2, "the nested executor re-dialed host 0")
+        nested = self.nested_log()
+        self.assertEqual([(n["outcome"], n["version"]) for n in nested], [("Return", line)], self.m.log_text())
+
+    def test_a_major_the_line_does_not_serve_is_delegated_to_the_manager(self):
+        # ADR-015 "What a null resolution means": the manager answers null on host 1, the callee's
+        # root records major 1, so the caller mints {"kind": "major", "major": 1}; no line
+        # provides it, the newest runs and raises invalid_contract major_mismatch itself, and
+        # the caller contract sees a VM error from its callee (examples/caller.c: "callee failed").
+        self.world.put(bytes(self.CALLEE_AT.raw), self.host.ROOT_SLOT, 0, b"\x01")
+        r = self.call_get()
+        self.assertEqual((r.kind, r.data), ("UserError", "callee failed"))
+        self.assertEqual(self.h0.calls_of("resolve_callcontract_executor"), [], "not hooked: host 1 answered")
+        self.assertEqual([n["outcome"] for n in self.nested_log()], ["VmError"], self.m.log_text())
+        self.assertIn('"version_fallback"', self.m.log_text(), "RUN resolve_selector: major 1 falls back")
+
+    def test_the_nested_executor_dies_with_its_caller(self):
+        # ADR-015: "A nested run has no independent lifetime"; the deadline propagates from the
+        # outermost run. Host 0 never answers the nested executor (its second connection), so
+        # the chain waits until the caller's deadline kills both.
+        line = os.listdir(os.path.join(BUILD, "tools", "executor"))[0]
+        self.world.routes[bytes(self.CALLEE_AT.raw)] = calldata.encode({"kind": "version", "version": line})
+        self.world.silent_connections = {2}
+        from gvm import fees
+        s = self.m.session()
+        req = mgr.run_request(host=self.h0.uri, debug_mode="safe", is_sync=False, no_modules=True, deadline="2s",
+                              hook_cross_contract_calls=True,
+                              message=xd.message(self.CALLER_AT, mgr.address(0xAA), mgr.address(0xAA),
+                                                 mgr.address(0xAA)),
+                              calldata=calldata.encode({"": "call_get", "args": [self.CALLEE_AT]}),
+                              bucket_totals=fees.BUCKETS, gas_data=fees.GAS_DATA)
+        gid = s.request("run", req)[2]["genvm_id"]
+        fin = s.wait_terminal(gid)
+        s.close()
+        self.assertEqual(fin["finished"]["cause"], "deadline", fin)
+        starts = [json.loads(line) for line in self.m.log_text().splitlines()
+                  if line.startswith("{") and '"run_started"' in line]
+        child = [e for e in starts if e.get("nested_in") == gid]
+        self.assertEqual(len(child), 1, self.m.log_text())
+        status = f"/proc/{child[0]['pid']}/status"
+        alive = os.path.exists(status) and "(zombie)" not in open(status).read()
+        self.assertFalse(alive, "the nested executor is gone once its caller's finished event is out")
+        nested = self.nested_log()
+        self.assertEqual([(n["outcome"], n.get("error")) for n in nested],
+                         [("refused", "nested executor stopped: deadline")], self.m.log_text())
+
+
 if __name__ == "__main__":
     unittest.main()
