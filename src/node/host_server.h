@@ -7,7 +7,8 @@
 // storage_read answers from the committed state only (the executor buffers its own writes, and
 // every storage type sees the same committed state here: the node commits one transaction at a
 // time); get_balance reads accounts; consume_result is recorded and acknowledged; consume_fuel
-// and notify_nondet_disagreement are recorded; eth_call answers evm_reverted (no EVM chain);
+// and notify_nondet_disagreement are recorded (the vote reads the disagreement from the run's
+// checked result, nondet_disagreement: node.h); eth_call answers evm_reverted (no EVM chain);
 // remaining_fuel_as_gen answers zero; resolve_callcontract_executor answers null (same
 // executor); run_nested is not offered and ends the connection with an error. Under
 // node::Runner the execution data routes consume_result, resolve_callcontract_executor and
