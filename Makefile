@@ -8,8 +8,9 @@ SAN_BUILD_DIR ?= build-sanitize
 FUZZ_BUILD_DIR ?= build-fuzz
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+PREFIX ?= $(HOME)/.local
 
-.PHONY: all bootstrap configure build test demo sanitize-test fuzz clean help
+.PHONY: all bootstrap configure build test demo install sanitize-test fuzz clean help
 
 all: build
 
@@ -17,6 +18,7 @@ help:
 	@echo "make demo           install what is missing, build, run the demo"
 	@echo "make test           install what is missing, build, run every test (ctest)"
 	@echo "make build          configure and build into $(BUILD_DIR)/"
+	@echo "make install        build, then install the binaries, genvm-cc and the C SDK under PREFIX (default ~/.local)"
 	@echo "make sanitize-test  unit tests under ASan+UBSan, built with GCC, in $(SAN_BUILD_DIR)/"
 	@echo "make fuzz           build the fuzz targets with clang in $(FUZZ_BUILD_DIR)/, run each for FUZZ_SECONDS (default 60)"
 	@echo "make clean          remove build folders"
@@ -35,6 +37,10 @@ test: build
 
 demo: build
 	@scripts/demo $(BUILD_DIR)
+
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX) >/dev/null
+	@echo "installed under $(PREFIX): put $(PREFIX)/bin on PATH"
 
 sanitize-test: bootstrap
 	@cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DGENVM_SANITIZE=ON -DGENVM_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
