@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the committed seed corpora of the fuzz targets other than calldata_fuzz
 # (fuzz/make_calldata_seeds.sh) and wasm_reader_fuzz: blake3_fuzz, execution_data_fuzz,
-# host_client_fuzz, manager_protocol_fuzz and fee_expr_fuzz. Each seed is a well-formed input of the target's
-# layout (or a near miss), so the fuzzer starts inside the accepting paths instead of spending
-# its first minutes discovering the framing.
+# host_client_fuzz, manager_protocol_fuzz, fee_expr_fuzz and module_wire_fuzz. Each seed is a
+# well-formed input of the target's layout (or a near miss), so the fuzzer starts inside the
+# accepting paths instead of spending its first minutes discovering the framing.
 #   fuzz/make_seeds.sh [path/to/genvm-calldata]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +103,20 @@ for name, text in seeds.items():
     open(f"fuzz/fee_expr_fuzz/{name}", "w").write(text)
 PY
 
-for t in blake3_fuzz execution_data_fuzz host_client_fuzz manager_protocol_fuzz fee_expr_fuzz; do
+# --- module_wire_fuzz: the executor ⇄ module frames' calldata (hello, each request, each answer
+# and Ok payload), and a host_data JSON text (read when the bytes are not calldata).
+fresh module_wire_fuzz
+enc '{"gas_data": {"storageUnitPrice": "3"}, "genvm_id": 1, "host_data": {"node_address": "0xaa", "tx_id": "0x01", "n": [1, null]}, "initial_time_units_allocation": 7, "role": "Leader"}' >fuzz/module_wire_fuzz/hello
+enc '{"Prompt": {"payload": {"images": [b#89504e47], "prompt": "hi", "response_format": "json"}, "remaining_fuel_as_gen": 12345}}' >fuzz/module_wire_fuzz/prompt
+enc '{"PromptTemplate": {"payload": {"leader_answer": "a", "principle": "p", "template": "EqComparative", "validator_answer": "b"}, "remaining_fuel_as_gen": 0}}' >fuzz/module_wire_fuzz/template
+enc '{"Request": [{"body": b#616263, "headers": {"accept": b#2a2f2a}, "method": "POST", "sign": false, "url": "https://example.com/"}, 1000]}' >fuzz/module_wire_fuzz/request
+enc '{"Render": [{"mode": "screenshot", "url": "https://example.com/", "wait_after_loaded": "2s"}, 65536]}' >fuzz/module_wire_fuzz/render
+enc '{"Ok": {"consumed_gen": 3, "data": true}}' >fuzz/module_wire_fuzz/answer_ok
+enc '{"UserError": {"causes": ["TLD_FORBIDDEN"], "ctx": {"tld": "x"}}}' >fuzz/module_wire_fuzz/answer_user_error
+enc '{"FatalError": "boom"}' >fuzz/module_wire_fuzz/answer_fatal
+enc '{"response": {"body": b#00, "headers": {"content-type": b#74}, "status": 200}}' >fuzz/module_wire_fuzz/render_answer
+printf '%s' '{"node_address": "a", "tx_id": "b", "x": [1, -2, {"y": null, "z": true}]}' >fuzz/module_wire_fuzz/host_data_json
+
+for t in blake3_fuzz execution_data_fuzz host_client_fuzz manager_protocol_fuzz fee_expr_fuzz module_wire_fuzz; do
   echo "wrote $(ls "fuzz/$t" | wc -l) seeds to fuzz/$t"
 done

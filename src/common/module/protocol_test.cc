@@ -1,11 +1,14 @@
 #include "common/module/protocol.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -164,6 +167,38 @@ TEST(module_server, ServesHelloThenRequestsOnAUnixSocket) {
   EXPECT_TRUE(calldata::decode(**answer)->find("FatalError"));
   EXPECT_EQ(seen, sample_hello());
   ::close(c);
+  (*l)->stop();
+  t.join();
+}
+
+TEST(module_server, ConnectionsBeyondTheCapAreClosed) {
+  auto l = ModuleListener::bind("127.0.0.1:0");
+  ASSERT_TRUE(l.ok()) << l.error().to_string();
+  std::thread t([&] { (*l)->serve([](const Hello&, const Value& req) { return Answer::ok(req); }); });
+  std::string addr = (*l)->address();
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1))));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  auto dial = [&] {
+    int c = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    return c;
+  };
+  auto ping = [&](int c) {
+    if (!write_frame(c, calldata::encode(hello_value(sample_hello()))) || !write_frame(c, calldata::encode(Value(1)))) {
+      return false;
+    }
+    auto a = read_frame(c);
+    return a.ok() && a->has_value();
+  };
+  std::vector<int> held;
+  for (int i = 0; i < ModuleListener::kMaxConnections; ++i) held.push_back(dial());
+  ASSERT_TRUE(ping(held.front()));  // every held one is being served...
+  int extra = dial();
+  EXPECT_FALSE(ping(extra));  // ...and one more is closed without an answer
+  ::close(extra);
+  for (int c : held) ::close(c);
   (*l)->stop();
   t.join();
 }

@@ -44,7 +44,7 @@ Result<std::unique_ptr<ModuleListener>> ModuleListener::bind(std::string_view ad
     sa.sun_family = AF_UNIX;
     std::memcpy(sa.sun_path, path.c_str(), path.size());
     ::unlink(path.c_str());
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, 64) != 0) {
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, SOMAXCONN) != 0) {
       Error e = make_error("bad_address", "cannot listen on " + path + ": " + std::strerror(errno));
       ::close(fd);
       return e;
@@ -71,7 +71,7 @@ Result<std::unique_ptr<ModuleListener>> ModuleListener::bind(std::string_view ad
   if (fd < 0) return make_error("bad_address", std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     Error e = make_error("bad_address", "cannot listen on " + std::string(address) + ": " + std::strerror(errno));
     ::close(fd);
     return e;
@@ -89,13 +89,22 @@ ModuleListener::~ModuleListener() {
 
 void ModuleListener::serve(RequestHandler handler) {
   auto shared = std::make_shared<RequestHandler>(std::move(handler));
+  auto active = std::make_shared<std::atomic<int>>(0);
   while (!stopping_) {
     pollfd pfd{fd_, POLLIN, 0};
     int r = ::poll(&pfd, 1, 200);  // wakes to notice stop()
     if (r <= 0) continue;
     int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) continue;
-    std::thread([c, shared] { serve_connection(c, *shared); }).detach();
+    if (active->fetch_add(1) >= kMaxConnections) {
+      active->fetch_sub(1);
+      ::close(c);
+      continue;
+    }
+    std::thread([c, shared, active] {
+      serve_connection(c, *shared);
+      active->fetch_sub(1);
+    }).detach();
   }
 }
 

@@ -33,7 +33,9 @@ class ModuleListener {
   ModuleListener(const ModuleListener&) = delete;
   ModuleListener& operator=(const ModuleListener&) = delete;
 
-  // Accepts until stop(); each connection is served on its own detached thread.
+  // Accepts until stop(); each connection is served on its own detached thread, at most
+  // kMaxConnections at once (one more is closed at once: the executor sees a failed module).
+  static constexpr int kMaxConnections = 256;
   void serve(RequestHandler handler);
   void stop() { stopping_ = true; }
   // The bound address in the form bind() takes (a TCP port resolved).
