@@ -27,6 +27,11 @@
 //    stdout/stderr captured by the debug mode's capture rule. The deadline SIGKILLs the whole
 //    tree; so do cancel and shutdown. When the leader exits, whatever it left behind is
 //    SIGKILLed too: nothing outlives a run.
+//  - run_nested on host 1 (nested_run.h) starts a child run the same way (its own group and
+//    cgroup), with no permit, no events, no entry in executions(), no deadline of its own; host
+//    1 is not read again until its reply is written. A stop of a run (cancel, deadline,
+//    shutdown) stops its callee first; a run whose executor exits has its callee killed; a
+//    run's finished event waits until its callee is reaped. stats().running counts it.
 //  - Exactly one terminal event (failed_to_start or finished) per run, delivered to every sink
 //    subscribed at that moment. Sinks are weak: a closed connection simply stops receiving,
 //    and never affects the run.
