@@ -14,3 +14,17 @@ if(TARGET genvm AND TARGET genvm_executor_line)
   install(TARGETS genvm RUNTIME DESTINATION "executor/${GENVM_EXECUTOR_LINE_VERSION}/bin")
   install(FILES "${CMAKE_BINARY_DIR}/tools/data/manifest.yaml" DESTINATION data)
 endif()
+
+# build/bin: symlinks to every binary, so one PATH entry serves a build tree as an install's
+# bin/ does (docs/TUTORIAL.md). genvm-cc is written there by sdk/c.
+set(_bin_links)
+foreach(tool genvm genvm-node genvm-manager genvm-calldata genvm-hash genvm-wasm genvm-supervise genvm-module-web
+             genvm-module-llm genvm-test-host)
+  if(TARGET ${tool})
+    list(APPEND _bin_links COMMAND "${CMAKE_COMMAND}" -E create_symlink "$<TARGET_FILE:${tool}>"
+         "${CMAKE_BINARY_DIR}/bin/${tool}")
+  endif()
+endforeach()
+add_custom_target(genvm_bin_links ALL
+  COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_BINARY_DIR}/bin" ${_bin_links}
+  COMMENT "build/bin: links to the binaries")
