@@ -65,7 +65,11 @@ std::size_t on_header(char* p, std::size_t size, std::size_t n, void* user) {
   }
   auto colon = line.find(':');
   if (colon == std::string_view::npos || colon == 0) return size * n;
-  std::string name(line.substr(0, colon));
+  // A header name is an HTTP token (visible ASCII): anything else is dropped, so a server
+  // cannot put a map key into the answer that is not UTF-8 (calldata would refuse it).
+  std::string_view raw_name = line.substr(0, colon);
+  if (!std::all_of(raw_name.begin(), raw_name.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; })) return size * n;
+  std::string name(raw_name);
   for (char& c : name) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
@@ -191,10 +195,12 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
     if (method == "HEAD") {
       curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else {
-      if (method != "GET") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+      // A body makes libcurl POST unless the method is named, so it is named whenever there
+      // is one (a GET with a body stays a GET).
+      if (method != "GET" || body) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
       if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, reinterpret_cast<const char*>(body->data()));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->empty() ? "" : reinterpret_cast<const char*>(body->data()));
       }
     }
     CURLcode rc = curl_easy_perform(c);

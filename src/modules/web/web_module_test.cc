@@ -107,6 +107,8 @@ class TestServer {
     } else if (path == "/slow") {
       std::this_thread::sleep_for(std::chrono::seconds(3));
       send_all(c, response(200, "", "late"));
+    } else if (path == "/odd-header") {
+      send_all(c, response(200, "X-\xff: 1\r\nX-Fine: 2\r\n", "ok"));
     } else if (path == "/echo") {
       send_all(c, response(200, "", method + " " + body));
     } else {
@@ -232,8 +234,24 @@ TEST(module_web_fetch, PostsBodyAndMethod) {
   r.body = calldata::Bytes{'a', 'b', 'c'};
   r.headers["Content-Type"] = calldata::Bytes{'t', '/', 'p'};
   EXPECT_EQ(body_text(response_of(fetch(*p, r, 1 << 20))), "PATCH abc");
+  r.method = "GET";  // a body does not turn a GET into a POST
+  EXPECT_EQ(body_text(response_of(fetch(*p, r, 1 << 20))), "GET abc");
+  r.body = calldata::Bytes{};
+  r.method = "POST";
+  EXPECT_EQ(body_text(response_of(fetch(*p, r, 1 << 20))), "POST ");
   r.headers["Bad"] = calldata::Bytes{'a', '\r', '\n', 'b'};
   EXPECT_EQ(cause(fetch(*p, r, 1 << 20)), "SENDING_REQUEST");
+}
+
+TEST(module_web_fetch, HeaderNamesThatAreNotTokensAreDropped) {
+  TestServer s;
+  auto p = policy();
+  Answer a = fetch(*p, get(s.url("/odd-header")), 1 << 20);
+  const Value& headers = *response_of(a).find("headers");
+  EXPECT_NE(headers.find("x-fine"), nullptr);
+  for (const auto& [k, _] : headers.as_map()) EXPECT_TRUE(calldata::is_valid_utf8(k)) << k;
+  // The answer survives the wire: it encodes to calldata that decodes.
+  EXPECT_TRUE(calldata::decode(calldata::encode(answer_value(a))).ok());
 }
 
 TEST(module_web_fetch, FollowsTenRedirectsNotEleven) {
