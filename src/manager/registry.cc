@@ -205,14 +205,17 @@ Registry::~Registry() {
   // Results it already handed to io_ find the registry gone (alive_) if io_ runs on.
   spawner_.reset();
   alive_.reset();
-  for (auto& [id, run] : runs_) {
-    run->deadline_timer.cancel();
-    run->drain_timer.cancel();
-    run->retention_timer.cancel();
-    run->pidfd.reset();
-    run->in.reset();
-    run->host1.reset();
-    for (auto& st : run->streams) st.reset();
+  for (auto& [id, top] : runs_) {
+    // A nested run is reached through its caller only; its pending reads end here too.
+    for (Run* run = top.get(); run; run = run->callee.get()) {
+      run->deadline_timer.cancel();
+      run->drain_timer.cancel();
+      run->retention_timer.cancel();
+      run->pidfd.reset();
+      run->in.reset();
+      run->host1.reset();
+      for (auto& st : run->streams) st.reset();
+    }
   }
   queue_.clear();
   runs_.clear();
