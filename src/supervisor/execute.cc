@@ -47,6 +47,7 @@ Status validate(const ExecuteRequest& r) {
   if (r.timeout && r.timeout->count() <= 0) return invalid("invalid_request", "timeout must be positive");
   if (r.grace.count() < 0) return invalid("invalid_request", "grace must not be negative");
   if (r.drain.count() < 0) return invalid("invalid_request", "drain must not be negative");
+  if (r.linger.count() < 0) return invalid("invalid_request", "linger must not be negative");
   if (r.log_fd != -1 && r.log_fd < 3) return invalid("invalid_request", "log_fd must be -1 or >= 3 (0-2 are stdio)");
   if (r.cancel_fd < -1) return invalid("invalid_request", "cancel_fd must be -1 or an fd");
   int c = static_cast<int>(r.capture);
@@ -167,6 +168,7 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
   Clock::time_point kill_at{}, next_kill{};
   std::optional<Clock::time_point> drain_until;
   std::optional<Clock::time_point> eof_alive_since;
+  std::optional<Clock::time_point> linger_until;
   std::optional<Clock::time_point> deadline;
   if (req.timeout) deadline = start + *req.timeout;
   auto next_sample = start + Millis(250);
@@ -217,6 +219,14 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
           res.left_running = true;
           break;
         }
+      } else if (pipes_open && phase == Phase::kRunning) {
+        // The leader is done, members remain and hold the output: read it for `linger`, then
+        // end them (they would otherwise keep the run open until the deadline).
+        if (!linger_until) linger_until = now + req.linger;
+        if (now >= *linger_until) {
+          res.left_running = true;
+          begin_teardown();
+        }
       } else if (!pipes_open && phase == Phase::kRunning) {
         // The leader is done and EOF came, but members remain. A member that closed its
         // output on its way out is given `drain` to be gone before it counts as left running.
@@ -239,6 +249,7 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
     if (phase == Phase::kTerminating) wake = std::min(wake, kill_at);
     if (phase == Phase::kKilling) wake = std::min(wake, next_kill);
     if (drain_until) wake = std::min(wake, *drain_until);
+    if (linger_until && phase == Phase::kRunning) wake = std::min(wake, *linger_until);
     // Group membership is polled every 20 ms only while the leader is gone and a tree is left;
     // without a pidfd the leader's exit is polled too.
     if (c.leader_reaped() || c.pidfd() < 0) wake = std::min(wake, now + Millis(20));

@@ -226,6 +226,10 @@ struct ExecuteRequest {
   std::optional<Millis> timeout;  // none: no deadline
   Millis grace{2000};             // SIGTERM -> grace -> SIGKILL
   Millis drain{250};              // reading past the tree's end before calling it left_running
+  // After the leader exited, how long output still held by members of its tree is read
+  // before the tree is ended (left_running): `sh -c 'sleep 705 & exit 0'` holds stdout in the
+  // sleep, and the run must end with the leader, not at the deadline.
+  Millis linger{1000};
   int log_fd = -1;                // child fd for JSON-lines logs; -1: none
   Limits limits;
   int cancel_fd = -1;  // readable => stop now; one byte read is the signal number that asked

@@ -156,6 +156,25 @@ TEST(Cli, TimeoutExits124AndPrintsOneJsonObject) {
   EXPECT_NE(out.find("\"stdout\":\"started\\n\""), std::string::npos) << out;
 }
 
+TEST(Cli, ABackgroundChildHoldingStdoutEndsWithTheLeaderNotAtTheTimeout) {
+  // The leader exits at once; the backgrounded sleep keeps stdout open. Fails if the CLI reads
+  // until EOF without a bound (it then reports timed_out after the 30 s timeout).
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
+  auto begin = std::chrono::steady_clock::now();
+  Cli c = start({"--timeout", "30s", "--", "/bin/sh", "-c", "sleep 705 & echo $! > " + dir + "/gc; exit 0"}, dir);
+  ASSERT_GT(c.pid, 0);
+  EXPECT_EQ(wait_exit(c.pid), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 10s);
+  std::string out = slurp(c.out_path);
+  EXPECT_NE(out.find("\"exit_code\":0,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"timed_out\":false"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"left_running\":true"), std::string::npos) << out;
+  pid_t gc = read_pid_file(dir + "/gc");
+  EXPECT_TRUE(wait_until([gc] { return gc > 0 && dead(gc); }, 2s)) << "the group was not ended";
+  kill_if_alive(gc);
+}
+
 TEST(Cli, ExitCodeMirrorsTheCommand) {
   ScopedTempDir tmp;
   const std::string& dir = tmp.path;

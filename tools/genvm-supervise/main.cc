@@ -28,6 +28,8 @@ constexpr const char* kUsage =
     "start.\n"
     "  --timeout DUR        kill the whole tree after DUR (e.g. 10s, 500ms, 2m; plain = seconds)\n"
     "  --grace DUR          SIGTERM -> DUR -> SIGKILL (default 2s)\n"
+    "  --linger DUR         after CMD exits, read output its children still hold for DUR,\n"
+    "                       then end them (default 1s; reported as left_running)\n"
     "  --capture MODE       disabled | bounded | unbounded (default bounded)\n"
     "  --pass NAME          pass NAME from our env (beyond the essential allowlist)\n"
     "  --define NAME=VALUE  set NAME in the command's env\n"
@@ -121,6 +123,8 @@ int main(int argc, char** argv) {
       if (req.timeout->count() == 0) die("--timeout must be positive");
     } else if (a == "--grace") {
       req.grace = parse_duration(a, value(a));
+    } else if (a == "--linger") {
+      req.linger = parse_duration(a, value(a));
     } else if (a == "--capture") {
       std::string m = value(a);
       if (m == "disabled") req.capture = genvm::Capture::kDisabled;
