@@ -95,7 +95,8 @@ Result<Config> parse_root(const YAML::Node& root) {
   if (auto s = check_keys(root, "config",
                           {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
                            "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
-                           "host", "port", "socket", "threads", "blocking_threads", "log_disable"});
+                           "host", "port", "socket", "threads", "blocking_threads", "log_disable", "extra_args",
+                           "connections"});
       !s) {
     return s.take_error();
   }
@@ -188,6 +189,43 @@ Result<Config> parse_root(const YAML::Node& root) {
         if (tok.size() < 16) return bad("trusted.tokens: a token must be at least 16 characters");
       }
       c.trusted_tokens = std::move(*v);
+    }
+  }
+  if (const auto& e = root["extra_args"]) {
+    if (auto s = check_keys(e, "extra_args", {"untrusted_allowed"}); !s) return s.take_error();
+    if (e["untrusted_allowed"]) {
+      auto v = strings(e["untrusted_allowed"], "extra_args.untrusted_allowed");
+      if (!v) return v.take_error();
+      for (const auto& a : *v) {
+        if (a.empty()) return bad("extra_args.untrusted_allowed: an entry is empty");
+        if (is_reserved_executor_flag(a)) {
+          return bad("extra_args.untrusted_allowed: \"" + a + "\" is a flag the manager owns (refused from every caller)");
+        }
+      }
+      c.extra_args.untrusted_allowed = std::move(*v);
+    }
+  }
+  if (const auto& n = root["connections"]) {
+    if (auto s = check_keys(n, "connections", {"max", "idle_timeout", "max_queued_bytes", "stall_timeout"}); !s) {
+      return s.take_error();
+    }
+    if (n["max"]) {
+      auto v = positive(n["max"], "connections.max");
+      if (!v) return v.take_error();
+      c.connections.max = *v;
+    }
+    if (n["max_queued_bytes"]) {
+      auto v = positive(n["max_queued_bytes"], "connections.max_queued_bytes");
+      if (!v) return v.take_error();
+      if (*v < 1024) return bad("connections.max_queued_bytes: must be at least 1024");
+      c.connections.max_queued_bytes = *v;
+    }
+    for (const char* k : {"idle_timeout", "stall_timeout"}) {
+      if (!n[k]) continue;
+      auto d = duration(n[k], std::string("connections.") + k);
+      if (!d) return d.take_error();
+      if (d->count() <= 0) return bad(std::string("connections.") + k + ": must be positive");
+      (std::string_view(k) == "idle_timeout" ? c.connections.idle_timeout : c.connections.stall_timeout) = *d;
     }
   }
   if (root["containment"]) c.containment = root["containment"].as<bool>();

@@ -29,6 +29,20 @@ struct PermitsConfig {
   std::uint64_t nondet = 8;  // permits a nondet run costs; also the least `total` can be
 };
 
+// What one client connection may hold (server.h "Connections").
+struct ConnectionLimits {
+  // Open connections at most; 0: derived from the fd limit, keeping room for runs
+  // (server.h connection_cap). A value above what the fd limit allows is lowered to it.
+  std::size_t max = 0;
+  // A connection with nothing to do this long is closed: no request arrived (HTTP), or no
+  // request and no run of its own still going (WebSocket).
+  Millis idle_timeout = std::chrono::seconds(60);
+  // Replies and events queued for a client that is not reading: above this the manager stops
+  // reading its requests; still above it after stall_timeout, the client is dropped.
+  std::size_t max_queued_bytes = 16 * 1024 * 1024;
+  Millis stall_timeout = std::chrono::seconds(10);
+};
+
 struct Config {
   // Where executor lines live: a line's executor is <executors_dir>/<version key>/bin/genvm
   // (run.rs). Empty: genvm-manager sets <its own directory>/../executor, the public default;
@@ -53,6 +67,8 @@ struct Config {
   std::size_t max_message_bytes = 64 * 1024 * 1024;
   PermitsConfig permits;
   DebugPolicy debug;
+  ExtraArgsPolicy extra_args;  // what an untrusted caller may pass as extra_args (policy.h)
+  ConnectionLimits connections;
   std::vector<uid_t> trusted_uids;          // unix-socket peers (SO_PEERCRED) that are trusted
   std::vector<std::string> trusted_tokens;  // `Authorization: Bearer <token>` that is trusted
   bool containment = true;                  // a cgroup per run where the machine allows it

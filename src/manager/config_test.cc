@@ -23,6 +23,11 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
   EXPECT_EQ(c->log_level, LogLevel::kInfo);
   EXPECT_EQ(c->port, 3999);
   EXPECT_TRUE(c->socket.empty());
+  EXPECT_TRUE(c->extra_args.untrusted_allowed.empty()) << "an untrusted caller passes no extra_args by default";
+  EXPECT_EQ(c->connections.max, 0u) << "derived from the fd limit";
+  EXPECT_EQ(c->connections.idle_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(c->connections.max_queued_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(c->connections.stall_timeout, std::chrono::seconds(10));
 }
 
 TEST(ManagerConfig, ParsesEveryKey) {
@@ -38,6 +43,8 @@ max_message_bytes: 1048576
 permits: {total: 16, per_gib: "1/4", sync: 2, nondet: 3}
 debug_mode: {untrusted_max: safe-unbounded, on_untrusted_above_max: clamp}
 trusted: {uids: [0, 1000], tokens: ["0123456789abcdef0123"]}
+extra_args: {untrusted_allowed: ["--nondet-fuel=*", "--x"]}
+connections: {max: 200, idle_timeout: 30s, max_queued_bytes: 4096, stall_timeout: 2s}
 containment: false
 host: 0.0.0.0
 port: 4000
@@ -60,6 +67,11 @@ socket: /tmp/m.sock
   EXPECT_TRUE(c->debug.clamp);
   EXPECT_EQ(c->trusted_uids, (std::vector<uid_t>{0, 1000}));
   EXPECT_EQ(c->trusted_tokens.size(), 1u);
+  EXPECT_EQ(c->extra_args.untrusted_allowed, (std::vector<std::string>{"--nondet-fuel=*", "--x"}));
+  EXPECT_EQ(c->connections.max, 200u);
+  EXPECT_EQ(c->connections.idle_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(c->connections.max_queued_bytes, 4096u);
+  EXPECT_EQ(c->connections.stall_timeout, std::chrono::seconds(2));
   EXPECT_FALSE(c->containment);
   EXPECT_EQ(c->port, 4000);
   EXPECT_EQ(c->socket, "/tmp/m.sock");
@@ -78,6 +90,12 @@ TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
                  Case{"debug_mode: {on_untrusted_above_max: maybe}", "reject or clamp"},
                  Case{"trusted: {tokens: [short]}", "16 characters"},
                  Case{"trusted: {uids: [root]}", "trusted.uids"},
+                 Case{"extra_args: {untrusted_allowed: [\"--debug-mode=*\"]}", "flag the manager owns"},
+                 Case{"extra_args: {untrusted_allowed: [\"--module-cache\"]}", "flag the manager owns"},
+                 Case{"extra_args: {allowed: []}", "unknown key \"allowed\""},
+                 Case{"connections: {idle_timeout: 0s}", "connections.idle_timeout"},
+                 Case{"connections: {max_queued_bytes: 10}", "at least 1024"},
+                 Case{"connections: {max: 0}", "connections.max"},
                  Case{"executor: []", "executor"},
                  Case{"executor_protocol: grpc", "genvm or plain"},
                  Case{"executor_protocol: plain", "plain needs an executor"},

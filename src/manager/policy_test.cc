@@ -78,5 +78,38 @@ TEST(ManagerPolicy, DecisionLogLineIsOneJsonObject) {
   EXPECT_EQ(bad.find('\n'), std::string::npos);
 }
 
+// Every flag the manager sets on genvm's command line (executor_link.cc), and the ones no request
+// may choose; a value after '=' does not hide the name. Fails if one is missing from the list.
+TEST(ManagerPolicy, ReservedExecutorFlagsAreRecognisedWithOrWithoutAValue) {
+  for (const char* f : {"--debug-mode", "--host", "--permissions", "--genvm-id", "--sync", "--module-llm",
+                        "--module-web", "--module-cache", "--config", "--execution-data", "--log-fd"}) {
+    EXPECT_TRUE(is_reserved_executor_flag(f)) << f;
+    EXPECT_TRUE(is_reserved_executor_flag(std::string(f) + "=x")) << f;
+  }
+  for (const char* a : {"--nondet-fuel=5", "--debug-modes", "debug-mode", "-", "exit 0"}) {
+    EXPECT_FALSE(is_reserved_executor_flag(a)) << a;
+  }
+}
+
+TEST(ManagerPolicy, ExtraArgsAreAllowedToTrustedCallersAndTheAllowlistOnly) {
+  ExtraArgsPolicy p{{"--nondet-fuel=*", "--x"}};
+  Caller untrusted{false, "tcp:127.0.0.1", "conn:1"}, trusted{true, "uid:0", "uid:0"};
+  EXPECT_FALSE(refuse_extra_args(untrusted, {}, p));
+  EXPECT_FALSE(refuse_extra_args(untrusted, {"--nondet-fuel=9", "--x"}, p));
+  EXPECT_TRUE(refuse_extra_args(untrusted, {"--x", "--y"}, p));
+  EXPECT_TRUE(refuse_extra_args(untrusted, {"--x"}, {}));
+  EXPECT_FALSE(refuse_extra_args(trusted, {"--y"}, {}));
+  auto reserved = refuse_extra_args(trusted, {"--y", "--debug-mode", "unsafe-tracing"}, {{"*"}});
+  ASSERT_TRUE(reserved);
+  EXPECT_NE(reserved->find("\"--debug-mode\""), std::string::npos) << *reserved;
+  EXPECT_TRUE(refuse_extra_args(untrusted, {"--module-cache=/tmp"}, {{"*"}})) << "'*' never reaches a reserved flag";
+}
+
+TEST(ManagerPolicy, ARunIsUsableByItsOwnerAndTrustedCallers) {
+  EXPECT_TRUE(may_use_run({false, "tcp:x", "conn:1"}, "conn:1"));
+  EXPECT_FALSE(may_use_run({false, "tcp:x", "conn:2"}, "conn:1"));
+  EXPECT_TRUE(may_use_run({true, "uid:0", "uid:0"}, "conn:1"));
+}
+
 }  // namespace
 }  // namespace genvm::manager

@@ -1,5 +1,6 @@
 #include "manager/server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +18,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "common/sha3.h"
 #include "manager/http_api.h"
 #include "manager/json.h"
 
@@ -36,6 +39,16 @@ constexpr Millis kMaxHttpWait{120'000};
 constexpr Millis kCancelWait{30'000};
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::uint32_t kHeaderLimit = 16 * 1024;
+// connection_cap: the descriptors a run holds in the manager (stdin, stdout, stderr, the log
+// pipe, host connection 1, the pidfd, and the pipes of a spawn in flight), and a fixed reserve
+// (listeners, the guard, the log, manifest reads, detect-version children).
+constexpr std::uint64_t kFdsPerRun = 10;
+constexpr std::uint64_t kFdReserve = 64;
+// Accept failures (EMFILE, ENFILE, ...) are retried after a backoff that doubles up to this;
+// failure log lines are at most one per kAcceptLogEvery.
+constexpr Millis kAcceptBackoffMin{10};
+constexpr Millis kAcceptBackoffMax{1000};
+constexpr auto kAcceptLogEvery = std::chrono::seconds(5);
 
 struct FnSink : EventSink {
   std::function<void(std::uint64_t, const Value&)> fn;
@@ -111,6 +124,21 @@ Target parse_target(std::string_view t) {
   return out;
 }
 
+// The extra_args of a run request body, or nullopt when they are absent or malformed (the
+// request decoder then answers for them).
+std::optional<std::vector<std::string>> extra_args_of(const Value& body) {
+  const Value* a = body.is_map() ? body.find("extra_args") : nullptr;
+  if (!a || !a->is_array()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const Value& v : a->as_array()) {
+    if (!v.is_string()) return std::nullopt;
+    out.push_back(v.as_string());
+  }
+  return out;
+}
+
+std::string not_found_message(std::uint64_t id) { return "GenVM with id " + std::to_string(id) + " not found"; }
+
 std::string error_with_id(std::string_view message, std::uint64_t id) {
   JsonWriter w;
   w.begin_object().key("error").string(message).key("genvm_id").unsigned_number(id).end_object();
@@ -119,13 +147,23 @@ std::string error_with_id(std::string_view message, std::uint64_t id) {
 
 }  // namespace
 
+std::size_t connection_cap(std::uint64_t fd_limit, std::uint64_t concurrent_runs, std::size_t configured) {
+  std::uint64_t reserve = kFdReserve + kFdsPerRun * concurrent_runs;
+  // Permits that allow more runs than the fd limit can hold still leave connections a quarter.
+  std::uint64_t room = std::max<std::uint64_t>(fd_limit > reserve ? fd_limit - reserve : 0, fd_limit / 4);
+  room = std::max<std::uint64_t>(room, 1);
+  if (configured != 0 && configured < room) room = configured;
+  return static_cast<std::size_t>(room);
+}
+
 struct SessionBase {
   virtual ~SessionBase() = default;
   virtual void shutdown() = 0;
 };
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
-  Impl(asio::io_context& io, Registry& reg, const Config& cfg, Log& log) : io(io), reg(reg), cfg(cfg), log(log) {}
+  Impl(asio::io_context& io, Registry& reg, const Config& cfg, Log& log)
+      : io(io), reg(reg), cfg(cfg), log(log), tcp_backoff_timer(io), unix_backoff_timer(io) {}
   asio::io_context& io;
   Registry& reg;
   Config cfg;
@@ -135,27 +173,79 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::string unix_path;
   std::vector<std::weak_ptr<SessionBase>> sessions;
   bool stopped = false;
+  std::uint64_t next_connection = 1;
+  asio::steady_timer tcp_backoff_timer, unix_backoff_timer;
+  Millis accept_backoff{0};
+  std::optional<std::chrono::steady_clock::time_point> last_accept_log, last_refusal_log;
+  std::uint64_t refused_since_log = 0;
 
   void track(const std::shared_ptr<SessionBase>& s) {
     std::erase_if(sessions, [](const auto& w) { return w.expired(); });
     sessions.push_back(s);
   }
+  std::size_t open_sessions() {
+    std::erase_if(sessions, [](const auto& w) { return w.expired(); });
+    return sessions.size();
+  }
   void accept_tcp();
   void accept_unix();
+  void accept_failed(const beast::error_code& ec, asio::steady_timer& timer, std::function<void()> again);
+  bool admit();
 
+  std::size_t cap() const {
+    rlimit rl{};
+    std::uint64_t fds = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : (1u << 20);
+    std::uint64_t cheapest = std::max<std::uint64_t>(std::min(cfg.permits.sync, cfg.permits.nondet), 1);
+    return connection_cap(fds, reg.max_permits() / cheapest, cfg.connections.max);
+  }
+
+  // Trust and ownership from the Authorization header: a bearer token in trusted.tokens makes
+  // the caller trusted; any bearer token makes the caller's runs the token's (so a client may
+  // read its runs from a later connection by presenting the same secret).
   Caller with_token(Caller c, std::string_view authorization) const {
     constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.substr(0, kBearer.size()) == kBearer) {
-      std::string_view tok = authorization.substr(kBearer.size());
-      for (const auto& t : cfg.trusted_tokens) {
-        if (token_equal(tok, t)) {
-          c.trusted = true;
-          c.identity += "+token";
-          return c;
-        }
+    if (authorization.substr(0, kBearer.size()) != kBearer) return c;
+    std::string_view tok = authorization.substr(kBearer.size());
+    if (tok.empty()) return c;
+    auto digest = sha3_256(tok);
+    static constexpr char kHex[] = "0123456789abcdef";
+    c.owner = "token:";
+    for (std::size_t i = 0; i < 16; ++i) {
+      c.owner += kHex[digest[i] >> 4];
+      c.owner += kHex[digest[i] & 15];
+    }
+    for (const auto& t : cfg.trusted_tokens) {
+      if (token_equal(tok, t)) {
+        c.trusted = true;
+        c.identity += "+token";
+        return c;
       }
     }
     return c;
+  }
+  // A run that exists but is not the caller's: answered as an unknown id, so its existence,
+  // status and results stay hidden.
+  bool foreign(std::uint64_t id, const Caller& c) const {
+    const std::string* o = reg.owner(id);
+    return o != nullptr && !may_use_run(c, *o);
+  }
+  std::optional<std::string> refuse_extra_args(const Value& body, const Caller& c) const {
+    auto args = extra_args_of(body);
+    if (!args) return std::nullopt;
+    auto why = manager::refuse_extra_args(c, *args, cfg.extra_args);
+    if (why) {
+      JsonWriter w;
+      w.begin_object().key("event").string("extra_args_refused").key("caller").string(c.identity);
+      w.key("trusted").boolean(c.trusted).key("reason").string(*why).end_object();
+      log.line(w.take(), LogLevel::kWarn);
+    }
+    return why;
+  }
+  void log_drop(const Caller& c, std::string_view reason, std::size_t queued) {
+    JsonWriter w;
+    w.begin_object().key("event").string("connection_dropped").key("caller").string(c.identity);
+    w.key("reason").string(reason).key("queued_bytes").unsigned_number(queued).end_object();
+    log.line(w.take(), LogLevel::kWarn);
   }
 };
 
@@ -165,7 +255,11 @@ template <class Socket>
 class WsSession : public SessionBase, public EventSink, public std::enable_shared_from_this<WsSession<Socket>> {
  public:
   WsSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
-      : ws_(std::move(socket)), caller_(std::move(caller)), impl_(std::move(impl)) {}
+      : ws_(std::move(socket)),
+        caller_(std::move(caller)),
+        impl_(std::move(impl)),
+        idle_timer_(impl_->io),
+        stall_timer_(impl_->io) {}
 
   void accept(http::request<http::string_body> req) {
     // Our own cap (checked as bytes arrive) replaces Beast's, which would answer with a close
@@ -179,6 +273,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
     ws_.async_accept(req, [self](beast::error_code ec) {
       if (ec) return;
       self->send(encode_frame(Method::kHello, 0, make_hello(self->impl_->reg.boot_id())));
+      self->arm_idle();
       self->read();
     });
   }
@@ -196,20 +291,59 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
   void read() {
     auto self = this->shared_from_this();
     ws_.async_read_some(buf_, kReadChunk, [self](beast::error_code ec, std::size_t) {
-      if (ec) return;  // closed or failed: subscriptions lapse with this object
+      if (ec) return self->end_timers();  // closed or failed: subscriptions lapse with this object
       if (self->buf_.size() > self->impl_->cfg.max_message_bytes) {
         beast::error_code ignored;
         beast::get_lowest_layer(self->ws_).close(ignored);
-        return;
+        return self->end_timers();
       }
       if (self->ws_.is_message_done()) {
+        self->active_ = true;
         auto data = self->buf_.cdata();
         std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(data.data()), data.size());
         self->handle(bytes, self->ws_.got_binary());
         self->buf_.consume(self->buf_.size());
       }
-      if (!self->closing_) self->read();
+      if (self->closing_ || self->closed_) return;
+      // A client that does not read its replies is not read from either: no request is
+      // answered while its queue is over the cap (the stall timer decides its fate).
+      if (self->queued_ > self->impl_->cfg.connections.max_queued_bytes) {
+        self->paused_ = true;
+        return;
+      }
+      self->read();
     });
+  }
+
+  // Idle: no message read or written since the last check and no run of this connection still
+  // going. Checked every idle_timeout, so an idle connection closes within twice that.
+  void arm_idle() {
+    auto self = this->shared_from_this();
+    idle_timer_.expires_after(impl_->cfg.connections.idle_timeout);
+    idle_timer_.async_wait([self](beast::error_code ec) {
+      if (ec || self->closed_) return;
+      std::erase_if(self->runs_, [&](std::uint64_t id) {
+        return self->impl_->reg.owner(id) == nullptr || self->impl_->reg.is_terminal(id);
+      });
+      if (self->active_ || !self->runs_.empty()) {
+        self->active_ = false;
+        return self->arm_idle();
+      }
+      self->drop("idle", LogLevel::kDebug);
+    });
+  }
+  void end_timers() {
+    idle_timer_.cancel();
+    stall_timer_.cancel();
+  }
+  // Closes the socket at once (no close handshake: the peer may not be reading).
+  void drop(std::string_view reason, LogLevel level) {
+    if (closed_) return;
+    closed_ = true;
+    if (level >= LogLevel::kWarn) impl_->log_drop(caller_, reason, queued_);
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).close(ignored);
+    end_timers();
   }
 
   void reply_error(ErrorCode code, std::uint64_t request_id, const std::string& message) {
@@ -227,8 +361,11 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
     auto sink = std::static_pointer_cast<EventSink>(this->shared_from_this());
     switch (r.method) {
       case Method::kRun: {
+        // Refused before a run exists, as socket.rs refuses a run needing absent modules.
+        if (auto why = impl_->refuse_extra_args(r.body, caller_)) return reply_error(ErrorCode::kInternal, r.request_id, *why);
         auto s = reg.submit(r.body, caller_, sink);
         if (!s) return reply_error(s.error(), r.request_id);
+        runs_.insert(s->genvm_id);
         send(encode_frame(Method::kRun, r.request_id, Value::map({{"genvm_id", s->genvm_id}})));
         // socket.rs: a snapshot that is already an event (a repeated host_genvm_id) follows the
         // reply; `queued` is never sent as an event.
@@ -238,8 +375,12 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
       case Method::kAttach: {
         auto a = parse_attach(r.body);
         if (!a) return reply_error(a.error(), r.request_id);
+        if (a->boot_id == reg.boot_id() && impl_->foreign(a->genvm_id, caller_)) {
+          return reply_error(ErrorCode::kUnknownId, r.request_id, "unknown_id");
+        }
         auto snap = reg.attach(a->boot_id, a->genvm_id, sink);
         if (!snap) return reply_error(snap.error(), r.request_id);
+        runs_.insert(a->genvm_id);
         send(encode_frame(Method::kAttach, r.request_id, *snap));
         return;
       }
@@ -247,6 +388,10 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
       case Method::kAck: {
         auto id = parse_genvm_id(r.body);
         if (!id) return reply_error(id.error(), r.request_id);
+        if (impl_->foreign(*id, caller_)) {
+          return reply_error(ErrorCode::kUnknownId, r.request_id,
+                             r.method == Method::kCancel ? not_found_message(*id) : "unknown_id");
+        }
         Status s = r.method == Method::kCancel ? reg.cancel(*id) : reg.ack(*id);
         if (!s) return reply_error(s.error(), r.request_id);
         send(encode_frame(r.method, r.request_id, Value::map({})));
@@ -255,6 +400,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
       case Method::kGetArtifact: {
         auto a = parse_get_artifact(r.body);
         if (!a) return reply_error(a.error(), r.request_id);
+        if (impl_->foreign(a->genvm_id, caller_)) return reply_error(ErrorCode::kUnknownId, r.request_id, "unknown_id");
         auto chunk = reg.get_artifact(a->genvm_id, a->field, a->offset, std::min(a->max_len, kArtifactChunkCap));
         if (!chunk) return reply_error(chunk.error(), r.request_id);
         calldata::Bytes data(chunk->data.begin(), chunk->data.end());
@@ -269,9 +415,23 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
   }
 
   // Lifecycle messages overtake queued artifact chunks (spec: a low-priority writer queue).
+  // Queued bytes are counted; over max_queued_bytes for stall_timeout, the client is dropped.
   void send(std::vector<std::uint8_t> frame, bool bulk = false) {
+    if (closed_) return;
+    queued_ += frame.size();
     auto msg = std::make_shared<std::vector<std::uint8_t>>(std::move(frame));
     (bulk ? low_ : high_).push_back(std::move(msg));
+    if (queued_ > impl_->cfg.connections.max_queued_bytes && !stall_armed_) {
+      stall_armed_ = true;
+      auto self = this->shared_from_this();
+      stall_timer_.expires_after(impl_->cfg.connections.stall_timeout);
+      stall_timer_.async_wait([self](beast::error_code ec) {
+        if (ec) return;
+        self->stall_armed_ = false;
+        if (self->queued_ <= self->impl_->cfg.connections.max_queued_bytes) return;
+        self->drop("output queue over connections.max_queued_bytes for stall_timeout", LogLevel::kWarn);
+      });
+    }
     if (!writing_) write_next();
   }
 
@@ -287,11 +447,24 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
     q.pop_front();
     auto self = this->shared_from_this();
     ws_.async_write(asio::buffer(*msg), [self, msg](beast::error_code ec, std::size_t) {
+      self->queued_ -= msg->size();
       if (ec) {
         self->high_.clear();
         self->low_.clear();
+        self->queued_ = 0;
         self->writing_ = false;
-        return;
+        return self->end_timers();
+      }
+      self->active_ = true;
+      if (self->queued_ <= self->impl_->cfg.connections.max_queued_bytes) {
+        if (self->stall_armed_) {
+          self->stall_armed_ = false;
+          self->stall_timer_.cancel();
+        }
+        if (self->paused_ && !self->closed_ && !self->closing_) {
+          self->paused_ = false;
+          self->read();
+        }
       }
       self->write_next();
     });
@@ -300,6 +473,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
   void close() {
     if (closed_) return;
     closed_ = true;
+    end_timers();
     auto self = this->shared_from_this();
     ws_.async_close(websocket::close_code::going_away, [self](beast::error_code) {});
   }
@@ -309,7 +483,11 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
   Caller caller_;
   std::shared_ptr<Server::Impl> impl_;
   std::deque<std::shared_ptr<std::vector<std::uint8_t>>> high_, low_;
+  std::size_t queued_ = 0;  // bytes in high_, low_ and the write in flight
+  asio::steady_timer idle_timer_, stall_timer_;
+  std::set<std::uint64_t> runs_;  // runs this connection started or attached to
   bool writing_ = false, closing_ = false, closed_ = false;
+  bool paused_ = false, stall_armed_ = false, active_ = false;
 };
 
 // ---- HTTP --------------------------------------------------------------------------------
@@ -318,13 +496,18 @@ template <class Socket>
 class HttpSession : public SessionBase, public std::enable_shared_from_this<HttpSession<Socket>> {
  public:
   HttpSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
-      : socket_(std::move(socket)), caller_(std::move(caller)), impl_(std::move(impl)), timer_(impl_->io) {}
+      : socket_(std::move(socket)),
+        caller_(std::move(caller)),
+        impl_(std::move(impl)),
+        timer_(impl_->io),
+        deadline_(impl_->io) {}
 
   void start() { read(); }
 
   void shutdown() override {
     stopping_ = true;
     if (!busy_) {
+      deadline_.cancel();
       beast::error_code ignored;
       socket_.close(ignored);
     }
@@ -341,17 +524,34 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     parser_->body_limit(impl_->cfg.max_message_bytes);
     parser_->header_limit(kHeaderLimit);
     auto self = this->shared_from_this();
+    arm_deadline();  // a whole request within idle_timeout (also ends a slow trickle of bytes)
     http::async_read(socket_, buf_, *parser_, [self](beast::error_code ec, std::size_t) {
       if (ec == http::error::body_limit) {
         self->keep_alive_ = false;
         return self->respond(http::status::payload_too_large, error_json("body exceeds max_message_bytes"));
       }
-      if (ec) return;
+      if (ec) {
+        self->deadline_.cancel();
+        return;
+      }
       self->on_request(self->parser_->release());
     });
   }
 
+  // Closes the connection unless the phase it guards (reading a request, writing a response)
+  // ends first; waits for a run's events (GET ?wait=, DELETE) are bounded on their own.
+  void arm_deadline() {
+    auto self = this->shared_from_this();
+    deadline_.expires_after(impl_->cfg.connections.idle_timeout);
+    deadline_.async_wait([self](beast::error_code ec) {
+      if (ec) return;
+      beast::error_code ignored;
+      self->socket_.close(ignored);
+    });
+  }
+
   void on_request(http::request<http::string_body> req) {
+    deadline_.cancel();
     busy_ = true;
     keep_alive_ = req.keep_alive();
     responded_ = false;
@@ -400,9 +600,13 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     if (seg.size() >= 2 && seg[0] == "genvm") {
       auto id = parse_path_genvm_id(seg[1]);
       if (!id) return not_found();  // mod.rs: an id that is not digits is no route
-      if (seg.size() == 2 && get) return get_status(*id, t);
-      if (seg.size() == 2 && method == http::verb::delete_) return cancel(*id);
-      if (seg.size() == 3 && seg[2] == "artifact" && get) return artifact(*id, t);
+      // Another caller's run is answered as an unknown id (not acked, not cancelled).
+      bool hidden = impl_->foreign(*id, caller);
+      if (seg.size() == 2 && get) return hidden ? respond(http::status::ok, genvm_status_json(*id, nullptr)) : get_status(*id, t);
+      if (seg.size() == 2 && method == http::verb::delete_) {
+        return hidden ? respond(http::status::ok, error_with_id(not_found_message(*id), *id)) : cancel(*id);
+      }
+      if (seg.size() == 3 && seg[2] == "artifact" && get) return hidden ? internal_error("unknown_id") : artifact(*id, t);
     }
     not_found();  // mod.rs: no route and a method the route lacks both answer 404
   }
@@ -427,6 +631,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     auto body = calldata::decode(std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(body_bytes.data()), body_bytes.size()));
     if (!body) return internal_error(body.error().to_string());
+    if (auto why = impl_->refuse_extra_args(*body, caller)) return internal_error(*why);
     auto self = this->shared_from_this();
     auto sink = std::make_shared<FnSink>();
     sink->fn = [self](std::uint64_t id, const Value& e) { self->on_run_event(id, e); };
@@ -616,7 +821,9 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     res->body() = std::move(body);
     res->prepare_payload();
     auto self = this->shared_from_this();
+    arm_deadline();  // a client that never reads its response does not hold the connection
     http::async_write(socket_, *res, [self, res](beast::error_code ec, std::size_t) {
+      self->deadline_.cancel();
       self->busy_ = false;
       if (ec || !res->keep_alive()) {
         beast::error_code ignored;
@@ -633,24 +840,67 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
   Caller caller_;
   std::shared_ptr<Server::Impl> impl_;
   asio::steady_timer timer_;
+  asio::steady_timer deadline_;
   beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<FnSink> sink_;
   bool keep_alive_ = true, responded_ = false, busy_ = false, stopping_ = false;
 };
 
+// EMFILE or ENFILE leaves the connection in the backlog, so an accept retried at once fails at
+// once: a busy loop. Retry after a backoff (doubling to kAcceptBackoffMax) and say so.
+void Server::Impl::accept_failed(const beast::error_code& ec, asio::steady_timer& timer, std::function<void()> again) {
+  accept_backoff = std::min(std::max(accept_backoff * 2, kAcceptBackoffMin), kAcceptBackoffMax);
+  auto now = std::chrono::steady_clock::now();
+  if (!last_accept_log || now - *last_accept_log >= kAcceptLogEvery) {
+    last_accept_log = now;
+    JsonWriter w;
+    w.begin_object().key("event").string("accept_failed").key("error").string(ec.message());
+    w.key("open_connections").unsigned_number(open_sessions());
+    w.key("retry_in_ms").unsigned_number(static_cast<std::uint64_t>(accept_backoff.count())).end_object();
+    log.line(w.take(), LogLevel::kError);
+  }
+  auto self = shared_from_this();
+  timer.expires_after(accept_backoff);
+  timer.async_wait([self, again = std::move(again)](beast::error_code tec) {
+    if (!tec && !self->stopped) again();
+  });
+}
+
+// The connection cap: a connection past it is closed at once (one log line per kAcceptLogEvery
+// says how many were).
+bool Server::Impl::admit() {
+  accept_backoff = Millis(0);
+  std::size_t open = open_sessions(), limit = cap();
+  if (open < limit) return true;
+  ++refused_since_log;
+  auto now = std::chrono::steady_clock::now();
+  if (!last_refusal_log || now - *last_refusal_log >= kAcceptLogEvery) {
+    last_refusal_log = now;
+    JsonWriter w;
+    w.begin_object().key("event").string("connection_refused").key("reason").string("connection cap");
+    w.key("open_connections").unsigned_number(open).key("cap").unsigned_number(limit);
+    w.key("refused").unsigned_number(refused_since_log).end_object();
+    log.line(w.take(), LogLevel::kWarn);
+    refused_since_log = 0;
+  }
+  return false;
+}
+
 void Server::Impl::accept_tcp() {
   auto self = shared_from_this();
   tcp_acceptor->async_accept([self](beast::error_code ec, tcp::socket socket) {
     if (self->stopped || !self->tcp_acceptor) return;
-    if (!ec) {
+    if (ec) return self->accept_failed(ec, self->tcp_backoff_timer, [self] { self->accept_tcp(); });
+    if (self->admit()) {
       // Events are small messages written back to back (a run's reply, then `started`): with
       // Nagle on, the second waits for the client's delayed ACK, ~40 ms per run.
       beast::error_code nd_ec;
       socket.set_option(tcp::no_delay(true), nd_ec);
       beast::error_code ep_ec;
       auto ep = socket.remote_endpoint(ep_ec);
-      Caller c{false, "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string())};
+      Caller c{false, "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string()),
+               "conn:" + std::to_string(self->next_connection++)};
       auto s = std::make_shared<HttpSession<tcp::socket>>(std::move(socket), c, self);
       self->track(s);
       s->start();
@@ -663,12 +913,14 @@ void Server::Impl::accept_unix() {
   auto self = shared_from_this();
   unix_acceptor->async_accept([self](beast::error_code ec, unix_socket::socket socket) {
     if (self->stopped || !self->unix_acceptor) return;
-    if (!ec) {
-      Caller c{false, "uid:?"};
+    if (ec) return self->accept_failed(ec, self->unix_backoff_timer, [self] { self->accept_unix(); });
+    if (self->admit()) {
+      Caller c{false, "uid:?", "conn:" + std::to_string(self->next_connection++)};
       ucred cred{};
       socklen_t len = sizeof cred;
       if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
         c.identity = "uid:" + std::to_string(cred.uid);
+        c.owner = c.identity;  // one user's connections share its runs
         for (uid_t u : self->cfg.trusted_uids) {
           if (u == cred.uid) c.trusted = true;
         }
@@ -682,7 +934,11 @@ void Server::Impl::accept_unix() {
 }
 
 Server::Server(asio::io_context& io, Registry& registry, const Config& config, Log& log)
-    : impl_(std::make_shared<Impl>(io, registry, config, log)) {}
+    : impl_(std::make_shared<Impl>(io, registry, config, log)) {
+  JsonWriter w;
+  w.begin_object().key("event").string("connection_cap").key("cap").unsigned_number(impl_->cap()).end_object();
+  log.line(w.take());
+}
 
 Server::~Server() {
   stop();
@@ -736,6 +992,8 @@ void Server::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   beast::error_code ignored;
+  impl_->tcp_backoff_timer.cancel();
+  impl_->unix_backoff_timer.cancel();
   if (impl_->tcp_acceptor) impl_->tcp_acceptor->close(ignored);
   if (impl_->unix_acceptor) impl_->unix_acceptor->close(ignored);
   for (auto& w : impl_->sessions) {

@@ -11,8 +11,20 @@
 // GET|POST /permits, POST /log/level, GET /vm-error/describe?error=, POST
 // /contract/detect-version, POST /manifest/reload; and ours, GET /metrics. Anything else,
 // a wrong method included, is 404 {"error":"Not Found"} (mod.rs). Bodies: http_api.h.
-// Trust (for the debug-mode policy): a unix-socket peer whose uid (SO_PEERCRED) is listed in
-// `trusted.uids`, or a request carrying `Authorization: Bearer <t>` with t in `trusted.tokens`.
+// Trust (docs/PROTOCOLS.md, "Trust model"): a unix-socket peer whose uid (SO_PEERCRED) is
+// listed in `trusted.uids`, or a request carrying `Authorization: Bearer <t>` with t in
+// `trusted.tokens`, is trusted; every other caller is not.
+//  - Ownership: a run belongs to the bearer token its request carried (any token, trusted or
+//    not, by its digest), else to the unix peer's uid, else to its TCP connection alone. Cancel,
+//    ack, status (GET /genvm/{id}), attach and artifacts on another's run are answered as for an
+//    unknown id; a trusted caller may act on every run.
+//  - extra_args: flags the manager owns (policy.h is_reserved_executor_flag) are refused from
+//    every caller; an untrusted caller may pass only `extra_args.untrusted_allowed` (default
+//    none). Refused before a run exists: an `internal` error reply (socket), a 500 (HTTP).
+// Connections (config `connections`): at most connection_cap() open, a connection past it is
+// closed at once; idle ones are closed after idle_timeout; a client whose queued output stays
+// above max_queued_bytes for stall_timeout is dropped (not read from meanwhile); a failed
+// accept (EMFILE) is retried after a backoff. Each drop, refusal and failure is a log line.
 // A WebSocket message above max_message_bytes drops the connection without a close frame
 // (spec: the client observes 1006); HTTP bodies above it answer 413.
 #pragma once
@@ -29,6 +41,11 @@
 #include "manager/registry.h"
 
 namespace genvm::manager {
+
+// The connection cap for `fd_limit` descriptors when `concurrent_runs` may run at once: the
+// limit less a reserve and the descriptors of every run (at least a quarter of the limit, at
+// least 1), or `configured` (ConnectionLimits::max) when that is lower.
+std::size_t connection_cap(std::uint64_t fd_limit, std::uint64_t concurrent_runs, std::size_t configured);
 
 class Server {
  public:

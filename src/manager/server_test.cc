@@ -1,219 +1,17 @@
 // The server over real sockets (TCP and a unix socket): a Beast WebSocket/HTTP client in the
 // test thread, the manager (registry + server) on its own io thread, `sh` as the executor.
 #ifdef GENVM_MANAGER_HAS_SUPERVISOR
-#include "manager/server.h"
-
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
-#include <future>
-#include <thread>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
-
-#include "manager/test_util.h"
+#include "manager/server_test_util.h"
 
 namespace genvm::manager {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-using tcp = asio::ip::tcp;
-using unix_socket = asio::local::stream_protocol;
-using testing::run_body;
+using namespace server_test;
 
-// The manager under test, on its own thread.
-class Manager {
- public:
-  explicit Manager(const std::string& yaml) {
-    auto c = parse_config("executor: [sh, -c, 'eval \"$3\"', sh]\nexecutor_protocol: plain\n" + yaml);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
-    config_ = *c;
-    socket_path_ = ::testing::TempDir() + "mgr_test_" + std::to_string(::getpid()) + "_" +
-                   std::to_string(counter_++) + ".sock";
-    log_ = std::make_unique<Log>(-1);
-    registry_ = std::make_unique<Registry>(io_, config_, *log_, 64ull << 30);
-    server_ = std::make_unique<Server>(io_, *registry_, config_, *log_);
-    EXPECT_TRUE(server_->listen_tcp("127.0.0.1", 0).ok());
-    EXPECT_TRUE(server_->listen_unix(socket_path_).ok());
-    work_.emplace(asio::make_work_guard(io_));
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~Manager() {
-    std::promise<void> done;
-    asio::post(io_, [&] {
-      registry_->shutdown([&] {
-        server_->stop();
-        done.set_value();
-      });
-    });
-    done.get_future().wait();
-    work_.reset();
-    io_.stop();
-    thread_.join();
-    server_.reset();
-    registry_.reset();
-  }
-  std::uint16_t port() const { return server_->tcp_port(); }
-  const std::string& socket_path() const { return socket_path_; }
-  // Reads registry state on the manager's thread.
-  template <class F>
-  auto on_thread(F f) {
-    std::promise<decltype(f())> p;
-    asio::post(io_, [&] { p.set_value(f()); });
-    return p.get_future().get();
-  }
-  Registry& registry() { return *registry_; }
-
- private:
-  static inline int counter_ = 0;
-  asio::io_context io_;
-  Config config_;
-  std::string socket_path_;
-  std::unique_ptr<Log> log_;
-  std::unique_ptr<Registry> registry_;
-  std::unique_ptr<Server> server_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::thread thread_;
-};
-
-template <class Socket>
-class WsClient {
- public:
-  WsClient(Socket socket, const std::string& host, const std::string& token = "") : ws_(std::move(socket)) {
-    if (!token.empty()) {
-      ws_.set_option(websocket::stream_base::decorator(
-          [token](websocket::request_type& req) { req.set(http::field::authorization, "Bearer " + token); }));
-    }
-    ws_.handshake(host, "/ws");
-    ws_.binary(true);
-    hello_ = read();
-  }
-  void send_raw(const std::vector<std::uint8_t>& bytes, bool binary = true) {
-    ws_.binary(binary);
-    ws_.write(asio::buffer(bytes));
-    ws_.binary(true);
-  }
-  void send(Method m, std::uint64_t id, const Value& payload) { send_raw(encode_frame(m, id, payload)); }
-  Frame read() {
-    beast::flat_buffer buf;
-    ws_.read(buf);
-    auto d = buf.cdata();
-    auto f = decode_frame(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(d.data()), d.size()));
-    EXPECT_TRUE(f.ok());
-    return f.ok() ? *f : Frame{0xFFFF, 0, Value()};
-  }
-  // The reply to request `id` (events that arrive first are kept in `events`).
-  Frame reply(std::uint64_t id) {
-    for (;;) {
-      Frame f = read();
-      if (f.request_id == id) return f;
-      events.push_back(f);
-    }
-  }
-  // The next event of kind `kind` for run `genvm_id` (kept ones first).
-  Value event(std::string_view kind, std::uint64_t genvm_id) {
-    for (;;) {
-      for (auto it = events.begin(); it != events.end(); ++it) {
-        const auto& m = it->payload.as_map();
-        if (m.begin()->first == kind && *m.begin()->second.find("genvm_id") == Value(genvm_id)) {
-          Value v = m.begin()->second;
-          events.erase(it);
-          return v;
-        }
-      }
-      events.push_back(read());
-    }
-  }
-  Value terminal(std::uint64_t genvm_id) {
-    for (;;) {
-      for (auto it = events.begin(); it != events.end(); ++it) {
-        const auto& m = it->payload.as_map();
-        if ((m.begin()->first == "finished" || m.begin()->first == "failed_to_start") &&
-            *m.begin()->second.find("genvm_id") == Value(genvm_id)) {
-          Value v = it->payload;
-          events.erase(it);
-          return v;
-        }
-      }
-      events.push_back(read());
-    }
-  }
-  std::uint64_t boot_id() const { return hello_.payload.find("hello")->find("boot_id")->as_int().to_uint64().value(); }
-  websocket::stream<Socket>& ws() { return ws_; }
-  Frame hello_;
-  std::vector<Frame> events;
-
- private:
-  websocket::stream<Socket> ws_;
-};
-
-struct TcpWs : WsClient<tcp::socket> {
-  TcpWs(asio::io_context& io, std::uint16_t port, const std::string& token = "")
-      : WsClient(connect(io, port), "127.0.0.1", token) {}
-  static tcp::socket connect(asio::io_context& io, std::uint16_t port) {
-    tcp::socket s(io);
-    s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    return s;
-  }
-};
-
-struct UnixWs : WsClient<unix_socket::socket> {
-  UnixWs(asio::io_context& io, const std::string& path) : WsClient(connect(io, path), "localhost") {}
-  static unix_socket::socket connect(asio::io_context& io, const std::string& path) {
-    unix_socket::socket s(io);
-    s.connect(unix_socket::endpoint(path));
-    return s;
-  }
-};
-
-Value run_payload(const std::string& script, Value::Map extra = {}) {
-  extra["extra_args"] = Value::array({script});
-  return Value::map({{"run", run_body(true, extra)}});
-}
-
-std::uint64_t genvm_id_of(const Frame& reply) {
-  EXPECT_EQ(reply.method, static_cast<std::uint16_t>(Method::kRun)) << calldata::to_text(reply.payload);
-  return reply.payload.find("genvm_id")->as_int().to_uint64().value();
-}
-
-int error_code_of(const Frame& f) {
-  EXPECT_EQ(f.method, 0) << calldata::to_text(f.payload);
-  const Value* c = f.payload.find("code");
-  return c ? static_cast<int>(c->as_int().to_int64().value()) : -1;
-}
-
-http::response<http::string_body> http_call(std::uint16_t port, http::verb verb, const std::string& target,
-                                            std::string body = "", const std::string& token = "") {
-  asio::io_context io;
-  tcp::socket s = TcpWs::connect(io, port);
-  http::request<http::string_body> req(verb, target, 11);
-  req.set(http::field::host, "127.0.0.1");
-  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-  req.body() = std::move(body);
-  req.prepare_payload();
-  http::write(s, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> p;
-  p.body_limit(1 << 30);
-  http::read(s, buf, p);
-  return p.release();
-}
-
-std::string calldata_body(const Value& v) {
-  auto b = calldata::encode(v);
-  return std::string(b.begin(), b.end());
-}
-
+constexpr const char* kClientToken = "server-test-client-0001";
 TEST(ManagerServer, HelloRunEventsArtifactAckOverTcp) {
   Manager m("");
   asio::io_context io;
@@ -306,8 +104,10 @@ TEST(ManagerServer, DisconnectDoesNotKillARunAndAttachRecoversTheResult) {
   Manager m("");
   asio::io_context io;
   std::uint64_t id, boot;
+  // The run is the token's (an untrusted one), so a later connection bearing it may attach.
+  const std::string token = "reattaching-client-0001";
   {
-    TcpWs a(io, m.port());
+    TcpWs a(io, m.port(), token);
     boot = a.boot_id();
     // Waits for a file the test creates after the client is gone.
     std::string flag = ::testing::TempDir() + "mgr_flag_" + std::to_string(::getpid());
@@ -320,7 +120,7 @@ TEST(ManagerServer, DisconnectDoesNotKillARunAndAttachRecoversTheResult) {
     ASSERT_NE(f, nullptr);
     std::fclose(f);
   }
-  TcpWs b(io, m.port());
+  TcpWs b(io, m.port(), token);
   b.send(Method::kAttach, 2, Value::map({{"attach", Value::map({{"boot_id", boot}, {"genvm_id", id}})}}));
   Frame snap = b.reply(2);
   Value fin = snap.payload.find("snapshot")->as_map().begin()->first == "finished" ? *snap.payload.find("snapshot")
@@ -357,32 +157,36 @@ TEST(ManagerServer, UnixSocketUntrustedUidIsHeldToTheMaximum) {
 
 TEST(ManagerServer, HttpRunWaitStatusIsDestructiveAndCancelWorks) {
   Manager m("");
-  auto run = http_call(m.port(), http::verb::post, "/genvm/run",
+  // The runs are this (untrusted) token's: it reads them from any connection.
+  auto call = [&](http::verb v, const std::string& target, std::string body = "") {
+    return http_call(m.port(), v, target, std::move(body), kClientToken);
+  };
+  auto run = call(http::verb::post, "/genvm/run",
                        calldata_body(run_body(true, {{"extra_args", Value::array({"exit 5"})}})));
   ASSERT_EQ(run.result(), http::status::ok) << run.body();
   EXPECT_NE(run.body().find("\"result\":\"started\""), std::string::npos);
   std::string id = run.body().substr(run.body().find("\"id\":") + 5);
   id = id.substr(0, id.find('}'));
-  auto st = http_call(m.port(), http::verb::get, "/genvm/" + id + "?wait=60s");
+  auto st = call(http::verb::get, "/genvm/" + id + "?wait=60s");
   // handlers.rs + SingleGenVMContextDone: the retained result, finished_at in epoch ms.
   EXPECT_EQ(st.body().find("{\"genvm_id\":" + id + ",\"status\":{\"finished_at\":"), 0u) << st.body();
   EXPECT_NE(st.body().find(",\"stdout\":\"\",\"stderr\":\"\",\"genvm_log\":[],\"metrics\":{"), std::string::npos) << st.body();
   EXPECT_NE(st.body().find("\"consumed_result\":null,\"version_major\":0,\"version_minor\":0}}"), std::string::npos)
       << st.body();
-  auto again = http_call(m.port(), http::verb::get, "/genvm/" + id);
+  auto again = call(http::verb::get, "/genvm/" + id);
   EXPECT_NE(again.body().find("\"status\":null"), std::string::npos) << again.body();
 
-  auto sleeper = http_call(m.port(), http::verb::post, "/genvm/run",
+  auto sleeper = call(http::verb::post, "/genvm/run",
                            calldata_body(run_body(true, {{"extra_args", Value::array({"exec sleep 1000"})}})));
   std::string sid = sleeper.body().substr(sleeper.body().find("\"id\":") + 5);
   sid = sid.substr(0, sid.find('}'));
-  auto pending = http_call(m.port(), http::verb::get, "/genvm/" + sid + "?wait=10ms");
+  auto pending = call(http::verb::get, "/genvm/" + sid + "?wait=10ms");
   EXPECT_NE(pending.body().find("\"status\":null"), std::string::npos) << pending.body();
-  auto del = http_call(m.port(), http::verb::delete_, "/genvm/" + sid);
+  auto del = call(http::verb::delete_, "/genvm/" + sid);
   EXPECT_NE(del.body().find("shutdown_completed"), std::string::npos) << del.body();
-  auto fin = http_call(m.port(), http::verb::get, "/genvm/" + sid);
+  auto fin = call(http::verb::get, "/genvm/" + sid);
   EXPECT_NE(fin.body().find("\"status\":{\"finished_at\""), std::string::npos) << fin.body();
-  auto gone = http_call(m.port(), http::verb::delete_, "/genvm/" + sid);
+  auto gone = call(http::verb::delete_, "/genvm/" + sid);
   EXPECT_EQ(gone.result(), http::status::ok);
   EXPECT_EQ(gone.body(), "{\"error\":\"GenVM with id " + sid + " not found\",\"genvm_id\":" + sid + "}");
 }
@@ -405,37 +209,41 @@ TEST(ManagerServer, HttpRunThatFailsToStartAnswers500) {
 
 TEST(ManagerServer, HttpStatusMetricsArtifactAndErrors) {
   Manager m("permits: {total: 12}\nmax_message_bytes: 4096\n");
-  auto st = http_call(m.port(), http::verb::get, "/status");
+  // The runs are this (untrusted) token's: it reads them from any connection.
+  auto call = [&](http::verb v, const std::string& target, std::string body = "") {
+    return http_call(m.port(), v, target, std::move(body), kClientToken);
+  };
+  auto st = call(http::verb::get, "/status");
   EXPECT_NE(st.body().find("\"permits\":{\"current\":12,\"max\":12,\"per_sync_run\":4,\"per_nondet_run\":8}"),
             std::string::npos)
       << st.body();
-  auto run = http_call(m.port(), http::verb::post, "/genvm/run",
+  auto run = call(http::verb::post, "/genvm/run",
                        calldata_body(run_body(true, {{"debug_mode", "safe"}, {"extra_args", Value::array({"printf abc"})}})));
   std::string id = run.body().substr(run.body().find("\"id\":") + 5);
   id = id.substr(0, id.find('}'));
-  auto w = http_call(m.port(), http::verb::get, "/genvm/" + id + "/artifact?field=stdout&max_len=10");
+  auto w = call(http::verb::get, "/genvm/" + id + "/artifact?field=stdout&max_len=10");
   // Not yet terminal, or terminal: either way a well-formed answer; wait via the socket API.
   asio::io_context io;
-  TcpWs c(io, m.port());
+  TcpWs c(io, m.port(), kClientToken);
   c.send(Method::kAttach, 1, Value::map({{"attach", Value::map({{"boot_id", c.boot_id()}, {"genvm_id", std::stoull(id)}})}}));
   Frame snap = c.reply(1);
   if (snap.payload.find("snapshot")->as_map().begin()->first != "finished") c.terminal(std::stoull(id));
-  auto art = http_call(m.port(), http::verb::get, "/genvm/" + id + "/artifact?field=stdout&offset=1&max_len=10");
+  auto art = call(http::verb::get, "/genvm/" + id + "/artifact?field=stdout&offset=1&max_len=10");
   EXPECT_NE(art.body().find("\"total_len\":3,\"data_base64\":\"YmM=\""), std::string::npos) << art.body();
-  auto metrics = http_call(m.port(), http::verb::get, "/metrics");
+  auto metrics = call(http::verb::get, "/metrics");
   EXPECT_NE(metrics.body().find("genvm_manager_runs_total{outcome=\"exited\"} 1"), std::string::npos) << metrics.body();
   EXPECT_NE(metrics.body().find("genvm_manager_permits_total 12"), std::string::npos);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/ws").result(), http::status::upgrade_required);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/nope").result(), http::status::not_found);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/abc").result(), http::status::not_found);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/abc").body(), "{\"error\":\"Not Found\"}");
-  EXPECT_EQ(http_call(m.port(), http::verb::put, "/status").result(), http::status::not_found) << "mod.rs: 404";
-  auto missing = http_call(m.port(), http::verb::get, "/genvm/999/artifact?field=stdout&max_len=1");
+  EXPECT_EQ(call(http::verb::get, "/ws").result(), http::status::upgrade_required);
+  EXPECT_EQ(call(http::verb::get, "/nope").result(), http::status::not_found);
+  EXPECT_EQ(call(http::verb::get, "/genvm/abc").result(), http::status::not_found);
+  EXPECT_EQ(call(http::verb::get, "/genvm/abc").body(), "{\"error\":\"Not Found\"}");
+  EXPECT_EQ(call(http::verb::put, "/status").result(), http::status::not_found) << "mod.rs: 404";
+  auto missing = call(http::verb::get, "/genvm/999/artifact?field=stdout&max_len=1");
   EXPECT_EQ(missing.result(), http::status::internal_server_error);
   EXPECT_EQ(missing.body(), "{\"error\":\"unknown_id\"}");
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/999/artifact?field=stdout").result(), http::status::bad_request);
-  EXPECT_EQ(http_call(m.port(), http::verb::get, "/genvm/1?wait=5").result(), http::status::bad_request);
-  EXPECT_EQ(http_call(m.port(), http::verb::post, "/genvm/run", std::string(5000, 'x')).result(),
+  EXPECT_EQ(call(http::verb::get, "/genvm/999/artifact?field=stdout").result(), http::status::bad_request);
+  EXPECT_EQ(call(http::verb::get, "/genvm/1?wait=5").result(), http::status::bad_request);
+  EXPECT_EQ(call(http::verb::post, "/genvm/run", std::string(5000, 'x')).result(),
             http::status::payload_too_large);
 }
 
