@@ -69,18 +69,177 @@ BigInt::Limbs sub_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) {
   return out;
 }
 
-BigInt::Limbs mul_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) {
-  if (a.empty() || b.empty()) return {};
-  BigInt::Limbs out(a.size() + b.size(), 0);
-  for (size_t i = 0; i < a.size(); ++i) {
-    uint64_t carry = 0;
-    for (size_t j = 0; j < b.size(); ++j) {
-      uint64_t cur = static_cast<uint64_t>(a[i]) * b[j] + out[i + j] + carry;
-      out[i + j] = static_cast<uint32_t>(cur);
-      carry = cur >> 32;
-    }
-    out[i + b.size()] = static_cast<uint32_t>(carry);
+// Multiplication in a limb base kBase (2^32 for magnitudes, 10^9 for decimal text), so the
+// decimal conversions below can use the same Karatsuba as the binary product: schoolbook below
+// kKaratsubaLimbs, Karatsuba above (O(n^1.585) instead of O(n^2)). Limbs little-endian, each
+// < kBase; results may carry zero limbs at the top (callers trim).
+constexpr size_t kKaratsubaLimbs = 40;
+
+template <uint64_t kBase>
+struct LimbArith {
+  using Limbs = BigInt::Limbs;
+
+  static void trim(Limbs& x) {
+    while (!x.empty() && x.back() == 0) x.pop_back();
   }
+
+  // out[0 .. na+nb) = a * b; out zeroed by the caller.
+  static void mul_school(const uint32_t* a, size_t na, const uint32_t* b, size_t nb, uint32_t* out) {
+    for (size_t i = 0; i < na; ++i) {
+      uint64_t carry = 0;
+      const uint64_t ai = a[i];
+      if (ai == 0) continue;
+      for (size_t j = 0; j < nb; ++j) {
+        // < kBase^2 + 2 kBase <= 2^64 for both bases.
+        uint64_t cur = ai * b[j] + out[i + j] + carry;
+        out[i + j] = static_cast<uint32_t>(cur % kBase);
+        carry = cur / kBase;
+      }
+      size_t k = i + nb;
+      while (carry != 0) {
+        uint64_t cur = out[k] + carry;
+        out[k++] = static_cast<uint32_t>(cur % kBase);
+        carry = cur / kBase;
+      }
+    }
+  }
+
+  // out[shift ..] += x; out is long enough to hold the (known) result.
+  static void add_at(Limbs& out, const Limbs& x, size_t shift) {
+    uint64_t carry = 0;
+    size_t i = 0;
+    for (; i < x.size(); ++i) {
+      uint64_t cur = uint64_t{out[shift + i]} + x[i] + carry;
+      out[shift + i] = static_cast<uint32_t>(cur % kBase);
+      carry = cur / kBase;
+    }
+    for (size_t k = shift + i; carry != 0; ++k) {
+      uint64_t cur = uint64_t{out[k]} + carry;
+      out[k] = static_cast<uint32_t>(cur % kBase);
+      carry = cur / kBase;
+    }
+  }
+
+  // x -= y for x >= y.
+  static void sub_in_place(Limbs& x, const Limbs& y) {
+    int64_t borrow = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      int64_t cur = int64_t{x[i]} - (i < y.size() ? int64_t{y[i]} : 0) - borrow;
+      borrow = cur < 0 ? 1 : 0;
+      x[i] = static_cast<uint32_t>(cur + borrow * static_cast<int64_t>(kBase));
+      if (i >= y.size() && borrow == 0) break;
+    }
+  }
+
+  static Limbs sum(const uint32_t* a, size_t na, const uint32_t* b, size_t nb) {
+    Limbs out(std::max(na, nb) + 1, 0);
+    std::copy(a, a + na, out.begin());
+    add_at(out, Limbs(b, b + nb), 0);
+    return out;
+  }
+
+  static Limbs mul(const uint32_t* a, size_t na, const uint32_t* b, size_t nb) {
+    while (na > 0 && a[na - 1] == 0) --na;
+    while (nb > 0 && b[nb - 1] == 0) --nb;
+    if (na < nb) {
+      std::swap(a, b);
+      std::swap(na, nb);
+    }
+    if (nb == 0) return {};
+    Limbs out(na + nb, 0);
+    if (nb < kKaratsubaLimbs) {
+      mul_school(a, na, b, nb, out.data());
+      return out;
+    }
+    if (2 * nb <= na) {  // lopsided: b times each nb-limb slice of a
+      for (size_t at = 0; at < na; at += nb) {
+        Limbs part = mul(a + at, std::min(nb, na - at), b, nb);
+        trim(part);
+        add_at(out, part, at);
+      }
+      return out;
+    }
+    // a = a1 B^m + a0, b = b1 B^m + b0; a*b = z2 B^2m + ((a0+a1)(b0+b1) - z0 - z2) B^m + z0.
+    const size_t m = na / 2;
+    Limbs z0 = mul(a, m, b, std::min(m, nb));
+    Limbs z2 = mul(a + m, na - m, b + std::min(m, nb), nb - std::min(m, nb));
+    Limbs sa = sum(a, m, a + m, na - m);
+    Limbs sb = sum(b, std::min(m, nb), b + std::min(m, nb), nb - std::min(m, nb));
+    Limbs z1 = mul(sa.data(), sa.size(), sb.data(), sb.size());
+    trim(z0);
+    trim(z2);
+    sub_in_place(z1, z0);
+    sub_in_place(z1, z2);
+    trim(z1);
+    add_at(out, z0, 0);
+    add_at(out, z1, m);
+    add_at(out, z2, 2 * m);
+    return out;
+  }
+
+  static Limbs mul(const Limbs& a, const Limbs& b) {
+    Limbs out = mul(a.data(), a.size(), b.data(), b.size());
+    trim(out);
+    return out;
+  }
+};
+
+using Binary = LimbArith<uint64_t{1} << 32>;
+using Decimal = LimbArith<kDecimalChunk>;
+
+BigInt::Limbs mul_magnitude(const BigInt::Limbs& a, const BigInt::Limbs& b) { return Binary::mul(a, b); }
+
+// Decimal conversion, divide and conquer: a number of n limbs in one base is hi * P + lo with
+// P = (other base's view of) B^(2^j) for the largest 2^j < n; both halves convert recursively
+// and one Karatsuba product joins them, so the whole costs O(M(n) log n), not O(n^2). The powers
+// P are squared up once per conversion. Below kDirectLimbs the quadratic loops are faster.
+constexpr size_t kDirectLimbs = 64;
+
+// powers[j] = from_base^(2^j) written in Arith's base, for 2^j < n.
+template <typename Arith>
+std::vector<BigInt::Limbs> squared_powers(BigInt::Limbs first, size_t n) {
+  std::vector<BigInt::Limbs> powers{std::move(first)};
+  for (size_t span = 1; span * 2 < n; span *= 2) powers.push_back(Arith::mul(powers.back(), powers.back()));
+  return powers;
+}
+
+// mag (base 2^32) as base-10^9 limbs.
+BigInt::Limbs binary_to_decimal(const uint32_t* mag, size_t n, const std::vector<BigInt::Limbs>& powers) {
+  while (n > 0 && mag[n - 1] == 0) --n;
+  if (n <= kDirectLimbs) {
+    BigInt::Limbs rest(mag, mag + n), out;
+    while (!rest.empty()) out.push_back(div_small(rest, kDecimalChunk));
+    return out;
+  }
+  size_t j = 0;
+  while ((size_t{2} << j) < n) ++j;
+  const size_t half = size_t{1} << j;
+  BigInt::Limbs hi = binary_to_decimal(mag + half, n - half, powers);
+  BigInt::Limbs lo = binary_to_decimal(mag, half, powers);
+  BigInt::Limbs out = Decimal::mul(hi, powers[j]);
+  out.resize(std::max(out.size(), lo.size()) + 1, 0);
+  Decimal::add_at(out, lo, 0);
+  Decimal::trim(out);
+  return out;
+}
+
+// chunks (base 10^9) as base-2^32 limbs.
+BigInt::Limbs decimal_to_binary(const uint32_t* chunks, size_t n, const std::vector<BigInt::Limbs>& powers) {
+  while (n > 0 && chunks[n - 1] == 0) --n;
+  if (n <= kDirectLimbs) {
+    BigInt::Limbs out;
+    for (size_t i = n; i-- > 0;) mul_add_small(out, kDecimalChunk, chunks[i]);
+    return out;
+  }
+  size_t j = 0;
+  while ((size_t{2} << j) < n) ++j;
+  const size_t half = size_t{1} << j;
+  BigInt::Limbs hi = decimal_to_binary(chunks + half, n - half, powers);
+  BigInt::Limbs lo = decimal_to_binary(chunks, half, powers);
+  BigInt::Limbs out = Binary::mul(hi, powers[j]);
+  out.resize(std::max(out.size(), lo.size()) + 1, 0);
+  Binary::add_at(out, lo, 0);
+  Binary::trim(out);
   return out;
 }
 
@@ -208,29 +367,25 @@ Result<BigInt> BigInt::parse_decimal(std::string_view text) {
     return make_error("invalid_integer", "leading zero");
   }
   if (negative && digits == "0") return make_error("invalid_integer", "negative zero");
-  Limbs mag;
-  // The first chunk takes the odd digits so every later one is exactly 9 digits.
-  size_t first = digits.size() % kDecimalChunkDigits;
-  if (first == 0) first = kDecimalChunkDigits;
-  size_t pos = 0;
-  size_t len = first;
-  while (pos < digits.size()) {
+  // Base-10^9 chunks, least significant first (the last, most significant, may be short).
+  Limbs chunks((digits.size() + kDecimalChunkDigits - 1) / kDecimalChunkDigits);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const size_t end = digits.size() - i * kDecimalChunkDigits;
+    const size_t begin = end >= size_t(kDecimalChunkDigits) ? end - kDecimalChunkDigits : 0;
     uint32_t chunk = 0;
-    for (size_t i = 0; i < len; ++i) chunk = chunk * 10 + static_cast<uint32_t>(digits[pos + i] - '0');
-    uint32_t mul = 1;
-    for (size_t i = 0; i < len; ++i) mul *= 10;
-    mul_add_small(mag, mul, chunk);
-    pos += len;
-    len = kDecimalChunkDigits;
+    for (size_t k = begin; k < end; ++k) chunk = chunk * 10 + static_cast<uint32_t>(digits[k] - '0');
+    chunks[i] = chunk;
   }
+  auto powers = squared_powers<Binary>({kDecimalChunk}, chunks.size());
+  Limbs mag = decimal_to_binary(chunks.data(), chunks.size(), powers);
   return from_magnitude(negative, std::move(mag));
 }
 
 std::string BigInt::to_decimal() const {
   if (mag_.empty()) return "0";
-  Limbs mag = mag_;
-  std::vector<uint32_t> chunks;  // least significant first
-  while (!mag.empty()) chunks.push_back(div_small(mag, kDecimalChunk));
+  // 2^32 in base 10^9 is 4 * 10^9 + 294967296.
+  auto powers = squared_powers<Decimal>({294967296u, 4u}, mag_.size());
+  Limbs chunks = binary_to_decimal(mag_.data(), mag_.size(), powers);  // least significant first
   std::string out = neg_ ? "-" : "";
   out += std::to_string(chunks.back());
   for (size_t i = chunks.size() - 1; i-- > 0;) {

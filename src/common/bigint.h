@@ -4,8 +4,10 @@
 // (zero is the empty magnitude and is never negative), so equal numbers have equal
 // representations and operator== is structural. Supports decimal text (strict: -?(0|[1-9]\d*),
 // no "-0", no "+", no leading zeros), conversion to and from int64/uint64 where the value fits,
-// ordering, and exact +, -, * and truncating division (schoolbook; sizes stay small: the fee
-// expressions bound their operands, the codec does its own limb shifting).
+// ordering, and exact +, -, * (Karatsuba above ~40 limbs) and truncating division (schoolbook:
+// the fee expressions bound their operands, the codec does its own limb shifting). Decimal text
+// converts by divide and conquer over Karatsuba products, O(n^1.6): a 1 MB integer is a
+// fraction of a second where the digit-at-a-time method took minutes (issue 19).
 #pragma once
 
 #include <compare>

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -138,6 +140,89 @@ TEST(BigInt, KnownLargeProductsAndQuotients) {
   EXPECT_EQ((BigInt(-5) + BigInt(5)), BigInt(0));
   EXPECT_FALSE((BigInt(-5) + BigInt(5)).is_negative());
   EXPECT_FALSE((BigInt(-3) * BigInt(0)).is_negative());
+}
+
+// Products and conversions of many limbs (the Karatsuba and divide-and-conquer paths) checked
+// against identities that use only the quadratic, single-limb code: division by the product,
+// digit-by-digit decimal text, and powers of ten built by repeated small multiplication.
+BigInt random_magnitude(std::mt19937_64& rng, size_t limbs) {
+  BigInt::Limbs mag(limbs);
+  for (uint32_t& l : mag) {
+    switch (rng() % 4) {
+      case 0: l = 0xffffffffu; break;
+      case 1: l = 0; break;
+      default: l = static_cast<uint32_t>(rng());
+    }
+  }
+  mag.back() |= 1;
+  return BigInt::from_magnitude(false, std::move(mag));
+}
+
+std::string decimal_digit_by_digit(BigInt v) {
+  std::string out;
+  const BigInt ten(10);
+  while (!v.is_zero()) {
+    BigInt q, r;
+    BigInt::div_mod(v, ten, q, r);
+    out.push_back(static_cast<char>('0' + *r.to_uint64()));
+    v = q;
+  }
+  std::reverse(out.begin(), out.end());
+  return out.empty() ? "0" : out;
+}
+
+TEST(BigInt, LargeProductsDivideBackExactly) {
+  std::mt19937_64 rng(11);
+  for (size_t la : {39u, 40u, 41u, 80u, 97u, 300u, 1000u}) {
+    for (size_t lb : {1u, 39u, 40u, 64u, 150u, 999u}) {
+      BigInt a = random_magnitude(rng, la), b = random_magnitude(rng, lb);
+      BigInt p = a * b, q, r;
+      BigInt::div_mod(p, b, q, r);
+      EXPECT_EQ(q, a) << la << "x" << lb;
+      EXPECT_TRUE(r.is_zero()) << la << "x" << lb;
+    }
+  }
+}
+
+TEST(BigInt, LargeDecimalTextMatchesDigitByDigitConversion) {
+  std::mt19937_64 rng(5);
+  for (size_t limbs : {63u, 64u, 65u, 128u, 129u, 300u}) {
+    BigInt v = random_magnitude(rng, limbs);
+    std::string text = v.to_decimal();
+    EXPECT_EQ(text, decimal_digit_by_digit(v)) << limbs;
+    EXPECT_EQ(BigInt::parse_decimal(text).value(), v) << limbs;
+    EXPECT_EQ(BigInt::parse_decimal("-" + text).value(), -v) << limbs;
+  }
+  BigInt power(1);
+  for (int digits = 1; digits <= 3000; ++digits) {
+    power = power * BigInt(10);
+    if (digits % 577 != 0 && digits != 3000) continue;
+    std::string text = "1" + std::string(size_t(digits), '0');
+    EXPECT_EQ(BigInt::parse_decimal(text).value(), power) << digits;
+    EXPECT_EQ(power.to_decimal(), text) << digits;
+    EXPECT_EQ((power - BigInt(1)).to_decimal(), std::string(size_t(digits), '9')) << digits;
+  }
+}
+
+// Issue 19: a contract returning one 1 MB integer kept the node 84 s in to_decimal (quadratic).
+// Ratio, not absolute time: 16x the size must cost well under the 256x of a quadratic method
+// (Karatsuba-based divide and conquer gives ~81x). Best of three runs against scheduler noise.
+TEST(BigInt, DecimalConversionIsSubQuadratic) {
+  std::mt19937_64 rng(3);
+  auto seconds = [&](size_t bytes) {
+    BigInt v = random_magnitude(rng, bytes / 4);
+    double best = 1e9;
+    for (int run = 0; run < 3; ++run) {
+      auto t0 = std::chrono::steady_clock::now();
+      std::string text = v.to_decimal();
+      BigInt back = BigInt::parse_decimal(text).value();
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      EXPECT_EQ(back, v);
+    }
+    return best;
+  };
+  const double small = seconds(16 << 10), large = seconds(256 << 10);
+  EXPECT_LT(large / small, 160.0) << "16 KiB: " << small << " s, 256 KiB: " << large << " s";
 }
 
 }  // namespace
