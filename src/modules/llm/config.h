@@ -1,0 +1,75 @@
+// The LLM module's configuration: a YAML file compatible with GenVM's genvm-module-llm.yaml.
+//
+//   auto c = load_llm_config("/etc/genvm/genvm-module-llm.yaml", exe_dir);
+//
+// GenVM's keys read (docs/PROTOCOLS.md, "## Modules"): bind_address, timeout, backends (enabled,
+// host, provider, key, models {enabled, supports_json, supports_image,
+// use_max_completion_tokens, timeout}, meta.priority, timeout), prompt_templates (the three, each
+// {system, user}). `${ENV[NAME]}` in a string is the environment variable, `${exeDir}` the
+// binary's folder. Ours: connect_timeout, retries, retry_backoff, max_prompt_bytes, ca_file,
+// temperature, seed, max_tokens, template_max_tokens, gen_per_token (also per model). GenVM's keys
+// for its Lua runtime, signer and thread pools are accepted and not used (no greybox layer yet).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace genvm::llm {
+
+enum class ProviderKind { kOpenAiCompatible, kOllama, kAnthropic, kGoogle };
+// "openai-compatible", "ollama", "anthropic", "google" (GenVM's kebab-case names).
+Result<ProviderKind> provider_kind_from_name(const std::string& name);
+
+struct ModelConfig {
+  std::string name;
+  bool supports_json = false;
+  bool supports_image = false;
+  bool use_max_completion_tokens = false;
+  std::optional<std::uint64_t> timeout_ms;
+  std::optional<std::uint64_t> gen_per_token;
+};
+
+struct BackendConfig {
+  std::string name;
+  std::string host;  // base URL, e.g. https://api.openai.com (no trailing slash)
+  ProviderKind provider = ProviderKind::kOpenAiCompatible;
+  std::string key;
+  std::int64_t priority = 0;  // meta.priority; higher is tried first
+  std::optional<std::uint64_t> timeout_ms;
+  std::vector<ModelConfig> models;  // enabled ones only, sorted by name
+};
+
+struct PromptTemplate {
+  std::string system;
+  std::string user;
+};
+
+struct LlmConfig {
+  std::string bind_address;
+  // Only enabled backends whose key resolved; sorted as they are tried: priority descending,
+  // then name descending (GenVM's default script's order).
+  std::vector<BackendConfig> backends;
+  std::vector<std::string> skipped_backends;  // "name: why" for the start-up log line
+  PromptTemplate eq_comparative, eq_non_comparative_leader, eq_non_comparative_validator;
+  std::uint64_t timeout_ms = 180'000;  // one provider request (GenVM's `timeout: 3m`)
+  std::uint64_t connect_timeout_ms = 30'000;
+  std::uint32_t retries = 2;  // extra attempts on one model after a transient failure
+  std::uint64_t retry_backoff_ms = 500;  // doubled per attempt
+  std::uint64_t max_prompt_bytes = 1u << 20;  // a prompt (or filled template) above this is refused
+  std::string ca_file;
+  double temperature = 0.7;  // GenVM's lib-llm.lua defaults
+  std::optional<std::uint64_t> seed;
+  std::uint32_t max_tokens = 8000;
+  std::uint32_t template_max_tokens = 1000;
+  std::uint64_t gen_per_token = 0;  // GenVM's default script charges 0 per token today
+};
+
+// Error "bad_config" naming the key. getenv is read for `${ENV[...]}`.
+Result<LlmConfig> load_llm_config(const std::string& path, const std::string& exe_dir);
+Result<LlmConfig> parse_llm_config(const std::string& yaml_text, const std::string& exe_dir);
+
+}  // namespace genvm::llm

@@ -1,0 +1,40 @@
+// One HTTP POST to a provider through libcurl: TLS always verified (against ca_file when set),
+// a connect timeout and a whole-request timeout, no proxy from the environment, no redirects,
+// the response body bounded.
+//
+//   auto r = http_post(call, {timeout_ms, connect_timeout_ms, ca_file});
+//   if (!r) r.error().errc is an HttpFailure
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "modules/llm/providers.h"
+
+namespace genvm::llm {
+
+// GenVM's bound on a provider body it buffers (prompt.rs response_body_limit's cap).
+inline constexpr std::size_t kMaxReplyBytes = 32u << 20;
+
+enum class HttpFailure { kConnect = 1, kTimeout, kClosed, kTooLarge, kOther };
+
+struct HttpOptions {
+  std::uint64_t timeout_ms = 180'000;
+  std::uint64_t connect_timeout_ms = 30'000;
+  std::string ca_file;
+};
+
+struct HttpReply {
+  long status = 0;
+  std::string body;
+};
+
+// Errors: errc an HttpFailure, code "http_connect" / "http_timeout" / "http_closed" /
+// "http_too_large" / "http_other", message libcurl's.
+Result<HttpReply> http_post(const HttpCall& call, const HttpOptions& options);
+
+// Once per process, before any thread posts (curl_global_init).
+Status init_http_client();
+
+}  // namespace genvm::llm

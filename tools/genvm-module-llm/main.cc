@@ -1,0 +1,111 @@
+// genvm-module-llm: serves GenVM's LLM module protocol (src/common/module) on a unix socket or a
+// 127.0.0.1 TCP port: ExecPrompt and ExecPromptTemplate through the configured backends
+// (src/modules/llm), tried by priority with retries and fallback.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "common/module/server.h"
+#include "modules/llm/config.h"
+#include "modules/llm/http_post.h"
+#include "modules/llm/llm_module.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: genvm-module-llm [--config FILE] [--bind ADDRESS] [--die-with-parent]\n"
+    "\n"
+    "Serves the LLM module of GenVM's executor-module protocol: each connection starts with the\n"
+    "executor's hello frame, then request frames (u32 big-endian length + calldata), each answered\n"
+    "by one frame. Point an executor at it with --module-llm=unix://PATH (or HOST:PORT).\n"
+    "\n"
+    "  --config FILE       YAML compatible with GenVM's genvm-module-llm.yaml (default\n"
+    "                      ${exeDir}/../config/genvm-module-llm.yaml); keys used: bind_address,\n"
+    "                      timeout, backends (enabled, host, provider, key, models with\n"
+    "                      supports_json / supports_image / use_max_completion_tokens / timeout,\n"
+    "                      meta.priority), prompt_templates (eq_comparative,\n"
+    "                      eq_non_comparative_leader, eq_non_comparative_validator: system, user);\n"
+    "                      ours: connect_timeout, retries, retry_backoff, max_prompt_bytes,\n"
+    "                      ca_file, temperature, seed, max_tokens, template_max_tokens,\n"
+    "                      gen_per_token. ${ENV[NAME]} in a value is the environment variable;\n"
+    "                      a backend whose key names an unset variable is skipped.\n"
+    "  --bind ADDRESS      overrides bind_address: unix://PATH, or IPV4:PORT (e.g. 127.0.0.1:3031)\n"
+    "  --die-with-parent   exit when the process that started this one exits\n"
+    "  --help              this text\n"
+    "\n"
+    "Providers: openai-compatible (/v1/chat/completions), ollama (/api/chat), anthropic\n"
+    "(/v1/messages), google (/v1beta/models/M:generateContent). Backends are tried by\n"
+    "meta.priority (higher first), models by name; transient failures (connect, closed\n"
+    "connection, HTTP 408/429/5xx) are retried with doubling backoff, then the next model.\n"
+    "JSON and bool answers go only to models with supports_json, images only to supports_image.\n"
+    "No Lua greybox layer yet: GenVM's lua_* keys are accepted and ignored.\n";
+
+int fail(const std::string& line) {
+  std::fprintf(stderr, "genvm-module-llm: %s\n", line.c_str());
+  return 1;
+}
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<std::size_t>(n));
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path = "${exeDir}/../config/genvm-module-llm.yaml";
+  std::string bind;
+  bool die_with_parent = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string_view flag, std::string& out) {
+      if (a == flag && i + 1 < argc) {
+        out = argv[++i];
+        return true;
+      }
+      if (a.starts_with(std::string(flag) + "=")) {
+        out = std::string(a.substr(flag.size() + 1));
+        return true;
+      }
+      return false;
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--die-with-parent") {
+      die_with_parent = true;
+    } else if (!value("--config", config_path) && !value("--bind", bind)) {
+      return fail("unknown argument '" + std::string(a) + "' (see --help)");
+    }
+  }
+  if (die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  std::string dir = exe_dir();
+  std::string expanded = config_path;
+  if (auto at = expanded.find("${exeDir}"); at != std::string::npos) expanded.replace(at, 9, dir);
+  auto config = genvm::llm::load_llm_config(expanded, dir);
+  if (!config) return fail(config.error().to_string());
+  if (!bind.empty()) config->bind_address = bind;
+  if (config->bind_address.empty()) return fail("no bind_address in the configuration and no --bind");
+  for (const auto& s : config->skipped_backends) std::fprintf(stderr, "genvm-module-llm: backend skipped: %s\n", s.c_str());
+  if (config->backends.empty()) return fail("no usable backend in the configuration");
+  if (auto s = genvm::llm::init_http_client(); !s) return fail(s.error().to_string());
+  auto listener = genvm::module::ModuleListener::bind(config->bind_address);
+  if (!listener) return fail(listener.error().to_string());
+  ::signal(SIGPIPE, SIG_IGN);
+  std::fprintf(stderr, "genvm-module-llm: listening on %s (%zu backends)\n", (*listener)->address().c_str(),
+               config->backends.size());
+  const genvm::llm::LlmModule module(std::move(*config));
+  (*listener)->serve([&module](const genvm::module::Hello& h, const genvm::calldata::Value& request) {
+    return module.answer(h, request);
+  });
+  return 0;
+}
