@@ -20,7 +20,7 @@ out=$("$bin" --config "$dir/bad.yaml" 2>&1); rc=$?
 [ "$rc" -ne 0 ] && echo "$out" | grep -q "permits.sync" || fail "bad config not reported: $out"
 
 # SIGTERM: clean exit.
-printf 'executor: [sh, -c, '"'"'eval "$3"'"'"', sh]\nexecutor_protocol: plain\n' > "$dir/cfg.yaml"
+printf 'executor: [sh, -c, '"'"'eval "$3"'"'"', sh]\nexecutor_protocol: plain\nextra_args: {untrusted_allowed: ["*"]}\n' > "$dir/cfg.yaml"
 "$bin" --config "$dir/cfg.yaml" --port 0 --print-port > "$dir/port" 2> "$dir/log" &
 pid=$!
 for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done

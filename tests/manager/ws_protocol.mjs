@@ -82,9 +82,13 @@ function runRequest(script, extra = {}) {
   });
 }
 
+// Every client bears this (untrusted) token: the runs it starts are the token's, so a second
+// connection with the same token may attach to them (docs/PROTOCOLS.md "Trust model").
+const CLIENT_TOKEN = "ws-protocol-client-0001";
+
 class Client {
-  constructor(url) {
-    this.ws = new WebSocket(url);
+  constructor(url, token = CLIENT_TOKEN) {
+    this.ws = new WebSocket(url, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
     this.queue = [];
     this.waiters = [];
     this.nextId = 1n;
@@ -128,7 +132,7 @@ class Client {
 
 async function startManager(dir, yaml) {
   const cfg = join(dir, `cfg-${Math.random().toString(36).slice(2)}.yaml`);
-  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\n${yaml}`);
+  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\nextra_args: {untrusted_allowed: ["*"]}\n${yaml}`);
   const proc = spawn(managerBin, ["--config", cfg, "--port", "0", "--print-port"], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   proc.stderr.on("data", (d) => { log += d; });
@@ -299,7 +303,7 @@ try {
   const sock = join(dir, "m.sock");
   const pidfile = join(dir, "pids");
   const cfg = join(dir, "unix.yaml");
-  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\n`);
+  writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\nextra_args: {untrusted_allowed: ["*"]}\n`);
   const proc = spawn(managerBin, ["--config", cfg, "--socket", sock], { stdio: ["ignore", "ignore", "pipe"] });
   for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(50);
   const u = await new Client(`ws+unix://${sock}:/ws`).open();

@@ -193,7 +193,10 @@ class Manager:
     """A genvm-manager process. `--port 0 --print-port` is ours (the public manager has no way to
     report an ephemeral port); everything else on its command line is the public CliArgs."""
 
-    def __init__(self, binary, config_text="", manifest=None, socket_path=None, cwd=None):
+    def __init__(self, binary, config_text="", manifest=None, socket_path=None, cwd=None, token=None):
+        # token: sent as `Authorization: Bearer` on every request and WebSocket upgrade (ours:
+        # docs/PROTOCOLS.md "Trust model"; the public manager has no authentication).
+        self.token = token
         self.dir = tempfile.mkdtemp(prefix="genvm-mgr-run-")
         self.config = os.path.join(self.dir, "genvm-manager.yaml")
         with open(self.config, "w") as f:
@@ -226,7 +229,14 @@ class Manager:
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
 
+    def _auth(self, headers):
+        out = dict(headers or {})
+        if self.token:
+            out.setdefault("Authorization", f"Bearer {self.token}")
+        return out
+
     def session(self, **kw):
+        kw["headers"] = self._auth(kw.get("headers"))
         c = ws.Client.unix(self.socket_path, **kw) if self.socket_path else ws.Client.tcp("127.0.0.1", self.port, **kw)
         return Session(c)
 
@@ -236,7 +246,7 @@ class Manager:
             conn = _UnixHTTPConnection(self.socket_path)
         else:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        conn.request(method, path, body=body, headers=headers or {})
+        conn.request(method, path, body=body, headers=self._auth(headers))
         r = conn.getresponse()
         data = r.read()
         conn.close()

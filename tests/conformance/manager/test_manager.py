@@ -47,8 +47,15 @@ LINES = {"v0.1.0": "2024-01-01T00:00:00Z", "v0.2.0-a": "2024-01-01T00:00:00Z", "
 RFC3339_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.(\d{3}|\d{6}|\d{9}))?Z$")  # chrono AutoSi, use_z
 
 
+# Ours, added to the public file: the public manager trusts every caller, ours only those the
+# operator names (docs/PROTOCOLS.md "Trust model"). This suite's client is trusted by a bearer
+# token (mgr.Manager sends it), so it may pass the stand-in's extra_args and read every run.
+SUITE_TOKEN = "conformance-suite-token-0001"
+OPERATOR_TRUST = f"trusted:\n  tokens: [{SUITE_TOKEN}]\n"
+
+
 def public_config(total="null", retention="5m", max_message=67108864):
-    return PUBLIC_CONFIG % {"total": total, "retention": retention, "max_message": max_message}
+    return PUBLIC_CONFIG % {"total": total, "retention": retention, "max_message": max_message} + OPERATOR_TRUST
 
 
 def reported(kind, data="x", hashes=32):
@@ -82,7 +89,7 @@ class StandInLines(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.install = mgr.Install(MANAGER, LINES)
-        cls.m = mgr.Manager(cls.install.manager, public_config())
+        cls.m = mgr.Manager(cls.install.manager, public_config(), token=SUITE_TOKEN)
         cls.s = cls.m.session()
 
     @classmethod
@@ -487,7 +494,7 @@ class Limits(unittest.TestCase):
         self.install.remove()
 
     def manager(self, **config):
-        self.m = mgr.Manager(self.install.manager, public_config(**config))
+        self.m = mgr.Manager(self.install.manager, public_config(**config), token=SUITE_TOKEN)
         return self.m.session()
 
     def test_a_run_waiting_for_permits_is_queued(self):
@@ -532,7 +539,7 @@ class Limits(unittest.TestCase):
 
     def test_the_unix_socket_listener(self):
         path = os.path.join(self.install.root, "m.sock")
-        self.m = mgr.Manager(self.install.manager, public_config(), socket_path=path)
+        self.m = mgr.Manager(self.install.manager, public_config(), socket_path=path, token=SUITE_TOKEN)
         s = self.m.session()
         self.assertEqual(s.hello[0], METHODS["hello"], "MS: GET /ws on the unix socket too")
         self.assertEqual(self.m.http("GET", "/permits")[0], 200)
@@ -555,7 +562,7 @@ class RealExecutor(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="genvm-mgr-real-")
         world = host.World()
         h0 = host.Host0(world, host.make_socket_path(tmp))
-        m = mgr.Manager(MANAGER, public_config())
+        m = mgr.Manager(MANAGER, public_config(), token=SUITE_TOKEN)
         try:
             s = m.session()
             with open(COUNTER, "rb") as f:
