@@ -63,7 +63,10 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
                        if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
                        SlotId slot;
-                       if (!c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
+                       // The destination is checked before `len` bytes are read from storage.
+                       if (!guest_bytes(c, buf, len) || !c.read(slot_ptr, slot.data(), slot.size())) {
+                         return set_ret(r, kFault), std::nullopt;
+                       }
                        auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.own_contract);
                        if (!data) return internal(data.error());
                        if (len && !c.write(buf, data->data(), len)) return set_ret(r, kFault), std::nullopt;
@@ -78,10 +81,9 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        }
                        if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
                        SlotId slot;
-                       calldata::Bytes data(len);
-                       if (!c.read(slot_ptr, slot.data(), slot.size()) || (len && !c.read(buf, data.data(), len))) {
-                         return set_ret(r, kFault), std::nullopt;
-                       }
+                       auto guest = guest_bytes(c, buf, len);
+                       if (!guest || !c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
+                       calldata::Bytes data(guest->begin(), guest->end());
                        if (!ctx_.sender_is_upgrader &&
                            std::find(ctx_.locked_slots.begin(), ctx_.locked_slots.end(), slot) != ctx_.locked_slots.end()) {
                          return set_ret(r, kForbidden), std::nullopt;
@@ -128,11 +130,12 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
 std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint32_t len, std::uint32_t fd_ptr,
                                      std::int32_t& ret) {
   ret = kSuccess;
-  calldata::Bytes req(len);
-  if (len && !c.read(req_ptr, req.data(), len)) {
+  auto guest = guest_bytes(c, req_ptr, len);
+  if (!guest) {
     ret = kFault;
     return std::nullopt;
   }
+  calldata::Bytes req(guest->begin(), guest->end());
   auto v = calldata::decode(req);
   if (!v || !v->is_map() || v->as_map().size() != 1) {
     ret = kInval;

@@ -183,6 +183,15 @@ class VmState {
 bool read_u32(wasm::Caller& c, std::uint32_t addr, std::uint32_t& out);
 bool write_u32(wasm::Caller& c, std::uint32_t addr, std::uint32_t v);
 bool write_u64(wasm::Caller& c, std::uint32_t addr, std::uint64_t v);
+// The guest's bytes [addr, addr + len) of memory 0, or nullopt when they are outside it.
+// Checked before any host buffer of `len` exists: a guest-supplied length never makes the
+// executor allocate more than the guest already owns (its memory is inside the budget).
+inline std::optional<std::span<const std::uint8_t>> guest_bytes(wasm::Caller& c, std::uint64_t addr,
+                                                                std::uint64_t len) {
+  auto mem = c.memory();
+  if (addr > mem.size() || len > mem.size() - addr) return std::nullopt;
+  return std::span<const std::uint8_t>(mem.data() + addr, len);
+}
 inline std::uint32_t arg32(std::span<const wasm::Value> a, std::size_t i) {
   return static_cast<std::uint32_t>(a[i].as_i32());
 }

@@ -3,6 +3,10 @@
 // and stderr go to the executor's own (captured or discarded by the manager per debug mode),
 // the clock reads 0 in deterministic code, random_get is a counter hashed with SHA3-256, there
 // is no file system, no arguments, no environment and no sockets.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -29,6 +33,17 @@ enum : std::int32_t {
   kWasiRofs = 69,
   kWasiSpipe = 70,
 };
+
+// The contract's stdout/stderr become the executor's, which the manager captures (or sends to
+// /dev/null) per debug mode. A failed write is dropped: what the guest is told never depends on it.
+void write_all(int fd, std::span<const std::uint8_t> bytes) {
+  while (!bytes.empty()) {
+    ssize_t w = ::write(fd, bytes.data(), bytes.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    bytes = bytes.subspan(static_cast<std::size_t>(w));
+  }
+}
 
 }  // namespace
 
@@ -91,27 +106,32 @@ void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::
           set_ret(r, kWasiBadf);
           return std::nullopt;
         }
-        std::uint64_t total = 0;
-        std::string text;
-        for (std::uint32_t i = 0; i < n_iovs; ++i) {
-          std::uint32_t buf = 0, len = 0;
-          if (!read_u32(c, iovs + 8 * i, buf) || !read_u32(c, iovs + 8 * i + 4, len)) {
-            set_ret(r, kWasiFault);
-            return std::nullopt;
+        // Each iovec goes straight from guest memory to the descriptor (no host copy), and the
+        // total is capped at the size of guest memory: 192 iovecs of one 16 MiB region write
+        // at most what the guest owns, and a short count tells it so (a partial write, as
+        // writev may make). The first pass checks every iovec, so a FAULT writes nothing; the
+        // count is the same whether the output is kept or discarded.
+        std::uint64_t cap = std::min<std::uint64_t>(c.memory().size(), 0xffffffffu);
+        auto walk = [&](bool emit) -> std::optional<std::uint64_t> {
+          std::uint64_t total = 0;
+          for (std::uint32_t i = 0; i < n_iovs && total < cap; ++i) {
+            std::uint32_t buf = 0, len = 0;
+            if (!read_u32(c, iovs + 8 * i, buf) || !read_u32(c, iovs + 8 * i + 4, len)) return std::nullopt;
+            auto part = guest_bytes(c, buf, len);
+            if (!part) return std::nullopt;
+            part = part->first(std::min<std::uint64_t>(part->size(), cap - total));
+            if (emit) write_all(fd, *part);
+            total += part->size();
           }
-          std::string part(len, '\0');
-          if (len && !c.read(buf, part.data(), len)) {
-            set_ret(r, kWasiFault);
-            return std::nullopt;
-          }
-          text += part;
-          total += len;
+          return total;
+        };
+        auto checked = walk(false);
+        if (!checked) {
+          set_ret(r, kWasiFault);
+          return std::nullopt;
         }
-        // The contract's stdout/stderr become the executor's, which the manager captures (or
-        // sends to /dev/null) per debug mode; the answer to the guest is the same either way.
-        if (capture(ctx_.debug) != Capture::kDisabled) {
-          [[maybe_unused]] ssize_t w = ::write(fd, text.data(), text.size());
-        }
+        if (capture(ctx_.debug) != Capture::kDisabled) walk(true);
+        std::uint64_t total = *checked;
         set_ret(r, write_u32(c, out, static_cast<std::uint32_t>(total)) ? kWasiSuccess : kWasiFault);
         return std::nullopt;
       };
@@ -175,6 +195,10 @@ void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::
       fn = [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
         // Deterministic: SHA3-256 blocks of a per-VM counter, identical on every node.
         std::uint32_t buf = arg32(a, 0), len = arg32(a, 1);
+        if (!guest_bytes(c, buf, len)) {  // before `len` bytes are made
+          set_ret(r, kWasiFault);
+          return std::nullopt;
+        }
         calldata::Bytes out;
         while (out.size() < len) {
           std::uint8_t ctr[8];

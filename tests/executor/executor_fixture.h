@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +94,7 @@ struct RunResult {
   std::string stderr_text;
   Value report;                 // null when nothing was delivered
   calldata::Bytes result_bytes;  // the consume_result payload, byte for byte (outer code byte first)
+  std::uint64_t peak_rss_bytes = 0;  // the genvm process's (wait4 ru_maxrss)
 };
 
 class ExecutorTest : public ::testing::Test {
@@ -158,7 +160,9 @@ class ExecutorTest : public ::testing::Test {
       ::_exit(127);
     }
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    rusage usage{};
+    ::wait4(pid, &status, 0, &usage);
+    out.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
     out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     out.signaled = WIFSIGNALED(status);
     auto text = read_file(err);
