@@ -37,20 +37,27 @@ bob=addr#00000000000000000000000000000000000000b0
 say call "$token" transfer "$bob" 300
 n call "$token" transfer "$bob" 300 2>/dev/null | sed -n '1,2p'
 say call "$token" transfer "$bob" 5000 "  (more than the sender holds: a UserError the validators agree on; nothing is written)"
-n call "$token" transfer "$bob" 5000 2>/dev/null | sed -n '1,2p'
+{ n call "$token" transfer "$bob" 5000 2>/dev/null || true; } | sed -n '1,2p'  # exit 3: a contract error
 say view "$token" balance_of "$bob"
 n view "$token" balance_of "$bob"
 
-if [ -e "$ex/events.wasm" ]; then
+if [ -e "$ex/events.wasm" ] && [ -e "$ex/listener.wasm" ]; then
   say deploy events.wasm
   events=$(n --json deploy "$ex/events.wasm" 2>/dev/null | addr_of)
   echo "events at $events"
-  say --from "$counter" call "$events" notify '"hello"' "  (emits an event and posts a message back to the sender: a follow-up transaction)"
-  out=$(n --from "$counter" --json call "$events" notify '"hello"' 2>/dev/null)
+  say deploy listener.wasm "  (a contract with an on_notified method: it will receive the message events posts)"
+  listener=$(n --json deploy "$ex/listener.wasm" 2>/dev/null | addr_of)
+  echo "listener at $listener"
+  say schema "$listener" "  (its methods, from the GenVM ABI's #get-schema method)"
+  n schema "$listener"
+  say --from "$listener" call "$events" notify '"hello"' "  (emits an event and posts on_notified(\"hello\") back to the sender: a follow-up transaction)"
+  out=$(n --from "$listener" --json call "$events" notify '"hello"' 2>/dev/null)
   tx=$(echo "$out" | sed -n 's/^{"tx":\([0-9]*\),.*/\1/p')
   n tx "$tx" | grep -v '^  rounds:'
   fu=$(echo "$out" | sed -n 's/.*"follow_ups":\[\([0-9]*\).*/\1/p')
   [ -n "$fu" ] && n tx "$fu" | grep -v '^  rounds:'
+  say view "$listener" last "  (the follow-up ran listener.on_notified: it counted the message and kept its text)"
+  n view "$listener" last
 fi
 
 if [ -e "$ex/nondet.wasm" ]; then
@@ -65,5 +72,11 @@ say state "$counter"
 n state "$counter"
 say state "$me"
 n state "$me"
+say contracts
+n contracts
+say txs --limit 5
+n txs --limit 5
+say storage "$counter"
+n storage "$counter"
 say check
 n check

@@ -30,6 +30,40 @@ Value make_entry(const std::string& method, const Value::Array& args) {
   return Value(std::move(m));
 }
 
+RunDebug debug_record(const RunReport& run, int round, int node, const std::string& role, DebugMode mode,
+                      std::size_t* budget) {
+  RunDebug d;
+  d.round = round;
+  d.node = node;
+  d.role = role;
+  d.debug_mode = std::string(to_string(mode));
+  d.exit_code = run.exit_code;
+  d.stdout_bytes = run.stdout_bytes;
+  d.stderr_bytes = run.stderr_bytes;
+  d.log_entries = run.log_entries;
+  auto keep_tail = [](const std::string& s) {
+    return s.size() > kDebugKeepStream ? s.substr(s.size() - kDebugKeepStream) : s;
+  };
+  std::string out = keep_tail(run.stdout_text), err = keep_tail(run.stderr_text);
+  std::vector<std::string> log;
+  std::size_t log_bytes = 0;
+  for (auto it = run.log.rbegin(); it != run.log.rend() && log_bytes + it->size() <= kDebugKeepLog; ++it) {
+    log_bytes += it->size();
+    log.push_back(*it);
+  }
+  std::reverse(log.begin(), log.end());
+  const std::size_t size = out.size() + err.size() + log_bytes;
+  if (size > *budget) {
+    d.omitted = true;  // the sizes above still say what the run produced
+    return d;
+  }
+  *budget -= size;
+  d.stdout_text = std::move(out);
+  d.stderr_text = std::move(err);
+  d.log = std::move(log);
+  return d;
+}
+
 bool majority_agrees(const std::vector<Vote>& votes) {
   std::size_t agree = 0;
   for (const auto& v : votes) agree += v.vote == "agree";
@@ -120,9 +154,11 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
   }
   TxOutcome out;
   const Round* accepted = nullptr;
+  std::size_t debug_budget = kDebugKeepPerTx;
   for (int r = 0; r < std::max(opts_.rounds, 1) && !accepted; ++r) {
-    auto round = run_round(r, rec, code, entry);
+    auto round = run_round(r, rec, code, entry, &debug_budget);
     if (!round) return round.take_error();
+    for (auto& d : round->debug) rec.debug.push_back(d);
     out.rounds.push_back(std::move(*round));
     if (out.rounds.back().accepted) accepted = &out.rounds.back();
   }
@@ -155,15 +191,18 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
   return out;
 }
 
-Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry) {
+Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry,
+                              std::size_t* budget) {
   const int n = std::max(opts_.validators, 1);
   const int total_nodes = n + 1;
   Round round;
   round.leader = r % total_nodes;
   auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
-                          opts_.run_timeout_ms);
+                          opts_.run_timeout_ms, opts_.debug_mode);
   if (!lead) return lead.take_error();
   round.leader_run = std::move(*lead);
+  const bool record = opts_.debug_mode >= DebugMode::kSafe;
+  if (record) round.debug.push_back(debug_record(round.leader_run, r + 1, round.leader, "leader", opts_.debug_mode, budget));
   const bool delivered = round.leader_run.report.is_map();
   round.leader_outcome = delivered ? "result" : round.leader_run.timed_out ? "timeout" : "error";
   Progress p{r + 1, round.leader, round.leader_outcome, 0, delivered ? n : 0};
@@ -174,8 +213,9 @@ Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<By
   for (int i = 0; i < n; ++i) {
     Vote v;
     v.node = (round.leader + 1 + i) % total_nodes;
-    auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms);
+    auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms, opts_.debug_mode);
     if (!run) return run.take_error();
+    if (record) round.debug.push_back(debug_record(*run, r + 1, v.node, "validator", opts_.debug_mode, budget));
     v.kind = run->kind;
     v.execution_hash = run->execution_hash;
     const Value* disagreed = run->report.is_map() ? run->report.find("nondet_disagreement") : nullptr;
@@ -383,7 +423,7 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   // No `w` and no `s`: a view can read, call other contracts and run non-deterministic blocks
   // (as their leader), never change anything.
   return runner_.run(opts_.genvm, execution_data(rec, std::nullopt, entry, std::nullopt), "cn", state_,
-                     opts_.run_timeout_ms);
+                     opts_.run_timeout_ms, opts_.debug_mode);
 }
 
 }  // namespace genvm::node

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/calldata.h"
+#include "common/debug_mode.h"
 #include "common/result.h"
 #include "node/runner.h"
 #include "node/state.h"
@@ -51,7 +52,20 @@ struct Round {
   std::string leader_outcome;
   std::vector<Vote> votes;
   bool accepted = false;
+  std::vector<RunDebug> debug;  // leader then validators, when NodeOptions::debug_mode >= safe
 };
+
+// What a receipt keeps of one run's capture at --debug-mode safe and above (docs/PROTOCOLS.md,
+// "genvm-node debug records"): the last kDebugKeepStream bytes of stdout and of stderr, the
+// newest genvm_log entries that fit in kDebugKeepLog bytes, and the sizes of all three; once a
+// transaction's records reach kDebugKeepPerTx, later runs keep their sizes only (omitted).
+inline constexpr std::size_t kDebugKeepStream = 16 * 1024;
+inline constexpr std::size_t kDebugKeepLog = 32 * 1024;
+inline constexpr std::size_t kDebugKeepPerTx = 1024 * 1024;
+// The bounded record of `run` (round 1-based, 0 for a view); `budget` is what the transaction
+// may still keep, and is reduced by what this record keeps.
+RunDebug debug_record(const RunReport& run, int round, int node, const std::string& role, DebugMode mode,
+                      std::size_t* budget);
 
 struct TxOutcome {
   TxRecord record;             // as committed (id set)
@@ -75,6 +89,9 @@ struct NodeOptions {
   int rounds = 3;
   int max_follow_ups = 32;     // per top-level transaction; the rest stay pending in the state
   int run_timeout_ms = 5000;   // per executor run (the manager's deadline); 0: its default
+  // The runs' debug mode (genvm-node --debug-mode). From `safe` up every run's capture is kept
+  // in its receipt (bounded: kDebugKeep*); `disabled` keeps nothing.
+  DebugMode debug_mode = DebugMode::kDisabled;
   std::function<void(const Progress&)> progress;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
   std::function<std::string(int)> genvm_for_node;
@@ -106,8 +123,9 @@ class Node {
                              Effects fx);
   Result<std::vector<std::int64_t>> run_follow_ups(std::int64_t tx);  // tx 0: every pending message
   // Leader and validators for one round; validators run only when the leader delivered a result.
+  // `debug_budget`: what the transaction may still keep of debug records (debug_record).
   Result<Round> run_round(int round_index, const TxRecord& rec, const std::optional<Bytes>& code,
-                          const calldata::Value& entry);
+                          const calldata::Value& entry, std::size_t* debug_budget);
   std::string genvm_for(int node) const;
   calldata::Value execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                                  const std::optional<calldata::Value>& leader_nondet) const;

@@ -327,6 +327,82 @@ TEST_F(NodeTest, AValidatorsRejectingBlockIsADisagreeVoteNamingTheBlock) {
   for (const Vote& v : ok->rounds[0].votes) EXPECT_FALSE(v.nondet_disagreement.has_value());
 }
 
+// --debug-mode: from safe up every run of a transaction (leader and validators) leaves its
+// stdout, stderr and log in the receipt, read back by debug_of_tx; disabled leaves none.
+TEST_F(NodeTest, DebugRecordsKeepEachRunsStreamsFromSafeUp) {
+  const std::string devloop = binary_dir() + "/tests/node/devloop.wasm";
+  if (::access(devloop.c_str(), R_OK) != 0) GTEST_SKIP() << "needs " << devloop << " (genvm_node_test_contracts)";
+  NodeOptions quiet = opts(2, 1);
+  Node plain(*state_, quiet);
+  auto d = plain.deploy(account(0xa1), read_file(devloop), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  auto none = plain.call(account(0xa1), d->record.target, make_entry("chatty", {}));
+  ASSERT_TRUE(none.ok()) << none.error().to_string();
+  auto none_kept = state_->debug_of_tx(none->record.id);
+  ASSERT_TRUE(none_kept.ok());
+  EXPECT_TRUE(none_kept->empty());
+
+  NodeOptions loud = opts(2, 1);
+  loud.debug_mode = DebugMode::kSafeUnbounded;
+  Node debug(*state_, loud);
+  auto r = debug.call(account(0xa1), d->record.target, make_entry("chatty", {}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  auto kept = state_->debug_of_tx(r->record.id);
+  ASSERT_TRUE(kept.ok()) << kept.error().to_string();
+  ASSERT_EQ(kept->size(), 3u);
+  EXPECT_EQ((*kept)[0].role, "leader");
+  EXPECT_EQ((*kept)[1].role, "validator");
+  EXPECT_EQ((*kept)[2].role, "validator");
+  for (const RunDebug& k : *kept) {
+    EXPECT_EQ(k.debug_mode, "safe-unbounded");
+    EXPECT_EQ(k.round, 1);
+    EXPECT_EQ(k.stdout_text, "hello from stdout\n");
+    EXPECT_EQ(k.stderr_text, "hello from stderr\n");
+    EXPECT_EQ(k.stdout_bytes, k.stdout_text.size());
+    EXPECT_FALSE(k.omitted);
+    bool traced = false;
+    for (const auto& line : k.log) traced |= line.find("\"tracing 42\"") != std::string::npos;
+    EXPECT_TRUE(traced) << "no gl_trace line among " << k.log.size() << " log entries";
+  }
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
+// The bounds: the last kDebugKeepStream bytes of each stream, the newest log entries within
+// kDebugKeepLog bytes, and once a transaction's budget is spent, sizes only.
+TEST(NodeDebugRecord, KeepsBoundedTailsAndSizes) {
+  RunReport run;
+  run.exit_code = 0;
+  run.stdout_text = std::string(kDebugKeepStream, 'a') + "tail";
+  run.stdout_bytes = run.stdout_text.size() + 100;  // the runner already cut 100 bytes
+  run.stderr_text = "err";
+  run.stderr_bytes = 3;
+  const std::string entry = "{\"level\":\"info\",\"message\":\"" + std::string(1000, 'm') + "\"}";
+  for (int i = 0; i < 40; ++i) run.log.push_back(entry);
+  run.log.push_back("{\"message\":\"newest\"}");
+  run.log_entries = run.log.size();
+  std::size_t budget = kDebugKeepPerTx;
+  RunDebug d = debug_record(run, 2, 3, "validator", DebugMode::kSafe, &budget);
+  EXPECT_EQ(d.stdout_text.size(), kDebugKeepStream);
+  EXPECT_EQ(d.stdout_text.substr(d.stdout_text.size() - 4), "tail");
+  EXPECT_EQ(d.stdout_bytes, run.stdout_bytes);
+  EXPECT_EQ(d.stderr_text, "err");
+  EXPECT_EQ(d.log.back(), "{\"message\":\"newest\"}");
+  std::size_t log_bytes = 0;
+  for (const auto& l : d.log) log_bytes += l.size();
+  EXPECT_LE(log_bytes, kDebugKeepLog);
+  EXPECT_LT(d.log.size(), run.log.size());
+  EXPECT_EQ(d.log_entries, run.log.size());
+  EXPECT_EQ(d.debug_mode, "safe");
+  EXPECT_EQ(budget, kDebugKeepPerTx - d.stdout_text.size() - d.stderr_text.size() - log_bytes);
+  std::size_t small = 10;
+  RunDebug over = debug_record(run, 2, 4, "validator", DebugMode::kSafe, &small);
+  EXPECT_TRUE(over.omitted);
+  EXPECT_TRUE(over.stdout_text.empty());
+  EXPECT_TRUE(over.log.empty());
+  EXPECT_EQ(over.stdout_bytes, run.stdout_bytes);
+  EXPECT_EQ(small, 10u);
+}
+
 // A leader still running at the deadline: its round says timeout, no validator runs, the
 // progress reports zero validators for it. Fails when a leader timeout reads as any other
 // failure ("none") or the progress counts validators that never ran.

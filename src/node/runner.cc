@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -30,8 +31,7 @@ using calldata::Value;
 
 namespace {
 
-// The stderr tail kept for diagnostics; the manager already bounds what it captures.
-constexpr std::uint32_t kStderrKeep = 64 * 1024;
+std::string tail(const std::string& s, std::size_t keep) { return s.size() > keep ? s.substr(s.size() - keep) : s; }
 
 Error io_error(const std::string& what) { return make_error("node_io", what + ": " + std::strerror(errno)); }
 
@@ -134,7 +134,7 @@ Runner::Runner() : impl_(std::make_unique<Impl>()) {}
 Runner::~Runner() = default;
 
 Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_data, const std::string& permissions,
-                              State& state, int timeout_ms) {
+                              State& state, int timeout_ms, DebugMode debug) {
   if (::access(genvm.c_str(), X_OK) != 0) {
     return make_error("genvm_missing", "the executor '" + genvm + "' is not an executable file (use --genvm PATH)");
   }
@@ -154,7 +154,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   const Value* dt = msg ? msg->find("datetime") : nullptr;
   body["timestamp"] = dt && dt->is_string() ? *dt : Value("2024-11-26T06:42:42.424242Z");
   body["host"] = "unix://" + impl_->socket_path;
-  body["debug_mode"] = "safe";  // bounded capture: the stderr tail explains a failed run
+  body["debug_mode"] = std::string(to_string(std::max(debug, DebugMode::kSafe)));  // see runner.h
   body["permissions"] = permissions;
   if (timeout_ms > 0) body["deadline"] = std::to_string(timeout_ms) + "ms";
 
@@ -199,7 +199,16 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   if (const Value* x = t.find("exit_code"); x && x->is_int()) {
     out.exit_code = static_cast<int>(x->as_int().to_int64().value_or(-1));
   }
-  if (auto a = reg.get_artifact(id, "stderr", 0, kStderrKeep); a) out.stderr_text = a->data;
+  if (const manager::RunResult* captured = reg.result(id)) {
+    out.stderr_text = tail(captured->stderr_data, kRunnerKeepStream);
+    out.stdout_text = tail(captured->stdout_data, kRunnerKeepStream);
+    out.stderr_bytes = captured->stderr_data.size();
+    out.stdout_bytes = captured->stdout_data.size();
+    out.log_entries = captured->genvm_log.size();
+    const std::size_t skip = captured->genvm_log.size() > kRunnerKeepLogEntries
+                                 ? captured->genvm_log.size() - kRunnerKeepLogEntries : 0;
+    out.log.assign(captured->genvm_log.begin() + static_cast<std::ptrdiff_t>(skip), captured->genvm_log.end());
+  }
   if (out.stderr_text.empty() && !host_errors.empty()) out.stderr_text = host_errors.front();
   if (const Value* r = t.find("consumed_result"); r && r->is_bytes() && r->as_bytes().size() > 1) {
     const Bytes& b = r->as_bytes();  // the manager's outer result-code byte, then the map

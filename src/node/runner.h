@@ -6,7 +6,7 @@
 //
 // Contract:
 //  - The run request carries the ExecutionData's fields, `host: unix://<dir>/host.sock` and
-//    `debug_mode: safe` from a trusted caller; the Registry (executor_protocol genvm) spawns
+//    `debug_mode` (the level asked for, at least `safe`: see Runner::run) from a trusted caller; the Registry (executor_protocol genvm) spawns
 //    `genvm run` through the supervisor in its own process group, serves host connection 1
 //    (consume_result, resolve_callcontract_executor; `method_hosts` routes them there), applies
 //    the deadline (`timeout_ms`, 0: the manager's default) and kills the whole tree when the
@@ -14,7 +14,8 @@
 //    `state`, one connection at a time, on a thread that lives exactly as long as the run.
 //  - The report is the finished event's consumed_result (checked by the manager); stderr_text
 //    is the captured stderr tail (bounded capture of debug mode `safe`), or the
-//    failed_to_start reason.
+//    failed_to_start reason; stdout_text and log the captured stdout tail and genvm_log
+//    entries, each at most kRunnerKeep* (node.cc keeps less for a receipt).
 //  - One Registry per executor path (the path is manager configuration, not a request field).
 //  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700, and removed
 //    by the destructor (also after an interrupt: see request_interrupt). Not thread-safe; one
@@ -24,8 +25,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/calldata.h"
+#include "common/debug_mode.h"
 #include "common/result.h"
 #include "node/state.h"
 
@@ -39,7 +42,14 @@ struct RunReport {
   calldata::Bytes execution_hash;  // from the report; empty when nothing delivered
   int kind = -1;               // the report's kind; -1 when nothing delivered
   bool timed_out = false;      // the manager killed it at the deadline
+  std::string stdout_text;     // the executor's stdout tail (the contract's stdout)
+  std::vector<std::string> log;  // the newest genvm_log entries (JSON objects)
+  std::uint64_t stdout_bytes = 0, stderr_bytes = 0, log_entries = 0;  // as captured in full
 };
+
+// What Runner keeps of one run's capture (the manager's `safe` capture is larger).
+inline constexpr std::uint32_t kRunnerKeepStream = 64 * 1024;  // per stream, the tail
+inline constexpr std::size_t kRunnerKeepLogEntries = 128;      // the newest
 
 // Interrupts (SIGINT/SIGTERM in genvm-node): request_interrupt is async-signal-safe (one
 // lock-free store), so a signal handler may call it. A run in progress is cancelled (the
@@ -58,8 +68,12 @@ class Runner {
 
   // Fails only when the run could not be set up (no executable, no socket); an executor that
   // starts and delivers nothing is a RunReport with a null report.
+  // `debug` is the run request's debug_mode, raised to `safe` when lower: the executor behaves
+  // the same at disabled and safe (the difference is the manager's capture), and the stderr
+  // tail explains a run that delivers nothing. Whether the capture is recorded is the node's.
   Result<RunReport> run(const std::string& genvm, const calldata::Value& execution_data,
-                        const std::string& permissions, State& state, int timeout_ms);
+                        const std::string& permissions, State& state, int timeout_ms,
+                        DebugMode debug = DebugMode::kSafe);
 
  private:
   struct Impl;

@@ -32,6 +32,20 @@ CREATE TABLE IF NOT EXISTS messages(tx INTEGER NOT NULL, idx INTEGER NOT NULL, s
                                     follow_up INTEGER, PRIMARY KEY(tx, idx));
 )sql";
 
+// Added after the first files were made: created by a writer that finds it missing (readers
+// of such a file see no debug records).
+constexpr const char* kRunDebugTable = R"sql(
+CREATE TABLE IF NOT EXISTS run_debug(tx INTEGER NOT NULL, seq INTEGER NOT NULL, round INTEGER NOT NULL,
+  node INTEGER NOT NULL, role TEXT NOT NULL, debug_mode TEXT NOT NULL, exit_code INTEGER NOT NULL,
+  stdout BLOB NOT NULL, stderr BLOB NOT NULL, log TEXT NOT NULL, stdout_bytes INTEGER NOT NULL,
+  stderr_bytes INTEGER NOT NULL, log_entries INTEGER NOT NULL, omitted INTEGER NOT NULL, PRIMARY KEY(tx, seq));
+)sql";
+
+// The transactions columns every receipt reader selects, in TxRecord order (read_tx_row).
+constexpr const char* kTxColumns =
+    "id, kind, sender, target, calldata, code_hash, status, result_kind, result_text, execution_hash, rounds, votes,"
+    " parent, value";
+
 // A prepared statement that finalizes itself.
 class Stmt {
  public:
@@ -84,6 +98,25 @@ Error db_error(sqlite3* db, const std::string& what) {
     return make_error("state_locked", "the state database is locked by another process (" + what + ")");
   }
   return make_error("state_sql", what + ": " + sqlite3_errmsg(db));
+}
+
+TxRecord read_tx_row(Stmt& q) {
+  TxRecord r;
+  r.id = q.col_i64(0);
+  r.kind = q.col_text(1);
+  r.sender = q.col_addr(2);
+  r.target = q.col_addr(3);
+  r.calldata = q.col_blob(4);
+  r.code_hash = q.col_blob(5);
+  r.status = q.col_text(6);
+  r.result_kind = static_cast<int>(q.col_i64(7));
+  r.result_text = q.col_text(8);
+  r.execution_hash = q.col_blob(9);
+  r.rounds = static_cast<int>(q.col_i64(10));
+  r.votes_json = q.col_text(11);
+  r.parent = q.col_i64(12);
+  r.value = static_cast<std::uint64_t>(q.col_i64(13));
+  return r;
 }
 
 // Rolls back unless committed: a failure anywhere in commit() leaves the database untouched.
@@ -265,6 +298,15 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
       return s.take_error();
     }
   }
+  if (mode == OpenMode::kCreate) {
+    // A file made before debug records gets their table (checked first: a writer that finds it
+    // takes no lock here).
+    auto has = st->has_table("run_debug");
+    if (!has) return has.take_error();
+    if (!*has) {
+      if (auto s = st->exec(kRunDebugTable); !s) return s.take_error();
+    }
+  }
   return st;
 }
 
@@ -392,30 +434,143 @@ Result<std::optional<ContractInfo>> State::contract(const Address& a) {
 }
 
 Result<std::optional<TxRecord>> State::tx(std::int64_t id) {
-  Stmt q(db_,
-         "SELECT kind, sender, target, calldata, code_hash, status, result_kind, result_text, execution_hash, rounds,"
-         " votes, parent, value FROM transactions WHERE id=?");
+  Stmt q(db_, (std::string("SELECT ") + kTxColumns + " FROM transactions WHERE id=?").c_str());
   if (!q.ok()) return db_error(db_, "read transaction");
   q.i64(1, id);
   int rc = q.step();
   if (rc == SQLITE_DONE) return std::optional<TxRecord>();
   if (rc != SQLITE_ROW) return db_error(db_, "read transaction");
-  TxRecord r;
-  r.id = id;
-  r.kind = q.col_text(0);
-  r.sender = q.col_addr(1);
-  r.target = q.col_addr(2);
-  r.calldata = q.col_blob(3);
-  r.code_hash = q.col_blob(4);
-  r.status = q.col_text(5);
-  r.result_kind = static_cast<int>(q.col_i64(6));
-  r.result_text = q.col_text(7);
-  r.execution_hash = q.col_blob(8);
-  r.rounds = static_cast<int>(q.col_i64(9));
-  r.votes_json = q.col_text(10);
-  r.parent = q.col_i64(11);
-  r.value = static_cast<std::uint64_t>(q.col_i64(12));
-  return std::optional<TxRecord>(r);
+  return std::optional<TxRecord>(read_tx_row(q));
+}
+
+Result<bool> State::has_table(const char* name) {
+  Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
+  if (!q.ok()) return db_error(db_, "read schema");
+  q.text(1, name);
+  int rc = q.step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db_, "read schema");
+  return rc == SQLITE_ROW;
+}
+
+Result<std::vector<RunDebug>> State::debug_of_tx(std::int64_t id) {
+  std::vector<RunDebug> out;
+  auto has = has_table("run_debug");
+  if (!has) return has.take_error();
+  if (!*has) return out;
+  Stmt q(db_,
+         "SELECT round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes, stderr_bytes, log_entries,"
+         " omitted FROM run_debug WHERE tx=? ORDER BY seq");
+  if (!q.ok()) return db_error(db_, "read debug records");
+  q.i64(1, id);
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    RunDebug d;
+    d.round = static_cast<int>(q.col_i64(0));
+    d.node = static_cast<int>(q.col_i64(1));
+    d.role = q.col_text(2);
+    d.debug_mode = q.col_text(3);
+    d.exit_code = static_cast<int>(q.col_i64(4));
+    Bytes o = q.col_blob(5), e = q.col_blob(6);
+    d.stdout_text.assign(o.begin(), o.end());
+    d.stderr_text.assign(e.begin(), e.end());
+    const std::string log = q.col_text(7);
+    for (std::size_t at = 0; at < log.size();) {
+      std::size_t nl = log.find('\n', at);
+      if (nl == std::string::npos) nl = log.size();
+      if (nl > at) d.log.push_back(log.substr(at, nl - at));
+      at = nl + 1;
+    }
+    d.stdout_bytes = static_cast<std::uint64_t>(q.col_i64(8));
+    d.stderr_bytes = static_cast<std::uint64_t>(q.col_i64(9));
+    d.log_entries = static_cast<std::uint64_t>(q.col_i64(10));
+    d.omitted = q.col_i64(11) != 0;
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "read debug records");
+  return out;
+}
+
+namespace {
+// COUNT(*) of a query with one optional bound address parameter (bound twice when `twice`).
+Result<std::int64_t> count_rows(sqlite3* db, const std::string& sql, const std::optional<Address>& a, bool twice) {
+  Stmt q(db, sql.c_str());
+  if (!q.ok()) return db_error(db, "count rows");
+  if (a) {
+    q.addr(1, *a);
+    if (twice) q.addr(2, *a);
+  }
+  if (q.step() != SQLITE_ROW) return db_error(db, "count rows");
+  return q.col_i64(0);
+}
+}  // namespace
+
+Result<std::vector<ContractInfo>> State::contracts(std::int64_t limit, std::int64_t offset, std::int64_t* total) {
+  if (total) {
+    auto n = count_rows(db_, "SELECT count(*) FROM contracts", std::nullopt, false);
+    if (!n) return n.take_error();
+    *total = *n;
+  }
+  Stmt q(db_, "SELECT address FROM contracts ORDER BY deploy_tx, address LIMIT ? OFFSET ?");
+  if (!q.ok()) return db_error(db_, "list contracts");
+  q.i64(1, limit).i64(2, offset);
+  std::vector<Address> addrs;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) addrs.push_back(q.col_addr(0));
+  if (rc != SQLITE_DONE) return db_error(db_, "list contracts");
+  std::vector<ContractInfo> out;
+  for (const Address& a : addrs) {
+    auto c = contract(a);
+    if (!c) return c.take_error();
+    if (*c) out.push_back(**c);
+  }
+  return out;
+}
+
+Result<std::vector<TxRecord>> State::txs(std::int64_t limit, std::int64_t offset, const std::optional<Address>& about,
+                                         std::int64_t* total) {
+  const std::string where = about ? " WHERE sender=? OR target=?" : "";
+  if (total) {
+    auto n = count_rows(db_, "SELECT count(*) FROM transactions" + where, about, true);
+    if (!n) return n.take_error();
+    *total = *n;
+  }
+  Stmt q(db_, (std::string("SELECT ") + kTxColumns + " FROM transactions" + where + " ORDER BY id DESC LIMIT ? OFFSET ?").c_str());
+  if (!q.ok()) return db_error(db_, "list transactions");
+  int i = 1;
+  if (about) {
+    q.addr(i++, *about);
+    q.addr(i++, *about);
+  }
+  q.i64(i, limit).i64(i + 1, offset);
+  std::vector<TxRecord> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_tx_row(q));
+  if (rc != SQLITE_DONE) return db_error(db_, "list transactions");
+  return out;
+}
+
+Result<std::vector<State::SlotData>> State::storage_slots(const Address& a, std::int64_t limit, std::int64_t offset,
+                                                          std::uint32_t max_bytes, std::int64_t* total) {
+  if (total) {
+    auto n = count_rows(db_, "SELECT count(*) FROM storage WHERE address=?", a, false);
+    if (!n) return n.take_error();
+    *total = *n;
+  }
+  Stmt q(db_, "SELECT slot, length(data), substr(data, 1, ?) FROM storage WHERE address=? ORDER BY slot LIMIT ? OFFSET ?");
+  if (!q.ok()) return db_error(db_, "list storage");
+  q.i64(1, max_bytes).addr(2, a).i64(3, limit).i64(4, offset);
+  std::vector<SlotData> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    SlotData d;
+    Bytes id = q.col_blob(0);
+    if (id.size() == d.slot.size()) std::memcpy(d.slot.data(), id.data(), id.size());
+    d.size = q.col_i64(1);
+    d.head = q.col_blob(2);
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "list storage");
+  return out;
 }
 
 Result<std::vector<EventRecord>> State::events_of_tx(std::int64_t id) {
@@ -593,6 +748,21 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
       ++idx;
     }
   }
+  int seq = 0;
+  for (const RunDebug& d : rec.debug) {
+    Stmt q(db_,
+           "INSERT INTO run_debug(tx, seq, round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes,"
+           " stderr_bytes, log_entries, omitted) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "insert debug record");
+    std::string log;
+    for (const auto& line : d.log) log += line + "\n";
+    q.i64(1, id).i64(2, seq++).i64(3, d.round).i64(4, d.node).text(5, d.role).text(6, d.debug_mode).i64(7, d.exit_code);
+    q.blob(8, reinterpret_cast<const std::uint8_t*>(d.stdout_text.data()), d.stdout_text.size());
+    q.blob(9, reinterpret_cast<const std::uint8_t*>(d.stderr_text.data()), d.stderr_text.size());
+    q.text(10, log).i64(11, static_cast<std::int64_t>(d.stdout_bytes)).i64(12, static_cast<std::int64_t>(d.stderr_bytes));
+    q.i64(13, static_cast<std::int64_t>(d.log_entries)).i64(14, d.omitted ? 1 : 0);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "insert debug record");
+  }
   if (auto s = exec("COMMIT"); !s) return s.take_error();
   guard.done();
   return id;
@@ -617,10 +787,17 @@ Status State::check_consistency() {
        " t.target NOT IN (SELECT address FROM contracts)",
        "accepted deploy without its contract"},
   };
-  for (const auto& c : kChecks) {
-    Stmt q(db_, c.sql);
-    if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, c.what);
-    if (auto n = q.col_i64(0); n != 0) return make_error("state_inconsistent", std::to_string(n) + " x " + c.what);
+  auto has_debug = has_table("run_debug");  // absent in a file no writer has opened since
+  if (!has_debug) return has_debug.take_error();
+  static const Check kDebugCheck = {"SELECT count(*) FROM run_debug WHERE tx NOT IN (SELECT id FROM transactions)",
+                                    "debug record without a transaction"};
+  std::vector<const Check*> checks;
+  for (const auto& c : kChecks) checks.push_back(&c);
+  if (*has_debug) checks.push_back(&kDebugCheck);
+  for (const Check* c : checks) {
+    Stmt q(db_, c->sql);
+    if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, c->what);
+    if (auto n = q.col_i64(0); n != 0) return make_error("state_inconsistent", std::to_string(n) + " x " + c->what);
   }
   {
     // Value is conserved: every balance together is exactly what `fund` transactions created.

@@ -32,6 +32,20 @@ using calldata::Address;
 using calldata::Bytes;
 using SlotId = std::array<std::uint8_t, 32>;
 
+// One executor run's debug record (genvm-node --debug-mode safe and above), as stored with its
+// receipt: the tails node.cc kept of what the manager captured (bounds in node.h).
+struct RunDebug {
+  int round = 0;                 // 1-based; 0 for a view
+  int node = 0;
+  std::string role;              // "leader" | "validator" | "view"
+  std::string debug_mode;        // the level the node was asked for
+  int exit_code = -1;            // genvm's exit status (-1: killed, or never started)
+  std::string stdout_text, stderr_text;  // the last bytes of each stream
+  std::vector<std::string> log;  // the newest genvm_log entries, one JSON object each
+  std::uint64_t stdout_bytes = 0, stderr_bytes = 0, log_entries = 0;  // what the run produced
+  bool omitted = false;          // the transaction's debug bound was spent: sizes only
+};
+
 // One transaction's receipt as stored.
 struct TxRecord {
   std::int64_t id = 0;           // assigned by commit
@@ -50,6 +64,9 @@ struct TxRecord {
   // Moved from sender to target with an accepted Return, in the commit's SQL transaction;
   // kind "fund" creates it for the target (the node's faucet). At most 2^63-1.
   std::uint64_t value = 0;
+  // Written with the receipt (leader and validators of every round), empty at --debug-mode
+  // disabled; read back by State::debug_of_tx, not by tx().
+  std::vector<RunDebug> debug;
 };
 
 struct PendingMessage {
@@ -109,6 +126,21 @@ class State {
   Result<std::vector<EventRecord>> events_of_tx(std::int64_t id);
   Result<std::vector<PendingMessage>> pending_messages();
   Result<std::vector<std::pair<int, std::int64_t>>> messages_of_tx(std::int64_t id);  // idx, follow-up tx
+  Result<std::vector<RunDebug>> debug_of_tx(std::int64_t id);  // in run order; none for older files
+
+  // Listings, oldest first, for `contracts`, `txs` and `storage`. `limit` rows after skipping
+  // `offset`; *total (when given) is the count without the limit.
+  Result<std::vector<ContractInfo>> contracts(std::int64_t limit, std::int64_t offset, std::int64_t* total);
+  // Newest first; `about` set: only transactions whose sender or target it is.
+  Result<std::vector<TxRecord>> txs(std::int64_t limit, std::int64_t offset, const std::optional<Address>& about,
+                                    std::int64_t* total);
+  struct SlotData {
+    SlotId slot;
+    std::int64_t size = 0;  // the slot's stored bytes
+    Bytes head;             // its first `max_bytes` bytes
+  };
+  Result<std::vector<SlotData>> storage_slots(const Address& a, std::int64_t limit, std::int64_t offset,
+                                              std::uint32_t max_bytes, std::int64_t* total);
 
   // Takes and releases the write lock: a write command calls it before running anything, so a
   // database another process holds is refused at once (`state_locked`), not after consensus.
@@ -139,6 +171,7 @@ class State {
   explicit State(sqlite3* db) : db_(db) {}
   Result<Identity> identify(const std::string& path);
   Status exec(const char* sql);
+  Result<bool> has_table(const char* name);
   sqlite3* db_;
   bool in_tx_ = false;
 };

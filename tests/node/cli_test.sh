@@ -42,9 +42,13 @@ expect_rc() {
 }
 address_of() { sed -n 's/.*"address":"\(0x[0-9a-f]*\)".*/\1/p'; }
 
-"$node" --help | grep -q '^usage: genvm-node' && ok || bad "--help"
-for word in 'exit status' '  3    contract error' '  4    not accepted' 'default 5' '@FILE' 'b@FILE' '0x<40 hex>'; do
-  "$node" --help | grep -qF -- "$word" && ok || bad "--help does not say '$word'"
+# Read once: grep -q on a pipe could exit before a help text longer than one stdio buffer is written.
+help=$("$node" --help)
+grep -q '^usage: genvm-node' <<<"$help" && ok || bad "--help"
+for word in 'exit status' '  3    contract error' '  4    not accepted' 'default 5' '@FILE' 'b@FILE' '0x<40 hex>' \
+  '--debug-mode LEVEL' '16 KiB' '1 MiB per transaction' '--limit N' '--offset N' '--bytes N' 'txs [ADDRESS]' \
+  'storage ADDRESS' 'schema ADDRESS' '#get-schema'; do
+  grep -qF -- "$word" <<<"$help" && ok || bad "--help does not say '$word'"
 done
 
 # Happy path: deploy, call, view, tx, state, check.
@@ -124,6 +128,122 @@ disagree_tx=$(sed -n 's/^{"tx":\([0-9]*\).*/\1/p' "$dir/out")
 grep -q '0/3 agree -> rejected' "$dir/out" && ok || bad "tx disagree count: $(cat "$dir/out")"
 expect_rc "agree" 0 "$node" --state "$db" --validators 3 --rounds 1 --json call "$dl" agree
 [ "$(grep -o '"vote":"agree"[^}]*"nondet_disagreement":null}' "$dir/out" | wc -l)" -eq 3 ] && ok || bad "agree votes: $(cat "$dir/out")"
+
+# --debug-mode: nothing is kept at disabled (the default); from safe up each run's stdout,
+# stderr and log are kept with the receipt, leader and validators, and shown by tx (--json
+# "debug"); gl_trace lines appear from safe-unbounded up (where the executor emits them); the
+# kept tails are bounded (16 KiB per stream); a view prints its record on stderr.
+tx_of() { sed -n 's/^{"tx":\([0-9]*\).*/\1/p' "$dir/out"; }
+expect_rc "chatty, debug disabled" 0 "$node" --state "$db" --validators 1 --json call "$dl" chatty
+quiet_tx=$(tx_of)
+"$node" --state "$db" tx "$quiet_tx" | grep -q 'debug\|hello from' && bad "debug kept at disabled" || ok
+"$node" --state "$db" --json tx "$quiet_tx" | grep -q '"debug":\[\],"exit_code":0}$' && ok || bad "tx --json debug at disabled"
+expect_rc "chatty, debug safe" 0 "$node" --state "$db" --validators 2 --debug-mode safe --json call "$dl" chatty
+grep -q '"result":"7"' "$dir/out" && ok || bad "chatty result: $(cat "$dir/out")"
+safe_tx=$(tx_of)
+"$node" --state "$db" tx "$safe_tx" >"$dir/out"
+grep -q '^  debug (safe): 3 runs$' "$dir/out" && ok || bad "debug header: $(cat "$dir/out")"
+grep -q '^    round 1 leader node 0: exit 0, stdout 18 B, stderr 18 B, [0-9]* log entries$' "$dir/out" && ok ||
+  bad "debug leader line: $(cat "$dir/out")"
+[ "$(grep -c '^    round 1 validator node [12]: exit 0' "$dir/out")" -eq 2 ] && ok || bad "debug validator lines: $(cat "$dir/out")"
+[ "$(grep -c '^      stdout | hello from stdout$' "$dir/out")" -eq 3 ] && ok || bad "debug stdout lines: $(cat "$dir/out")"
+[ "$(grep -c '^      stderr | hello from stderr$' "$dir/out")" -eq 3 ] && ok || bad "debug stderr lines: $(cat "$dir/out")"
+grep -q '^      log    | info genvm::' "$dir/out" && ok || bad "debug log lines: $(cat "$dir/out")"
+grep -q 'trace  |' "$dir/out" && bad "a trace at safe (the executor emits them from safe-unbounded)" || ok
+"$node" --state "$db" --json tx "$safe_tx" >"$dir/out"
+[ "$(grep -o '"role":"validator"' "$dir/out" | wc -l)" -eq 2 ] && grep -q '"role":"leader","debug_mode":"safe","exit_code":0' "$dir/out" &&
+  grep -q '"stdout":"hello from stdout\\n","stderr":"hello from stderr\\n"' "$dir/out" && ok || bad "tx --json debug: $(cut -c1-600 "$dir/out")"
+expect_rc "chatty, debug safe-unbounded" 0 "$node" --state "$db" --validators 1 --debug-mode safe-unbounded --json call "$dl" chatty
+trace_tx=$(tx_of)
+[ "$("$node" --state "$db" tx "$trace_tx" | grep -c '^      trace  | tracing 42$')" -eq 2 ] && ok || bad "trace lines: $("$node" --state "$db" tx "$trace_tx")"
+"$node" --state "$db" --json tx "$trace_tx" | grep -q '"traces":\["tracing 42"\]' && ok || bad "tx --json traces"
+expect_rc "loud, debug safe" 0 "$node" --state "$db" --validators 1 --debug-mode safe --json call "$dl" loud
+loud_tx=$(tx_of)
+"$node" --state "$db" tx "$loud_tx" >"$dir/out"
+[ "$(grep -c '^      stdout | ... (the first 23616 bytes were not kept)$' "$dir/out")" -eq 2 ] && ok || bad "stdout bound: $(head -20 "$dir/out")"
+[ "$(grep -c '^      stdout | x' "$dir/out")" -le 330 ] && ok || bad "more than 16 KiB of stdout kept"
+"$node" --state "$db" --json tx "$loud_tx" | grep -q '"stdout_bytes":40000,' && ok || bad "stdout_bytes"
+expect_rc "undetermined, debug safe" 4 "$node" --state "$db" --genvm /bin/false --rounds 2 --debug-mode safe call "$dl" chatty
+"$node" --state "$db" tx "$(sed -n 's/^tx \([0-9]*\) .*/\1/p' "$dir/out")" | grep -q '^  debug (safe): 2 runs$' && ok ||
+  bad "undetermined transaction's debug records"
+[ "$("$node" --state "$db" --debug-mode safe view "$dl" chatty 2>"$dir/err")" = "Return 7" ] && ok || bad "view with debug: stdout"
+grep -q '^      stdout | hello from stdout$' "$dir/err" && grep -q '^    view: exit 0' "$dir/err" && ok || bad "view debug on stderr: $(cat "$dir/err")"
+"$node" --state "$db" view "$dl" chatty 2>"$dir/err" >/dev/null
+[ ! -s "$dir/err" ] && ok || bad "view printed debug at disabled: $(cat "$dir/err")"
+"$node" --state "$db" --debug-mode safe --json view "$dl" chatty | grep -q '"debug":{"round":0,"node":0,"role":"view"' && ok ||
+  bad "view --json debug"
+expect_error "bad debug mode" 2 "$node" --state "$db" --debug-mode loud view "$dl" chatty
+grep -q 'disabled, safe, safe-unbounded, unsafe, unsafe-tracing' "$dir/err" && ok || bad "bad debug mode message: $(cat "$dir/err")"
+expect_error "debug mode without a level" 2 "$node" --debug-mode
+"$node" --state "$db" check | grep -qx consistent && ok || bad "check after debug records"
+
+# schema: the contract's #get-schema method (the GenVM ABI), its methods listed; a contract
+# without one says so (exit 3).
+expect_rc "schema" 0 "$node" --state "$db" schema "$dl"
+grep -qx "schema of $dl (#get-schema)" "$dir/out" && ok || bad "schema head: $(cat "$dir/out")"
+grep -qx '  ctor()' "$dir/out" && grep -qx '  view  echo(x: any) -> any' "$dir/out" && grep -qx '  write chatty() -> int' "$dir/out" &&
+  grep -qx '  write agree() -> bytes  (payable)' "$dir/out" && ok || bad "schema methods: $(cat "$dir/out")"
+"$node" --state "$db" --json schema "$dl" | grep -q '^{"address":"'"$dl"'","schema":{"ctor":{"params":\[\],"kwparams":{}},"methods":{"echo":' &&
+  ok || bad "schema --json"
+expect_error "schema missing" 3 "$node" --state "$db" schema "$addr"
+grep -q "$addr exposes no schema: its #get-schema method answered UserError" "$dir/err" && ok || bad "no-schema message: $(cat "$dir/err")"
+expect_error "schema unknown address" 2 "$node" --state "$db" schema 0x00000000000000000000000000000000000000ee
+expect_error "schema usage" 2 "$node" --state "$db" schema
+
+# Listings: contracts (oldest first) and txs (newest first) with --limit / --offset; txs ADDRESS.
+"$node" --state "$db" --validators 1 deploy "$ex/token.wasm" >/dev/null 2>&1  # a failed deploy to list
+count_rows() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$db" "$1"; }
+ncontracts=$(count_rows 'select count(*) from contracts')
+ntxs=$(count_rows 'select count(*) from transactions')
+expect_rc "contracts" 0 "$node" --state "$db" contracts
+grep -qx "$ncontracts contracts (showing 1-$ncontracts)" "$dir/out" && ok || bad "contracts head: $(head -2 "$dir/out")"
+sed -n 2p "$dir/out" | grep -q "^  $addr  tx 1  code sha3 [0-9a-f]\{16\}…  [0-9]* slots, [0-9]* bytes, 0 events$" && ok ||
+  bad "contracts first row: $(sed -n 2p "$dir/out")"
+[ "$(grep -c '^  0x' "$dir/out")" -eq "$ncontracts" ] && ok || bad "contracts rows"
+expect_rc "contracts page" 0 "$node" --state "$db" --limit 1 --offset 1 contracts
+grep -qx "$ncontracts contracts (showing 2-2)" "$dir/out" && grep -qx "  ... $((ncontracts - 2)) more: --offset 2" "$dir/out" &&
+  [ "$(grep -c '^  0x' "$dir/out")" -eq 1 ] && ok || bad "contracts page: $(cat "$dir/out")"
+"$node" --state "$db" --json --limit 2 contracts | grep -q '^{"total":'"$ncontracts"',"offset":0,"limit":2,"contracts":\[{"address":"'"$addr"'"' &&
+  ok || bad "contracts --json"
+expect_rc "txs" 0 "$node" --state "$db" --limit 3 txs
+grep -qx "$ntxs transactions (showing 1-3, newest first)" "$dir/out" && ok || bad "txs head: $(head -1 "$dir/out")"
+sed -n 2p "$dir/out" | grep -q "^  tx $ntxs  " && sed -n 4p "$dir/out" | grep -q "^  tx $((ntxs - 2))  " && ok || bad "txs order: $(cat "$dir/out")"
+grep -qx "  ... $((ntxs - 3)) more: --offset 3" "$dir/out" && ok || bad "txs next page: $(cat "$dir/out")"
+"$node" --state "$db" --limit 1000 txs >"$dir/out"
+grep -q '^  tx 2  call    '"$addr"'  accepted  Return 7$' "$dir/out" && ok || bad "txs row of tx 2"
+grep -q '^  tx [0-9]*  deploy  (no contract created)  accepted  UserError "' "$dir/out" && ok || bad "txs row of a failed deploy"
+"$node" --state "$db" --offset "$ntxs" txs | grep -qx "$ntxs transactions (none after --offset $ntxs)" && ok || bad "txs past the end"
+"$node" --state "$db" txs "$sink" >"$dir/out"
+grep -q "^$sink: [0-9]* transactions (showing" "$dir/out" && ! grep '^  tx' "$dir/out" | grep -qv "$sink\|$events" && ok ||
+  bad "txs ADDRESS: $(cat "$dir/out")"
+"$node" --state "$db" --json --limit 1 txs | grep -q '^{"total":'"$ntxs"',"offset":0,"limit":1,"transactions":\[{"tx":'"$ntxs"',' && ok ||
+  bad "txs --json"
+expect_error "bad limit" 2 "$node" --state "$db" --limit 0 txs
+expect_error "limit too big" 2 "$node" --state "$db" --limit 1001 contracts
+expect_error "bad offset" 2 "$node" --state "$db" --offset -1 txs
+expect_error "contracts usage" 2 "$node" --state "$db" contracts extra
+expect_error "txs bad address" 2 "$node" --state "$db" txs 0x12
+"$node" --state "$dir/fundonly.db" fund "$me" 1 >/dev/null
+[ "$("$node" --state "$dir/fundonly.db" contracts)" = "no contracts" ] && ok || bad "contracts of an empty state"
+
+# storage ADDRESS: the contract's slots (id, size, the first --bytes bytes in hex), paged.
+expect_rc "storage" 0 "$node" --state "$db" storage "$addr"
+nslots=$(sed -n 's/.*: \([0-9]*\) slots (showing.*/\1/p' "$dir/out")
+[ "${nslots:-0}" -ge 2 ] && grep -q "^$addr: $nslots slots (showing 1-$nslots)$" "$dir/out" && ok || bad "storage head: $(head -2 "$dir/out")"
+[ "$(grep -c '^  slot [0-9a-f]\{64\}  [0-9]* bytes  ' "$dir/out")" -eq "$nslots" ] && ok || bad "storage rows: $(cat "$dir/out")"
+# The counter's u64 (as `view get` reads it) is the 8 bytes of the contract slot, little-endian.
+count=$("$node" --state "$db" view "$addr" get | cut -d' ' -f2)
+count_hex=$(python3 -c 'import sys; print(int(sys.argv[1]).to_bytes(8, "little").hex())' "$count")
+# (storage is kept in 32-byte pages, so the slot holds 32 bytes).
+grep -q "^  slot [0-9a-f]\{64\}  32 bytes  ${count_hex}0\{48\}\$" "$dir/out" && ok || bad "counter slot $count_hex: $(cat "$dir/out")"
+grep -q '… ([0-9]* more: --bytes)$' "$dir/out" && ok || bad "code slot cut at 64 bytes: $(cat "$dir/out")"
+"$node" --state "$db" --bytes 2 storage "$addr" | grep -q "  32 bytes  ${count_hex:0:4}… (30 more: --bytes)\$" && ok || bad "storage --bytes 2"
+[ "$("$node" --state "$db" --limit 1 storage "$addr" | grep -c '^  slot ')" -eq 1 ] && ok || bad "storage --limit 1"
+"$node" --state "$db" --json --bytes 0 storage "$addr" | grep -q '"bytes_per_slot":0,"slots":\[{"slot":"[0-9a-f]\{64\}","size":[0-9]*,"data":"","truncated":true}' &&
+  ok || bad "storage --json"
+expect_error "storage unknown address" 2 "$node" --state "$db" storage 0x00000000000000000000000000000000000000ee
+expect_error "bad bytes" 2 "$node" --state "$db" --bytes 65537 storage "$addr"
+expect_error "storage usage" 2 "$node" --state "$db" storage
 
 # A deploy whose result is not Return creates nothing: one line, no address, exit 3 (token
 # needs its supply argument; devloop takes none).

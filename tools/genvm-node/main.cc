@@ -6,11 +6,13 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/calldata.h"
+#include "common/debug_mode.h"
 #include "executor/wasm_check.h"
 #include "manager/json.h"
 #include "node/cli_args.h"
@@ -46,6 +48,7 @@ constexpr const char* kUsage =
     "       genvm-node [OPTIONS] state ADDRESS\n"
     "       genvm-node [OPTIONS] fund ADDRESS AMOUNT\n"
     "       genvm-node [OPTIONS] check [FILE.wasm]\n"
+    "       genvm-node [OPTIONS] contracts | txs [ADDRESS] | storage ADDRESS | schema ADDRESS\n"
     "\n"
     "deploy and call are write transactions: a leader run, then N validator runs. A validator\n"
     "agrees when its execution hash is the leader's and none of its non-deterministic blocks\n"
@@ -61,6 +64,11 @@ constexpr const char* kUsage =
     "module instead (it loads, its imports link against genvm's, _start is [] -> []), as deploy\n"
     "does before running anything. Read commands (view, tx, state, check) never create a state\n"
     "file and run while a write transaction is in progress (they see the last commit).\n"
+    "contracts lists the deployed contracts (oldest first); txs the transactions (newest first;\n"
+    "with ADDRESS only those it sent or received); both page with --limit and --offset. storage\n"
+    "dumps one contract's storage slots (id, size, the first --bytes bytes in hex). schema calls\n"
+    "the contract's `#get-schema` method read-only (the GenVM ABI's special method: it returns a\n"
+    "JSON object as a string) and lists its methods; a contract without one says so (exit 3).\n"
     "\n"
     "ARG is one value in calldata text form: 5, -3, \"text\" (quoted: '\"text\"' in a shell),\n"
     "addr#<40 hex> or 0x<40 hex> (an address), b#<hex> (bytes), [1, 2], {\"k\": 1}, true, null.\n"
@@ -78,6 +86,18 @@ constexpr const char* kUsage =
     "  --from ADDRESS     the sender (default 0x00000000000000000000000000000000000000a1)\n"
     "  --value N          deploy/call: move N from the sender to the contract with an accepted Return\n"
     "  --json             machine-readable output on stdout, one object with \"exit_code\"\n"
+    "  --debug-mode LEVEL disabled (default), safe, safe-unbounded, unsafe or unsafe-tracing,\n"
+    "                     the executor's levels: from safe up, each run's stdout, stderr and log\n"
+    "                     (gl_trace lines among them from safe-unbounded up, where the executor\n"
+    "                     emits them) are kept with the receipt, leader and every validator, and\n"
+    "                     shown by tx ID (--json: \"debug\"); a view prints them on stderr.\n"
+    "                     Bounded: per run the last 16 KiB of stdout and of stderr and the newest\n"
+    "                     log entries within 32 KiB, at most 1 MiB per transaction (later runs\n"
+    "                     keep their sizes only). disabled keeps nothing. unsafe-tracing gives\n"
+    "                     contracts real time: validators may then disagree.\n"
+    "  --limit N          contracts, txs, storage: at most N rows (default 20, 1 to 1000)\n"
+    "  --offset N         contracts, txs, storage: skip the first N rows (default 0)\n"
+    "  --bytes N          storage: show at most N bytes of each slot (default 64, 0 to 65536)\n"
     "  --help             this text\n"
     "\n"
     "output (stdout; progress lines go to stderr, --json prints one object instead):\n"
@@ -88,6 +108,14 @@ constexpr const char* kUsage =
     "                or tx N  deployment failed: KIND VALUE, no contract created\n"
     "                or   round R: leader node L -> timeout (...); no validators ran\n"
     "  view          KIND VALUE\n"
+    "  tx ID         the receipt, then with --debug-mode records: debug (LEVEL): N run(s), and\n"
+    "                per run `round R leader|validator node N: exit E, stdout B B, stderr B B,\n"
+    "                L log entries` followed by `stdout | ...`, `stderr | ...`, `trace  | ...`,\n"
+    "                `log    | LEVEL TARGET: MESSAGE` lines\n"
+    "  contracts     N contract(s) (showing A-B), then per contract one line: ADDRESS  tx T ...\n"
+    "  txs           N transaction(s) (showing A-B, newest first), then: tx N  KIND ADDRESS  STATUS ...\n"
+    "  storage       ADDRESS: N slot(s), B bytes (showing A-B), then: slot ID  SIZE bytes  HEX\n"
+    "  schema        schema of ADDRESS (#get-schema), then: ctor(...), view|write NAME(...) -> TYPE\n"
     "\n"
     "exit status (--json: \"exit_code\", and \"outcome\" for deploy, call and view):\n"
     "  0    done: the accepted (or viewed) result is Return, or a read command succeeded\n"
@@ -278,6 +306,73 @@ int print_outcome(const TxOutcome& o) {
   return code;
 }
 
+// A run's debug record in --json: its sizes, the kept tails, the log entries as the objects the
+// executor wrote and the gl_trace messages among them.
+void write_debug_json(JsonWriter& w, const RunDebug& d) {
+  w.begin_object().key("round").number(d.round).key("node").number(d.node).key("role").string(d.role);
+  w.key("debug_mode").string(d.debug_mode).key("exit_code").number(d.exit_code).key("omitted").boolean(d.omitted);
+  w.key("stdout_bytes").unsigned_number(d.stdout_bytes).key("stderr_bytes").unsigned_number(d.stderr_bytes);
+  w.key("log_entries").unsigned_number(d.log_entries).key("stdout").string(d.stdout_text).key("stderr").string(d.stderr_text);
+  w.key("log").begin_array();
+  std::vector<std::string> traces;
+  for (const auto& line : d.log) {
+    auto v = genvm::manager::parse_json(line);
+    if (!v || !v->is_object()) {
+      w.string(line);
+      continue;
+    }
+    w.raw(line);
+    const JsonValue* ev = v->find("event");
+    const JsonValue* msg = v->find("message");
+    if (ev && ev->is_string() && ev->text() == "trace" && msg && msg->is_string()) traces.push_back(msg->text());
+  }
+  w.end_array().key("traces").begin_array();
+  for (const auto& t : traces) w.string(t);
+  w.end_array().end_object();
+}
+
+// A run's debug record as text lines on `f`, each stream line prefixed with its name.
+void print_debug(std::FILE* f, const RunDebug& d) {
+  std::string who = d.role == "view" ? std::string("view") : "round " + std::to_string(d.round) + " " + d.role + " node " + std::to_string(d.node);
+  std::fprintf(f, "    %s: exit %d, stdout %llu B, stderr %llu B, %llu log entries%s\n", who.c_str(), d.exit_code,
+               static_cast<unsigned long long>(d.stdout_bytes), static_cast<unsigned long long>(d.stderr_bytes),
+               static_cast<unsigned long long>(d.log_entries),
+               d.omitted ? " (not kept: the transaction's 1 MiB debug bound was reached)" : "");
+  if (d.omitted) return;
+  auto stream = [&](const char* name, const std::string& text, std::uint64_t total) {
+    if (total > text.size()) {
+      std::fprintf(f, "      %s | ... (the first %llu bytes were not kept)\n", name,
+                   static_cast<unsigned long long>(total - text.size()));
+    }
+    for (std::size_t at = 0; at < text.size();) {
+      std::size_t nl = text.find('\n', at);
+      if (nl == std::string::npos) nl = text.size();
+      std::fprintf(f, "      %s | %.*s\n", name, static_cast<int>(nl - at), text.data() + at);
+      at = nl + 1;
+    }
+  };
+  stream("stdout", d.stdout_text, d.stdout_bytes);
+  stream("stderr", d.stderr_text, d.stderr_bytes);
+  if (d.log_entries > d.log.size()) {
+    std::fprintf(f, "      log    | ... (%llu older entries were not kept)\n",
+                 static_cast<unsigned long long>(d.log_entries - d.log.size()));
+  }
+  for (const auto& line : d.log) {
+    auto v = genvm::manager::parse_json(line);
+    auto text = [&](const char* k) {
+      const JsonValue* x = v ? v->find(k) : nullptr;
+      return x && x->is_string() ? x->text() : std::string();
+    };
+    if (!v || !v->is_object()) {
+      std::fprintf(f, "      log    | %s\n", line.c_str());
+    } else if (text("event") == "trace") {
+      std::fprintf(f, "      trace  | %s\n", text("message").c_str());
+    } else {
+      std::fprintf(f, "      log    | %s %s: %s\n", text("level").c_str(), text("target").c_str(), text("message").c_str());
+    }
+  }
+}
+
 int show_tx(State& state, std::int64_t tx_id) {
   auto r = state.tx(tx_id);
   if (!r) return fail(r.error());
@@ -285,8 +380,10 @@ int show_tx(State& state, std::int64_t tx_id) {
   const TxRecord& t = **r;
   auto events = state.events_of_tx(tx_id);
   auto msgs = state.messages_of_tx(tx_id);
+  auto debug = state.debug_of_tx(tx_id);
   if (!events) return fail(events.error());
   if (!msgs) return fail(msgs.error());
+  if (!debug) return fail(debug.error());
   auto cd = genvm::calldata::decode(t.calldata);
   std::string entry = cd ? genvm::calldata::to_text(*cd) : "?";
   if (g_json) {
@@ -311,6 +408,8 @@ int show_tx(State& state, std::int64_t tx_id) {
       }
       w.end_object();
     }
+    w.end_array().key("debug").begin_array();
+    for (const auto& d : *debug) write_debug_json(w, d);
     w.end_array().key("exit_code").number(kExitOk).end_object();
     std::printf("%s\n", w.take().c_str());
     return kExitOk;
@@ -337,6 +436,10 @@ int show_tx(State& state, std::int64_t tx_id) {
     } else {
       std::printf("  message %d: pending\n", idx);
     }
+  }
+  if (!debug->empty()) {
+    std::printf("  debug (%s): %zu run%s\n", debug->front().debug_mode.c_str(), debug->size(), debug->size() == 1 ? "" : "s");
+    for (const auto& d : *debug) print_debug(stdout, d);
   }
   return kExitOk;
 }
@@ -379,7 +482,16 @@ int show_state(State& state, const Address& target) {
   return kExitOk;
 }
 
-int show_view(const RunReport& r, int timeout_s) {
+int show_view(const RunReport& r, int timeout_s, genvm::DebugMode mode) {
+  std::optional<RunDebug> debug;
+  if (mode >= genvm::DebugMode::kSafe) {
+    std::size_t budget = kDebugKeepPerTx;
+    debug = debug_record(r, 0, 0, "view", mode, &budget);
+    if (!g_json) {
+      std::fprintf(stderr, "  debug (%s):\n", debug->debug_mode.c_str());
+      print_debug(stderr, *debug);
+    }
+  }
   if (r.timed_out) {
     return fail(kExitContractError, "the view was still running after " + std::to_string(timeout_s) +
                                         " s and was killed (--timeout)", "timeout");
@@ -394,12 +506,220 @@ int show_view(const RunReport& r, int timeout_s) {
   if (g_json) {
     JsonWriter w;
     w.begin_object().key("result_kind").string(kind_name(r.kind)).key("result").string(text);
+    if (debug) write_debug_json(w.key("debug"), *debug);
     w.key("outcome").string(outcome_name(code)).key("exit_code").number(code).end_object();
     std::printf("%s\n", w.take().c_str());
   } else {
     std::printf("%s %s\n", kind_name(r.kind).c_str(), text.c_str());
   }
   return code;
+}
+
+struct Page {
+  std::int64_t limit = 20, offset = 0;
+  std::uint32_t bytes = 64;  // storage: per slot
+};
+
+// "N things (showing A-B)" / "no things"; a last line says how to see the next page.
+void print_page_head(std::int64_t total, std::size_t shown, const Page& pg, const char* one, const char* many,
+                     const std::string& prefix, const char* order) {
+  if (total == 0) {
+    std::printf("%sno %s\n", prefix.c_str(), many);
+    return;
+  }
+  std::printf("%s%lld %s", prefix.c_str(), static_cast<long long>(total), total == 1 ? one : many);
+  if (shown == 0) {
+    std::printf(" (none after --offset %lld)\n", static_cast<long long>(pg.offset));
+  } else {
+    std::printf(" (showing %lld-%lld%s)\n", static_cast<long long>(pg.offset + 1),
+                static_cast<long long>(pg.offset + static_cast<std::int64_t>(shown)), order);
+  }
+}
+void print_page_tail(std::int64_t total, std::size_t shown, const Page& pg) {
+  const std::int64_t next = pg.offset + static_cast<std::int64_t>(shown);
+  if (shown > 0 && next < total) {
+    std::printf("  ... %lld more: --offset %lld\n", static_cast<long long>(total - next), static_cast<long long>(next));
+  }
+}
+void write_page_json(JsonWriter& w, std::int64_t total, const Page& pg) {
+  w.key("total").number(total).key("offset").number(pg.offset).key("limit").number(pg.limit);
+}
+
+std::string clip(const std::string& s, std::size_t n) { return s.size() > n ? s.substr(0, n) + "…" : s; }
+
+int list_contracts(State& state, const Page& pg) {
+  std::int64_t total = 0;
+  auto cs = state.contracts(pg.limit, pg.offset, &total);
+  if (!cs) return fail(cs.error());
+  if (g_json) {
+    JsonWriter w;
+    w.begin_object();
+    write_page_json(w, total, pg);
+    w.key("contracts").begin_array();
+    for (const auto& c : *cs) {
+      w.begin_object().key("address").string(address_text(c.address)).key("code_hash").string(hex(c.code_hash));
+      w.key("deployer").string(address_text(c.deployer)).key("deploy_tx").number(c.deploy_tx);
+      w.key("storage_slots").number(c.slots).key("storage_bytes").number(c.bytes).key("events").number(c.events);
+      w.end_object();
+    }
+    std::printf("%s\n", w.end_array().key("exit_code").number(kExitOk).end_object().take().c_str());
+    return kExitOk;
+  }
+  print_page_head(total, cs->size(), pg, "contract", "contracts", "", "");
+  for (const auto& c : *cs) {
+    std::printf("  %s  tx %lld  code sha3 %s  %lld slot%s, %lld bytes, %lld event%s\n", address_text(c.address).c_str(),
+                static_cast<long long>(c.deploy_tx), short_hex(hex(c.code_hash)).c_str(), static_cast<long long>(c.slots),
+                c.slots == 1 ? "" : "s", static_cast<long long>(c.bytes), static_cast<long long>(c.events),
+                c.events == 1 ? "" : "s");
+  }
+  print_page_tail(total, cs->size(), pg);
+  return kExitOk;
+}
+
+int list_txs(State& state, const Page& pg, const std::optional<Address>& about) {
+  std::int64_t total = 0;
+  auto ts = state.txs(pg.limit, pg.offset, about, &total);
+  if (!ts) return fail(ts.error());
+  if (g_json) {
+    JsonWriter w;
+    w.begin_object();
+    write_page_json(w, total, pg);
+    w.key("transactions").begin_array();
+    for (const auto& t : *ts) {
+      w.begin_object().key("tx").number(t.id).key("kind").string(t.kind).key("sender").string(address_text(t.sender));
+      w.key("address").string(address_text(t.target)).key("contract_created").boolean(created_contract(t));
+      w.key("status").string(t.status).key("result_kind").string(kind_name(t.result_kind)).key("result").string(t.result_text);
+      w.key("rounds").number(t.rounds).key("parent").number(t.parent).key("value").unsigned_number(t.value).end_object();
+    }
+    std::printf("%s\n", w.end_array().key("exit_code").number(kExitOk).end_object().take().c_str());
+    return kExitOk;
+  }
+  print_page_head(total, ts->size(), pg, "transaction", "transactions",
+                  about ? address_text(*about) + ": " : std::string(), ", newest first");
+  for (const auto& t : *ts) {
+    std::string what = t.status;
+    if (t.status == "accepted") what += "  " + kind_name(t.result_kind) + " " + clip(t.result_text, 60);
+    if (t.parent) what += "  (message of tx " + std::to_string(t.parent) + ")";
+    // A deploy that created nothing shows no address (as its receipt's headline).
+    const std::string where = t.kind == "deploy" && !created_contract(t) ? "(no contract created)" : address_text(t.target);
+    std::printf("  tx %lld  %-7s %s  %s\n", static_cast<long long>(t.id), t.kind.c_str(), where.c_str(), what.c_str());
+  }
+  print_page_tail(total, ts->size(), pg);
+  return kExitOk;
+}
+
+int dump_storage(State& state, const Address& a, const Page& pg) {
+  auto c = state.contract(a);
+  if (!c) return fail(c.error());
+  if (!*c) return fail(kExitBadInput, "no contract at " + address_text(a), "unknown_address");
+  std::int64_t total = 0;
+  auto slots = state.storage_slots(a, pg.limit, pg.offset, pg.bytes, &total);
+  if (!slots) return fail(slots.error());
+  if (g_json) {
+    JsonWriter w;
+    w.begin_object().key("address").string(address_text(a)).key("storage_bytes").number((*c)->bytes);
+    write_page_json(w, total, pg);
+    w.key("bytes_per_slot").unsigned_number(pg.bytes).key("slots").begin_array();
+    for (const auto& sl : *slots) {
+      w.begin_object().key("slot").string(hex(sl.slot.data(), sl.slot.size())).key("size").number(sl.size);
+      w.key("data").string(hex(sl.head)).key("truncated").boolean(static_cast<std::int64_t>(sl.head.size()) < sl.size);
+      w.end_object();
+    }
+    std::printf("%s\n", w.end_array().key("exit_code").number(kExitOk).end_object().take().c_str());
+    return kExitOk;
+  }
+  print_page_head(total, slots->size(), pg, "slot", "slots", address_text(a) + ": ", "");
+  if (total > 0) std::printf("  %lld bytes in all\n", static_cast<long long>((*c)->bytes));
+  for (const auto& sl : *slots) {
+    const std::int64_t rest = sl.size - static_cast<std::int64_t>(sl.head.size());
+    std::printf("  slot %s  %lld bytes  %s%s\n", hex(sl.slot.data(), sl.slot.size()).c_str(),
+                static_cast<long long>(sl.size), sl.head.empty() ? "-" : hex(sl.head).c_str(),
+                rest > 0 ? ("… (" + std::to_string(rest) + " more: --bytes)").c_str() : "");
+  }
+  print_page_tail(total, slots->size(), pg);
+  return kExitOk;
+}
+
+// A schema type as text: a string as itself, anything else as compact JSON.
+std::string type_text(const JsonValue* t) {
+  if (!t) return "?";
+  if (t->is_string()) return t->text();
+  JsonWriter w;
+  genvm::manager::write_json(w, *t);
+  return w.take();
+}
+
+// "(a: int, b: string, *, k: bool)" from a schema entry's params ([[name, type]...]) and kwparams.
+std::string params_text(const JsonValue& m) {
+  std::string out = "(";
+  bool first = true;
+  if (const JsonValue* ps = m.find("params"); ps && ps->kind() == JsonValue::Kind::kArray) {
+    for (const JsonValue& p : ps->items()) {
+      out += first ? "" : ", ";
+      first = false;
+      if (p.kind() == JsonValue::Kind::kArray && p.items().size() == 2 && p.items()[0].is_string()) {
+        out += p.items()[0].text() + ": " + type_text(&p.items()[1]);
+      } else {
+        out += type_text(&p);
+      }
+    }
+  }
+  if (const JsonValue* kw = m.find("kwparams"); kw && kw->is_object() && !kw->members().empty()) {
+    out += first ? "*" : ", *";
+    for (const auto& [k, t] : kw->members()) out += ", " + k + ": " + type_text(&t);
+  }
+  return out + ")";
+}
+
+// schema ADDRESS: the `#get-schema` answer (a Return whose value is a string holding a JSON
+// object: spec 04-contract-interface/02-abi.rst, "Special Methods").
+int show_schema(const Address& a, const RunReport& r, int timeout_s) {
+  const std::string who = address_text(a);
+  if (r.timed_out) {
+    return fail(kExitContractError, "#get-schema of " + who + " was still running after " + std::to_string(timeout_s) +
+                                        " s and was killed (--timeout)", "timeout");
+  }
+  if (!r.report.is_map()) {
+    return fail(kExitNodeFailure, "the executor delivered no result for #get-schema (exit " +
+                                      std::to_string(r.exit_code) + ")", "no_result");
+  }
+  const Value* data = r.report.find("data");
+  if (r.kind != 0) {
+    return fail(kExitContractError, who + " exposes no schema: its #get-schema method answered " + kind_name(r.kind) +
+                                        " " + clip(data ? genvm::calldata::to_text(*data) : "null", 120), "no_schema");
+  }
+  auto parsed = data && data->is_string() ? genvm::manager::parse_json(data->as_string())
+                                          : genvm::Result<JsonValue>(genvm::make_error("not_a_string", ""));
+  if (!parsed || !parsed->is_object()) {
+    return fail(kExitContractError, who + "'s #get-schema returned " +
+                                        clip(data ? genvm::calldata::to_text(*data) : "null", 80) +
+                                        ", not a string holding a JSON object", "bad_schema");
+  }
+  if (g_json) {
+    JsonWriter w;
+    w.begin_object().key("address").string(who).key("schema");
+    genvm::manager::write_json(w, *parsed);
+    std::printf("%s\n", w.key("exit_code").number(kExitOk).end_object().take().c_str());
+    return kExitOk;
+  }
+  std::printf("schema of %s (#get-schema)\n", who.c_str());
+  const JsonValue* ctor = parsed->find("ctor");
+  const JsonValue* methods = parsed->find("methods");
+  if (!methods || !methods->is_object()) {
+    JsonWriter w;
+    genvm::manager::write_json(w, *parsed);
+    std::printf("  %s\n", w.take().c_str());  // not the ctor/methods shape: as it is
+    return kExitOk;
+  }
+  if (ctor && ctor->is_object()) std::printf("  ctor%s\n", params_text(*ctor).c_str());
+  for (const auto& [name, m] : methods->members()) {
+    if (!m.is_object()) continue;
+    const JsonValue* ro = m.find("readonly");
+    const JsonValue* payable = m.find("payable");
+    std::printf("  %s %s%s -> %s%s\n", ro && ro->as_bool() ? "view " : "write", name.c_str(), params_text(m).c_str(),
+                type_text(m.find("ret")).c_str(), payable && payable->as_bool() ? "  (payable)" : "");
+  }
+  return kExitOk;
 }
 
 bool parse_int(std::string_view s, long long lo, long long hi, long long* out) {
@@ -413,6 +733,8 @@ struct Options {
   int validators = kDefaultValidators, rounds = kDefaultRounds, timeout_s = kDefaultTimeoutS;
   Address sender;
   std::uint64_t value = 0;
+  genvm::DebugMode debug_mode = genvm::DebugMode::kDisabled;
+  Page page;
   std::vector<std::string> pos;
 };
 
@@ -449,6 +771,25 @@ int parse_options(int argc, char** argv, Options& o) {
       if (!int_opt(1, 100, &o.rounds)) return fail(kExitBadInput, "--rounds needs a number from 1 to 100", "usage");
     } else if (a == "--timeout") {
       if (!int_opt(1, 86400, &o.timeout_s)) return fail(kExitBadInput, "--timeout needs seconds from 1 to 86400", "usage");
+    } else if (a == "--debug-mode") {
+      const char* v = value_arg();
+      auto m = genvm::parse_debug_mode(v ? v : "");
+      if (!m) {
+        return fail(kExitBadInput, "--debug-mode needs one of disabled, safe, safe-unbounded, unsafe, unsafe-tracing" +
+                                       std::string(v ? ": " + quote_prefix(v) : ""), "usage");
+      }
+      o.debug_mode = *m;
+    } else if (a == "--limit" || a == "--offset" || a == "--bytes") {
+      const char* v = value_arg();
+      long long n = 0;
+      const long long lo = a == "--limit" ? 1 : 0, hi = a == "--limit" ? 1000 : a == "--bytes" ? 65536 : INT64_MAX;
+      if (!v || !parse_int(v, lo, hi, &n)) {
+        return fail(kExitBadInput, std::string(a) + " needs a number from " + std::to_string(lo) + " to " +
+                                       (a == "--offset" ? std::string("2^63-1") : std::to_string(hi)), "usage");
+      }
+      if (a == "--limit") o.page.limit = n;
+      if (a == "--offset") o.page.offset = n;
+      if (a == "--bytes") o.page.bytes = static_cast<std::uint32_t>(n);
     } else if (a == "--value") {
       const char* v = value_arg();
       long long n = 0;
@@ -482,7 +823,7 @@ int main(int argc, char** argv) {
     return 0;
   };
   if (cmd != "deploy" && cmd != "call" && cmd != "view" && cmd != "tx" && cmd != "state" && cmd != "check" &&
-      cmd != "fund") {
+      cmd != "fund" && cmd != "contracts" && cmd != "txs" && cmd != "storage" && cmd != "schema") {
     return fail(kExitBadInput, "unknown command " + quote_prefix(cmd) + " (see genvm-node --help)", "usage");
   }
   // Check what can be checked before touching the database.
@@ -523,9 +864,16 @@ int main(int argc, char** argv) {
       return fail(kExitBadInput, "an amount is from 1 to 2^63-1: " + quote_prefix(pos[2]), "usage");
     }
     o.value = static_cast<std::uint64_t>(n);
-  } else if (cmd == "state") {
-    if (pos.size() != 2) return usage("state ADDRESS");
+  } else if (cmd == "state" || cmd == "storage" || cmd == "schema") {
+    if (pos.size() != 2) return usage((cmd + " ADDRESS").c_str());
     if (int rc = address_at(1, &target)) return rc;
+  } else if (cmd == "contracts") {
+    if (pos.size() != 1) return usage("contracts");
+  } else if (cmd == "txs") {
+    if (pos.size() > 2) return usage("txs [ADDRESS]");
+    if (pos.size() == 2) {
+      if (int rc = address_at(1, &target)) return rc;
+    }
   } else if (cmd == "check") {
     if (pos.size() > 2) return usage("check [FILE.wasm]");
     if (pos.size() == 2) {
@@ -556,7 +904,8 @@ int main(int argc, char** argv) {
   opts.validators = o.validators;
   opts.rounds = o.rounds;
   opts.run_timeout_ms = o.timeout_s * 1000;
-  if (cmd == "deploy" || cmd == "call" || cmd == "view") {
+  opts.debug_mode = o.debug_mode;
+  if (cmd == "deploy" || cmd == "call" || cmd == "view" || cmd == "schema") {
     if (::access(opts.genvm.c_str(), X_OK) != 0) {
       return fail(kExitBadInput, "the executor '" + opts.genvm + "' is not an executable file (use --genvm PATH)",
                   "genvm_missing");
@@ -569,7 +918,7 @@ int main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
   }
-  if (cmd == "call" || cmd == "view") {
+  if (cmd == "call" || cmd == "view" || cmd == "schema") {
     auto c = state.contract(target);
     if (!c) return fail(c.error());
     if (!*c) return fail(kExitBadInput, "no contract at " + address_text(target), "unknown_address");
@@ -616,8 +965,16 @@ int main(int argc, char** argv) {
   if (cmd == "view") {
     auto r = node.view(target, make_entry(pos[2], args));
     if (!r) return fail(r.error());
-    return show_view(*r, o.timeout_s);
+    return show_view(*r, o.timeout_s, o.debug_mode);
   }
+  if (cmd == "schema") {
+    auto r = node.view(target, make_entry("#get-schema", {}));
+    if (!r) return fail(r.error());
+    return show_schema(target, *r, o.timeout_s);
+  }
+  if (cmd == "contracts") return list_contracts(state, o.page);
+  if (cmd == "txs") return list_txs(state, o.page, pos.size() == 2 ? std::optional<Address>(target) : std::nullopt);
+  if (cmd == "storage") return dump_storage(state, target, o.page);
   if (cmd == "tx") return show_tx(state, tx_id);
   if (cmd == "state") return show_state(state, target);
   if (auto s = state.check_consistency(); !s) return fail(kExitNodeFailure, s.error().to_string(), s.error().code);

@@ -6,8 +6,27 @@
  *                                            every validator votes disagree naming call_no 1
  *   {"": "agree"}                          -> the same two blocks, both validators accept
  *   {"": "forever"}                        -> never returns (deterministic loop): a timeout
- *   {"": "echo", "args": [x]}              -> x, whatever value it is */
+ *   {"": "echo", "args": [x]}              -> x, whatever value it is
+ *   {"": "chatty"}                         -> writes a line to stdout and to stderr, traces
+ *                                            "tracing 42" (gl_trace), returns 7
+ *   {"": "loud"}                           -> writes 40000 bytes to stdout (past the node's
+ *                                            16 KiB debug tail), returns null
+ *   {"": "#get-schema"}                    -> the GenVM ABI's schema method: a string holding
+ *                                            a JSON object {"ctor": ..., "methods": ...} */
+#include <string.h>
+#include <unistd.h>
+
 #include "genlayer.h"
+
+static const char kSchema[] =
+    "{\"ctor\": {\"params\": [], \"kwparams\": {}},"
+    " \"methods\": {"
+    "\"echo\": {\"params\": [[\"x\", \"any\"]], \"kwparams\": {}, \"readonly\": true, \"ret\": \"any\"},"
+    " \"chatty\": {\"params\": [], \"kwparams\": {}, \"readonly\": false, \"ret\": \"int\"},"
+    " \"agree\": {\"params\": [], \"kwparams\": {}, \"readonly\": false, \"ret\": \"bytes\", \"payable\": true}}}";
+
+/* Unbuffered, so nothing waits in a stdio buffer when gl_return ends the run. */
+static void say(int fd, const char* text) { (void)write(fd, text, strlen(text)); }
 
 static void answer_leader(const uint8_t* data, size_t len) {
   (void)data;
@@ -66,6 +85,26 @@ static void run(const gl_message* m) {
   if (gl_method_is(m, "forever")) {
     volatile uint64_t i = 0;
     for (;;) ++i;
+  }
+  if (gl_method_is(m, "chatty")) {
+    say(1, "hello from stdout\n");
+    say(2, "hello from stderr\n");
+    gl_trace("tracing 42");
+    gl_buf out = {0};
+    gl_enc_u64(&out, 7);
+    gl_return(&out);
+  }
+  if (gl_method_is(m, "loud")) {
+    static char line[100];
+    memset(line, 'x', sizeof(line) - 1);
+    line[sizeof(line) - 1] = '\n';
+    for (int i = 0; i < 400; ++i) (void)write(1, line, sizeof(line));
+    gl_return(NULL);
+  }
+  if (gl_method_is(m, "#get-schema")) {
+    gl_buf out = {0};
+    gl_enc_cstr(&out, kSchema);
+    gl_return(&out);
   }
   if (gl_method_is(m, "echo")) {
     gl_reader r = one_arg(m);
