@@ -175,6 +175,7 @@ grep -q '^      stdout | hello from stdout$' "$dir/err" && grep -q '^    view: e
 expect_error "bad debug mode" 2 "$node" --state "$db" --debug-mode loud view "$dl" chatty
 grep -q 'disabled, safe, safe-unbounded, unsafe, unsafe-tracing' "$dir/err" && ok || bad "bad debug mode message: $(cat "$dir/err")"
 expect_error "debug mode without a level" 2 "$node" --debug-mode
+grep -q '^genvm-node: --debug-mode needs one of' "$dir/err" && ok || bad "debug mode without a level message: $(cat "$dir/err")"
 "$node" --state "$db" check | grep -qx consistent && ok || bad "check after debug records"
 
 # schema: the contract's #get-schema method (the GenVM ABI), its methods listed; a contract
@@ -188,6 +189,7 @@ grep -qx '  ctor()' "$dir/out" && grep -qx '  view  echo(x: any) -> any' "$dir/o
 expect_error "schema missing" 3 "$node" --state "$db" schema "$addr"
 grep -q "$addr exposes no schema: its #get-schema method answered UserError" "$dir/err" && ok || bad "no-schema message: $(cat "$dir/err")"
 expect_error "schema unknown address" 2 "$node" --state "$db" schema 0x00000000000000000000000000000000000000ee
+grep -qx 'genvm-node: no contract at 0x00000000000000000000000000000000000000ee' "$dir/err" && ok || bad "schema unknown message: $(cat "$dir/err")"
 expect_error "schema usage" 2 "$node" --state "$db" schema
 
 # Listings: contracts (oldest first) and txs (newest first) with --limit / --offset; txs ADDRESS.
@@ -219,10 +221,14 @@ grep -q "^$sink: [0-9]* transactions (showing" "$dir/out" && ! grep '^  tx' "$di
 "$node" --state "$db" --json --limit 1 txs | grep -q '^{"total":'"$ntxs"',"offset":0,"limit":1,"transactions":\[{"tx":'"$ntxs"',' && ok ||
   bad "txs --json"
 expect_error "bad limit" 2 "$node" --state "$db" --limit 0 txs
+grep -qx 'genvm-node: --limit needs a number from 1 to 1000' "$dir/err" && ok || bad "bad limit message: $(cat "$dir/err")"
 expect_error "limit too big" 2 "$node" --state "$db" --limit 1001 contracts
 expect_error "bad offset" 2 "$node" --state "$db" --offset -1 txs
+grep -qx 'genvm-node: --offset needs a number from 0 to 2^63-1' "$dir/err" && ok || bad "bad offset message: $(cat "$dir/err")"
 expect_error "contracts usage" 2 "$node" --state "$db" contracts extra
+grep -qx 'genvm-node: usage: genvm-node contracts' "$dir/err" && ok || bad "contracts usage message: $(cat "$dir/err")"
 expect_error "txs bad address" 2 "$node" --state "$db" txs 0x12
+grep -q 'an address is 0x followed by 40 hex digits' "$dir/err" && ok || bad "txs bad address message: $(cat "$dir/err")"
 "$node" --state "$dir/fundonly.db" fund "$me" 1 >/dev/null
 [ "$("$node" --state "$dir/fundonly.db" contracts)" = "no contracts" ] && ok || bad "contracts of an empty state"
 
@@ -242,8 +248,11 @@ grep -q '… ([0-9]* more: --bytes)$' "$dir/out" && ok || bad "code slot cut at 
 "$node" --state "$db" --json --bytes 0 storage "$addr" | grep -q '"bytes_per_slot":0,"slots":\[{"slot":"[0-9a-f]\{64\}","size":[0-9]*,"data":"","truncated":true}' &&
   ok || bad "storage --json"
 expect_error "storage unknown address" 2 "$node" --state "$db" storage 0x00000000000000000000000000000000000000ee
+grep -qx 'genvm-node: no contract at 0x00000000000000000000000000000000000000ee' "$dir/err" && ok || bad "storage unknown message: $(cat "$dir/err")"
 expect_error "bad bytes" 2 "$node" --state "$db" --bytes 65537 storage "$addr"
+grep -qx 'genvm-node: --bytes needs a number from 0 to 65536' "$dir/err" && ok || bad "bad bytes message: $(cat "$dir/err")"
 expect_error "storage usage" 2 "$node" --state "$db" storage
+grep -qx 'genvm-node: usage: genvm-node storage ADDRESS' "$dir/err" && ok || bad "storage usage message: $(cat "$dir/err")"
 
 # A deploy whose result is not Return creates nothing: one line, no address, exit 3 (token
 # needs its supply argument; devloop takes none).
