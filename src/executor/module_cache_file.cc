@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,7 +16,9 @@ namespace genvm::executor {
 
 namespace {
 
-std::string module_cache_path(const std::string& dir, const calldata::Bytes& code, const wasm::LoadOptions& lo) {
+constexpr char kSealKeyName[] = "seal.key";
+
+std::string entry_name(const calldata::Bytes& code, const wasm::LoadOptions& lo) {
   static constexpr char kHex[] = "0123456789abcdef";
   auto h = blake3::hash(code);
   std::string name;
@@ -25,25 +28,130 @@ std::string module_cache_path(const std::string& dir, const calldata::Bytes& cod
   }
   name += lo.deterministic ? "-d1" : "-d0";
   name += lo.metering ? "m1" : "m0";
-  return dir + "/" + name + ".gvmc";
+  return name + ".gvmc";
+}
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// An owned descriptor, closed on destruction.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+// A directory one could plant compiled code in is not a cache: it must be this uid's and
+// writable by no one else. Everything after this goes through the descriptor (openat), so a
+// rename of the path after the check does not redirect the reads.
+Result<int> open_cache_dir(const std::string& dir) {
+  ::mkdir(dir.c_str(), 0700);  // first use; EEXIST is the common case
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_error("module_cache", errno_text("cannot open"));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return make_error("module_cache", errno_text("fstat"));
+  }
+  std::string why;
+  if (st.st_uid != ::geteuid())
+    why = "owned by uid " + std::to_string(st.st_uid) + ", not this executor's uid " + std::to_string(::geteuid());
+  else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    why = "writable by group or others (mode " + std::to_string((st.st_mode >> 6) & 7) +
+          std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) + ")";
+  if (!why.empty()) {
+    ::close(fd);
+    return make_error("module_cache", why);
+  }
+  return fd;
+}
+
+// Reads DIR/seal.key: a regular file of this uid, readable by no one else, of exactly the key's
+// size. Anything else is refused (a file someone else made is a key they know).
+Result<wasm::SealKey> read_seal_key(int dirfd) {
+  Fd fd(::openat(dirfd, kSealKeyName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.ok()) return make_error(errno == ENOENT ? "absent" : "module_cache", errno_text("seal key"));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return make_error("module_cache", errno_text("seal key fstat"));
+  wasm::SealKey key{};
+  if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0 ||
+      std::size_t(st.st_size) != key.size())
+    return make_error("module_cache", "seal key is not a 32-byte file of this uid with mode 0600");
+  if (::read(fd.get(), key.data(), key.size()) != ssize_t(key.size()))
+    return make_error("module_cache", "seal key unreadable");
+  return key;
+}
+
+// Creates a temp file in the directory (O_EXCL, 0600) and writes `data`; returns its name.
+Result<std::string> write_temp(int dirfd, const std::string& stem, std::span<const std::uint8_t> data) {
+  std::uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, 0) != ssize_t(sizeof r)) r = std::uint64_t(::getpid()) << 20;
+  const std::string tmp = stem + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(r);
+  int fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return make_error("module_cache", errno_text("cannot create a temp file"));
+  std::size_t done = 0;
+  std::string err;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = errno_text("write");
+      break;
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0 && err.empty()) err = errno_text("close");
+  if (!err.empty()) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return make_error("module_cache", err);
+  }
+  return tmp;
+}
+
+// The key of this cache's seals, made on first use from the OS's random source. Racing
+// executors each write a candidate and link it to the name: the first link wins, the others
+// read the winner's key.
+Result<wasm::SealKey> seal_key(int dirfd) {
+  auto key = read_seal_key(dirfd);
+  if (key || key.error().code != "absent") return key;
+  wasm::SealKey fresh{};
+  if (::getrandom(fresh.data(), fresh.size(), 0) != ssize_t(fresh.size()))
+    return make_error("module_cache", errno_text("getrandom"));
+  auto tmp = write_temp(dirfd, kSealKeyName, fresh);
+  if (!tmp) return tmp.take_error();
+  int linked = ::linkat(dirfd, tmp->c_str(), dirfd, kSealKeyName, 0);
+  int link_errno = errno;
+  ::unlinkat(dirfd, tmp->c_str(), 0);
+  if (linked != 0 && link_errno != EEXIST) {
+    errno = link_errno;
+    return make_error("module_cache", errno_text("seal key link"));
+  }
+  return read_seal_key(dirfd);
 }
 
 // A cache entry mapped read-only (no copy: a 1 MiB contract's entry is ~3 MB); empty when the
 // file cannot be read (absent is the common case: a miss). Unmapped on destruction.
 class MappedFile {
  public:
-  explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+  MappedFile(int dirfd, const std::string& name) {
+    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.ok()) return;
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-      void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
       if (p != MAP_FAILED) {
         data_ = static_cast<const std::uint8_t*>(p);
         size_ = std::size_t(st.st_size);
       }
     }
-    ::close(fd);
   }
   ~MappedFile() {
     if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
@@ -58,30 +166,17 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
-// Temp file in the cache directory, then rename: a reader sees the old entry, no entry, or the
-// whole new one, however many runs race to write it. Returns "" or why it failed.
-std::string write_atomically(const std::string& path, const std::vector<std::uint8_t>& data) {
-  // The directory is made on first use (owner-only: see --help on who may write it).
-  if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0)
-    ::mkdir(path.substr(0, slash).c_str(), 0700);
-  std::string tmp = path + ".tmp-XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return std::string("cannot create a temp file: ") + std::strerror(errno);
-  std::size_t done = 0;
-  std::string err;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = std::string("write: ") + std::strerror(errno);
-      break;
-    }
-    done += std::size_t(n);
+// Temp file, then rename: a reader sees the old entry, no entry, or the whole new one, however
+// many runs race to write it. Returns "" or why it failed.
+std::string write_atomically(int dirfd, const std::string& name, const std::vector<std::uint8_t>& data) {
+  auto tmp = write_temp(dirfd, name, data);
+  if (!tmp) return tmp.error().message;
+  if (::renameat(dirfd, tmp->c_str(), dirfd, name.c_str()) != 0) {
+    std::string err = errno_text("rename");
+    ::unlinkat(dirfd, tmp->c_str(), 0);
+    return err;
   }
-  if (::close(fd) != 0 && err.empty()) err = std::string("close: ") + std::strerror(errno);
-  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) err = std::string("rename: ") + std::strerror(errno);
-  if (!err.empty()) ::unlink(tmp.c_str());
-  return err;
+  return "";
 }
 
 }  // namespace
@@ -89,25 +184,37 @@ std::string write_atomically(const std::string& path, const std::vector<std::uin
 Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log) {
   if (dir.empty()) return wasm::Module::load(code, lo);
-  const std::string path = module_cache_path(dir, code, lo);
-  if (MappedFile blob(path); blob.ok()) {
+  auto opened = open_cache_dir(dir);
+  if (!opened) {
+    log(true, "module cache " + dir + " refused (" + opened.error().message + "); running without the cache");
+    return wasm::Module::load(code, lo);
+  }
+  Fd dirfd(*opened);
+  auto key = seal_key(dirfd.get());
+  if (!key) {
+    log(true, "module cache " + dir + " refused (" + key.error().message + "); running without the cache");
+    return wasm::Module::load(code, lo);
+  }
+  const std::string name = entry_name(code, lo);
+  const std::string path = dir + "/" + name;
+  if (MappedFile blob(dirfd.get(), name); blob.ok()) {
     // A file truncated under the mapping by a concurrent writer cannot happen: writers rename a
     // new file over the name, so this mapping keeps the old inode whole.
-    auto hit = wasm::Module::load_with_compiled(code, lo, blob.bytes());
+    auto hit = wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key);
     if (hit) {
-      log("module cache hit " + path);
+      log(false, "module cache hit " + path);
       return hit;
     }
-    log("module cache entry refused (" + hit.error().to_string() + "), compiling: " + path);
+    log(false, "module cache entry refused (" + hit.error().to_string() + "), compiling: " + path);
   } else {
-    log("module cache miss " + path);
+    log(false, "module cache miss " + path);
   }
   auto loaded = wasm::Module::load(code, lo);
   if (!loaded) return loaded;
   // A cache that cannot be written costs the next run its compile, never this run its result.
-  auto blob = (*loaded)->serialize_compiled();
-  std::string err = blob ? write_atomically(path, *blob) : blob.error().to_string();
-  log(err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
+  auto blob = (*loaded)->serialize_compiled(*key);
+  std::string err = blob ? write_atomically(dirfd.get(), name, *blob) : blob.error().to_string();
+  log(false, err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
   return loaded;
 }
 

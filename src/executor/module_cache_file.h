@@ -1,12 +1,17 @@
 // The cross-process compiled-module cache (`genvm run --module-cache DIR`): a contract compiled
 // once is mapped back by later runs instead of compiled again.
 //
-//   auto m = load_module_cached(dir, code, load_options, [&](std::string_view line) { log(line); });
+//   auto m = load_module_cached(dir, code, load_options, [&](bool problem, std::string_view line) { ... });
 //
 // Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc (deterministic, metered). An entry is
 // written to a temp file and renamed over the name, so a reader sees the old entry, none, or the
 // whole new one. A hit the engine refuses, a miss and a failed write all fall back to compiling:
 // the cache never changes a run's result. An empty `dir` is a plain Module::load.
+//
+// Trust (issue 19): DIR must be owned by this process's uid and not writable by group or
+// others, else it is not used (one `problem` line, the run goes on without it). Blobs are sealed
+// with a keyed BLAKE3 under DIR/seal.key (32 random bytes, 0600, made on first use): a blob
+// someone wrote without that key is refused, never executed.
 #pragma once
 
 #include <functional>
@@ -20,7 +25,9 @@
 
 namespace genvm::executor {
 
-using CacheLog = std::function<void(std::string_view)>;  // one line per hit, miss, store, failure
+// One line per hit, miss, store and failure; `problem` for a cache refused outright (a warning
+// for the operator, where the others are debug lines).
+using CacheLog = std::function<void(bool problem, std::string_view line)>;
 
 Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log);

@@ -78,7 +78,9 @@ VmResult VmState::run(const calldata::Bytes& code) {
     module = cached->second;
   } else {
     auto loaded = load_module_cached(ctx_.module_cache_dir, code, lo,
-                                     [this](std::string_view line) { log(LogLevel::kDebug, "module_cache", line); });
+                                     [this](bool problem, std::string_view line) {
+                                       log(problem ? LogLevel::kWarn : LogLevel::kDebug, "module_cache", line);
+                                     });
     if (!loaded) return fail(VmError::invalid_contract().wasm().validating(), "");
     module = *loaded;
     ctx_.modules.emplace(std::move(key), module);

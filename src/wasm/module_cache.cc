@@ -6,14 +6,15 @@
 //   n_funcs | n_code | n_offsets |
 //   n_funcs * {type_index, code, num_params, num_results, num_locals, frame_slots, cost} |
 //   n_code words | n_offsets * {code index, wasm offset} |
-//   BLAKE3(every byte before this one) (32)
+//   keyed BLAKE3(seal key, every byte before this one) (32)
 //
 // Why the cached path may skip body validation and compilation: the compiled code is position-
 // and process-independent (operands are slot/func/type indices; dispatch is by op number), and
 // the only process-dependent field, CompiledFunc::type_id, is recomputed here from the
-// module's own type_ids (which validate_module fills). What the blob cannot prove is that its
-// code came from this compiler: the trailing checksum catches corruption, and the cache
-// directory must be writable only by the operator (src/wasm/DESIGN.md, "Compiled-module cache").
+// module's own type_ids (which validate_module fills). The code itself is not re-validated: the
+// seal is a keyed BLAKE3 under a secret only the operator's executor holds, so a blob that
+// passes it was written by this compiler in a run of that executor, and forgery needs the key
+// (src/wasm/DESIGN.md, "Compiled-module cache", says why a key rather than a code validator).
 #include <bit>
 #include <cstring>
 
@@ -26,7 +27,7 @@ namespace genvm::wasm {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: keyed seal
 // Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
 // a CompiledFunc field: a blob from another engine build must be refused, never run.
 constexpr uint32_t kEngineBuild = 15;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run
@@ -65,7 +66,7 @@ Error refuse(const std::string& why) { return make_error("module_cache", why); }
 
 }  // namespace
 
-Result<std::vector<uint8_t>> Module::serialize_compiled() const {
+Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key) const {
   const ModuleImpl& m = *impl_;
   if (m.compiled.size() > UINT32_MAX / 64 || m.code.size() > UINT32_MAX / 8 || m.code_offsets.size() > UINT32_MAX / 16)
     return refuse("module too large to cache");
@@ -92,22 +93,26 @@ Result<std::vector<uint8_t>> Module::serialize_compiled() const {
     put32(out, ci);
     put32(out, off);
   }
-  auto sum = blake3::hash(out);
-  out.insert(out.end(), sum.begin(), sum.end());
+  auto seal = blake3::keyed_hash(seal_key, out);
+  out.insert(out.end(), seal.begin(), seal.end());
   return out;
 }
 
 Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const uint8_t> bytes,
                                                                  const LoadOptions& opts,
-                                                                 std::span<const uint8_t> blob) {
-  // The blob is checked whole before any field is believed: a flipped or missing byte anywhere
-  // is refused here, so the field checks below only guard against a blob that was well formed
-  // for some other module or engine.
+                                                                 std::span<const uint8_t> blob,
+                                                                 const SealKey& seal_key) {
+  // The seal is checked over the whole blob before any field is believed: a flipped or missing
+  // byte anywhere, or a blob sealed without the key, is refused here, so the field checks below
+  // only guard against a blob that this executor wrote for some other module or engine.
   if (blob.size() < 4 + 9 * 4 + kHashLen + kHashLen) return refuse("blob truncated");
   if (std::memcmp(blob.data(), kMagic, 4) != 0) return refuse("not a compiled-module blob");
   auto body = blob.first(blob.size() - kHashLen);
-  auto sum = blake3::hash(body);
-  if (std::memcmp(sum.data(), blob.data() + body.size(), kHashLen) != 0) return refuse("blob checksum mismatch");
+  auto seal = blake3::keyed_hash(seal_key, body);
+  // Constant time: how many leading bytes matched says nothing to a prober.
+  uint8_t diff = 0;
+  for (size_t i = 0; i < kHashLen; ++i) diff |= uint8_t(seal[i] ^ blob[body.size() + i]);
+  if (diff != 0) return refuse("blob seal mismatch (corrupt, or not sealed with this executor's key)");
 
   Reader r{body, 4};
   uint32_t version = 0, build = 0, cf_size = 0, num_ops = 0, det = 0, met = 0;

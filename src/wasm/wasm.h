@@ -129,23 +129,28 @@ struct MemInst;
 struct TableInst;
 struct GlobalInst;
 
+// The key of a compiled-module blob's seal (DESIGN.md, "Compiled-module cache").
+using SealKey = std::array<uint8_t, 32>;
+
 class Module {
  public:
   // Reads, validates and compiles. Error code is "malformed" or "invalid"; the message starts
   // with "at offset N: " when a byte position is known.
   static Result<std::shared_ptr<const Module>> load(std::span<const uint8_t> bytes,
                                                     const LoadOptions& opts = {});
-  // The compiled form as a self-checking blob (src/wasm/module_cache.cc has the layout): engine
-  // build identity, the LoadOptions, BLAKE3 of the module bytes, the code, a trailing BLAKE3.
-  Result<std::vector<uint8_t>> serialize_compiled() const;
+  // The compiled form as a sealed blob (src/wasm/module_cache.cc has the layout): engine build
+  // identity, the LoadOptions, BLAKE3 of the module bytes, the code, and last a keyed BLAKE3
+  // (the seal) under `seal_key`, a secret only the operator's executor holds.
+  Result<std::vector<uint8_t>> serialize_compiled(const SealKey& seal_key) const;
   // Module::load that takes the compiled code from `blob` instead of compiling: the module is
-  // still read and validated (module-level), bodies are not. A blob that is corrupt, truncated,
-  // from another engine build, for other options or another module is refused with error code
-  // "module_cache" (the caller then does a full load). Only trust blobs from a place only the
-  // operator can write: the checksum detects corruption, not forgery.
+  // still read and validated (module-level), bodies are not. A blob whose seal is not a keyed
+  // BLAKE3 under `seal_key` (corrupt, truncated, or forged by anyone without the key) is
+  // refused before any field is read, as is one from another engine build, for other options
+  // or another module; error code "module_cache" (the caller then does a full load).
   static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
                                                                   const LoadOptions& opts,
-                                                                  std::span<const uint8_t> blob);
+                                                                  std::span<const uint8_t> blob,
+                                                                  const SealKey& seal_key);
   struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
   struct ExportDesc { std::string name; char kind; FuncType func_type; };  // func_type: kind f only
   std::vector<ImportDesc> imports() const;

@@ -1662,15 +1662,19 @@ std::string blob_transcript(const std::shared_ptr<const Module>& m, bool metered
   return out;
 }
 
+// The seal key of these tests; the executor's own comes from its cache directory.
+constexpr SealKey kTestSealKey = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                                  17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+
 TEST(WasmModuleCache, ModuleLoadedFromItsBlobRunsExactlyLikeTheFreshOne) {
   REQUIRE_WAT2WASM();
   auto bytes = wat(kBlobModule, "--debug-names");
   for (LoadOptions lo : {LoadOptions{}, LoadOptions{true, true}}) {
     auto fresh = Module::load(bytes, lo);
     ASSERT_TRUE(fresh.ok()) << fresh.error().to_string();
-    auto blob = (*fresh)->serialize_compiled();
+    auto blob = (*fresh)->serialize_compiled(kTestSealKey);
     ASSERT_TRUE(blob.ok()) << blob.error().to_string();
-    auto cached = Module::load_with_compiled(bytes, lo, *blob);
+    auto cached = Module::load_with_compiled(bytes, lo, *blob, kTestSealKey);
     ASSERT_TRUE(cached.ok()) << cached.error().to_string();
     EXPECT_EQ((*cached)->impl().code, (*fresh)->impl().code);
     EXPECT_EQ((*cached)->impl().code_offsets, (*fresh)->impl().code_offsets);
@@ -1693,7 +1697,7 @@ TEST(WasmModuleCache, ModuleLoadedFromItsBlobRunsExactlyLikeTheFreshOne) {
     }
     EXPECT_EQ(blob_transcript(*cached, lo.metering), want);
     // And the blob of the cached module is the same blob.
-    auto again = (*cached)->serialize_compiled();
+    auto again = (*cached)->serialize_compiled(kTestSealKey);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(*again, *blob);
   }
@@ -1704,32 +1708,32 @@ TEST(WasmModuleCache, EveryFlippedByteAndEveryTruncationIsRefused) {
   auto bytes = wat(kBlobModule, "--debug-names");
   auto fresh = Module::load(bytes);
   ASSERT_TRUE(fresh.ok());
-  auto blob = (*fresh)->serialize_compiled();
+  auto blob = (*fresh)->serialize_compiled(kTestSealKey);
   ASSERT_TRUE(blob.ok());
-  ASSERT_TRUE(Module::load_with_compiled(bytes, {}, *blob).ok());
+  ASSERT_TRUE(Module::load_with_compiled(bytes, {}, *blob, kTestSealKey).ok());
   for (size_t i = 0; i < blob->size(); ++i) {
     for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
       std::vector<uint8_t> bad = *blob;
       bad[i] ^= mask;
-      auto r = Module::load_with_compiled(bytes, {}, bad);
+      auto r = Module::load_with_compiled(bytes, {}, bad, kTestSealKey);
       ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
       EXPECT_EQ(r.error().code, "module_cache");
     }
   }
   for (size_t n = 0; n < blob->size(); ++n) {
-    auto r = Module::load_with_compiled(bytes, {}, std::span<const uint8_t>(blob->data(), n));
+    auto r = Module::load_with_compiled(bytes, {}, std::span<const uint8_t>(blob->data(), n), kTestSealKey);
     ASSERT_FALSE(r.ok()) << "truncated to " << n;
   }
   std::vector<uint8_t> longer = *blob;
   longer.push_back(0);
-  EXPECT_FALSE(Module::load_with_compiled(bytes, {}, longer).ok());
+  EXPECT_FALSE(Module::load_with_compiled(bytes, {}, longer, kTestSealKey).ok());
 }
 
-// Re-seals a tampered blob with a correct checksum, so the field checks themselves are tested
+// Re-seals a tampered blob with the right key, so the field checks themselves are tested
 // (with the checksum alone these cases would be caught earlier and the checks never reached).
 std::vector<uint8_t> reseal(std::vector<uint8_t> b) {
   b.resize(b.size() - 32);
-  auto h = blake3::hash(b);
+  auto h = blake3::keyed_hash(kTestSealKey, b);
   b.insert(b.end(), h.begin(), h.end());
   return b;
 }
@@ -1743,10 +1747,10 @@ TEST(WasmModuleCache, BlobForOtherOptionsOtherModuleOrWithImplausibleFieldsIsRef
   auto other = wat("(module (func (export \"f\") (result i32) (i32.const 1)))");
   auto fresh = Module::load(bytes);
   ASSERT_TRUE(fresh.ok());
-  auto blob = (*fresh)->serialize_compiled();
+  auto blob = (*fresh)->serialize_compiled(kTestSealKey);
   ASSERT_TRUE(blob.ok());
   auto refused = [&](std::span<const uint8_t> mod, LoadOptions lo, const std::vector<uint8_t>& b, const char* why) {
-    auto r = Module::load_with_compiled(mod, lo, b);
+    auto r = Module::load_with_compiled(mod, lo, b, kTestSealKey);
     ASSERT_FALSE(r.ok()) << why;
     EXPECT_EQ(r.error().code, "module_cache") << why;
     EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
@@ -1776,14 +1780,45 @@ TEST(WasmModuleCache, BlobForOtherOptionsOtherModuleOrWithImplausibleFieldsIsRef
   // re-point its module hash at kBlobModule to reach the count check.
   auto small = Module::load(other);
   ASSERT_TRUE(small.ok());
-  auto sb = (*small)->serialize_compiled();
+  auto sb = (*small)->serialize_compiled(kTestSealKey);
   ASSERT_TRUE(sb.ok());
   auto h = blake3::hash(bytes);
   std::copy(h.begin(), h.end(), sb->begin() + 28);
   refused(bytes, {}, reseal(*sb), "function count differs");
   // Invalid module bytes with a good-looking blob: the module's own errors come first.
   std::vector<uint8_t> junk = {0, 'a', 's', 'm', 9, 0, 0, 0};
-  EXPECT_FALSE(Module::load_with_compiled(junk, {}, *blob).ok());
+  EXPECT_FALSE(Module::load_with_compiled(junk, {}, *blob, kTestSealKey).ok());
+}
+
+// Issue 19: a mutated blob re-sealed with a correct (unkeyed) BLAKE3 was loaded, and seven such
+// blobs crashed the executor. Whoever lacks the key cannot seal: such a blob, one sealed under
+// another key, and a mutated code word re-sealed without the key are all refused at the seal.
+TEST(WasmModuleCache, BlobSealedWithoutTheKeyIsRefusedBeforeAnyFieldIsRead) {
+  REQUIRE_WAT2WASM();
+  auto bytes = wat(kBlobModule, "--debug-names");
+  auto fresh = Module::load(bytes);
+  ASSERT_TRUE(fresh.ok());
+  auto blob = (*fresh)->serialize_compiled(kTestSealKey);
+  ASSERT_TRUE(blob.ok());
+  auto unkeyed = [](std::vector<uint8_t> b) {
+    b.resize(b.size() - 32);
+    auto h = blake3::hash(b);
+    b.insert(b.end(), h.begin(), h.end());
+    return b;
+  };
+  SealKey other = kTestSealKey;
+  other[0] ^= 1;
+  auto foreign = (*fresh)->serialize_compiled(other);
+  ASSERT_TRUE(foreign.ok());
+  std::vector<uint8_t> forged = *blob;
+  forged[forged.size() - 40] ^= 0x5a;  // a code word: an operand the interpreter would follow
+  for (const auto& b : {unkeyed(*blob), *foreign, unkeyed(forged)}) {
+    auto r = Module::load_with_compiled(bytes, {}, b, kTestSealKey);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, "module_cache");
+    EXPECT_NE(r.error().message.find("seal mismatch"), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(Module::load_with_compiled(bytes, {}, *foreign, other).ok());
 }
 
 }  // namespace

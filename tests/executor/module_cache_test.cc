@@ -1,8 +1,10 @@
 // `genvm run --module-cache DIR` end to end: a second run of the same contract takes its
 // compiled module from DIR, and a cached, a corrupted-cache and an unwritable-cache run all
-// deliver byte for byte the result of a run without any cache.
+// deliver byte for byte the result of a run without any cache. A forged entry (re-sealed without
+// the cache's key) is never executed, and a directory others could write is never used.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blake3.h"
 #include "executor_fixture.h"
 
 namespace genvm {
@@ -39,11 +42,12 @@ class ModuleCacheTest : public ExecutorTest {
     EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
     return r;
   }
-  // Every file in the cache directory (entries and any leftover temp file).
+  // Every file in the cache directory but its seal key (entries and any leftover temp file).
   std::vector<std::string> files(const std::string& cache) {
     std::vector<std::string> out;
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(cache, ec)) out.push_back(e.path().string());
+    for (const auto& e : std::filesystem::directory_iterator(cache, ec))
+      if (e.path().filename() != "seal.key") out.push_back(e.path().string());
     return out;
   }
 };
@@ -104,8 +108,90 @@ TEST_F(ModuleCacheTest, ACacheThatCannotBeWrittenNeverFailsTheRun) {
   // A regular file where the directory should be: nothing can be created under it.
   exec_test::write_file(dir_ + "/not-a-dir", calldata::Bytes{1});
   RunResult r = add({"--module-cache", dir_ + "/not-a-dir/cache"}, &log);
-  EXPECT_NE(log.find("module cache write failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("refused (cannot open"), std::string::npos) << log;
   EXPECT_EQ(r.result_bytes, plain.result_bytes);
+  // A directory that opens but cannot be written: the store fails, the run does not.
+  const std::string ro = dir_ + "/ro-cache";
+  ASSERT_EQ(::mkdir(ro.c_str(), 0700), 0);
+  RunResult keyed = add({"--module-cache", ro}, &log);  // makes the key
+  ASSERT_EQ(::chmod(ro.c_str(), 0500), 0);
+  for (const auto& f : files(ro)) std::filesystem::remove(f);
+  if (::geteuid() != 0) {  // root writes through a mode
+    RunResult r2 = add({"--module-cache", ro}, &log);
+    EXPECT_NE(log.find("module cache write failed"), std::string::npos) << log;
+    EXPECT_EQ(r2.result_bytes, plain.result_bytes);
+  }
+  EXPECT_EQ(keyed.result_bytes, plain.result_bytes);
+}
+
+// Issue 19: an entry mutated and re-sealed with a correct, unkeyed BLAKE3 was loaded (seven
+// such blobs crashed the executor). Now the seal is keyed with DIR/seal.key: every forged
+// entry is refused at the seal, the module is compiled afresh, and the result is the plain one.
+TEST_F(ModuleCacheTest, ForgedEntriesResealedWithoutTheKeyAreNeverExecuted) {
+  deploy("counter.wasm", addr(1));
+  std::string log;
+  RunResult plain = add({}, &log);
+  const std::string cache = dir_ + "/cache";
+  add({"--module-cache", cache}, &log);
+  auto entries = files(cache);
+  ASSERT_EQ(entries.size(), 1u);
+  const auto entry = read_file(entries[0]);
+  ASSERT_GT(entry.size(), 200u);
+  std::uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int forgery = 0; forgery < 7; ++forgery) {
+    auto forged = entry;
+    forged.resize(forged.size() - 32);
+    for (int k = 0; k < 8; ++k) {  // code words and operand slots past the 72-byte header
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      forged[72 + (seed >> 33) % (forged.size() - 72)] ^= static_cast<std::uint8_t>(1 + (seed >> 24) % 255);
+    }
+    auto seal = blake3::hash(forged);
+    forged.insert(forged.end(), seal.begin(), seal.end());
+    exec_test::write_file(entries[0], forged);
+    RunResult r = add({"--module-cache", cache}, &log);
+    EXPECT_NE(log.find("seal mismatch"), std::string::npos) << log;
+    EXPECT_EQ(log.find("module cache hit"), std::string::npos) << log;
+    EXPECT_EQ(r.result_bytes, plain.result_bytes) << "forgery " << forgery;
+    EXPECT_EQ(read_file(entries[0]), entry) << "rewritten by the executor's own compile";
+  }
+}
+
+// A cache directory that anyone else could write (or that someone else owns) is not used: one
+// warning line, nothing read or written in it, and the run's result is the plain one.
+TEST_F(ModuleCacheTest, DirectoryWritableByOthersOrOwnedByAnotherUidIsRefused) {
+  deploy("counter.wasm", addr(1));
+  std::string log;
+  RunResult plain = add({}, &log);
+  const std::string open_dir = dir_ + "/world";
+  ASSERT_EQ(::mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  RunResult r = add({"--module-cache", open_dir}, &log);
+  EXPECT_NE(log.find("refused (writable by group or others (mode 777))"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"warn\""), std::string::npos) << "a warning, not a debug line: " << log;
+  EXPECT_EQ(r.result_bytes, plain.result_bytes);
+  EXPECT_TRUE(std::filesystem::is_empty(open_dir));
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0720), 0);  // group-writable alone is refused too
+  add({"--module-cache", open_dir}, &log);
+  EXPECT_NE(log.find("writable by group or others (mode 720)"), std::string::npos) << log;
+
+  // A seal key someone else can read is no secret: refused as well.
+  const std::string leaky = dir_ + "/leaky";
+  ASSERT_EQ(::mkdir(leaky.c_str(), 0700), 0);
+  exec_test::write_file(leaky + "/seal.key", calldata::Bytes(32, 7));
+  ASSERT_EQ(::chmod((leaky + "/seal.key").c_str(), 0644), 0);
+  RunResult k = add({"--module-cache", leaky}, &log);
+  EXPECT_NE(log.find("seal key is not a 32-byte file of this uid with mode 0600"), std::string::npos) << log;
+  EXPECT_EQ(k.result_bytes, plain.result_bytes);
+  EXPECT_TRUE(files(leaky).empty());
+
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a directory to another uid needs root";
+  const std::string foreign = dir_ + "/foreign";
+  ASSERT_EQ(::mkdir(foreign.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(foreign.c_str(), 4242, 4242), 0);
+  RunResult f = add({"--module-cache", foreign}, &log);
+  EXPECT_NE(log.find("refused (owned by uid 4242, not this executor's uid"), std::string::npos) << log;
+  EXPECT_EQ(f.result_bytes, plain.result_bytes);
+  EXPECT_TRUE(std::filesystem::is_empty(foreign));
 }
 
 // Many runs that start together on an empty cache all miss, compile and write the same entry:

@@ -130,9 +130,11 @@ struct Runner {
     // GENVM_SPEC_VIA_BLOB=1: every module that loads is loaded again from its compiled blob (the
     // `genvm run --module-cache` path), and that copy is the one the script runs.
     if (m && std::getenv("GENVM_SPEC_VIA_BLOB")) {
-      auto blob = (*m)->serialize_compiled();
+      // Any key serves a blob made and read in one process; fixed so a failure reproduces.
+      static constexpr genvm::wasm::SealKey kKey = {0x67, 0x65, 0x6e, 0x76, 0x6d};
+      auto blob = (*m)->serialize_compiled(kKey);
       if (!blob) return blob.take_error();
-      return Module::load_with_compiled(bytes, {}, *blob);
+      return Module::load_with_compiled(bytes, {}, *blob, kKey);
     }
     return m;
   }
