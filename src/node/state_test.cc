@@ -132,6 +132,87 @@ TEST_F(StateTest, UndeterminedCommitRecordsReceiptButNoEffects) {
   EXPECT_TRUE((*st)->check_consistency().ok());
 }
 
+// Debug records go in with their receipt (also an undetermined one) and come back in run order;
+// a file whose writer predates them gains the table at its next write open.
+TEST_F(StateTest, DebugRecordsAreCommittedWithTheReceipt) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  TxRecord r = deploy_record(addr(0xa1), addr(0xc0));
+  r.status = "undetermined";
+  r.result_kind = -1;
+  RunDebug leader;
+  leader.round = 1;
+  leader.role = "leader";
+  leader.debug_mode = "safe";
+  leader.exit_code = 0;
+  leader.stdout_text = "out\n";
+  leader.stdout_bytes = 4;
+  leader.log = {"{\"message\":\"a\"}", "{\"message\":\"b\"}"};
+  leader.log_entries = 2;
+  RunDebug validator = leader;
+  validator.role = "validator";
+  validator.node = 1;
+  validator.omitted = true;
+  validator.stdout_text.clear();
+  validator.log.clear();
+  r.debug = {leader, validator};
+  auto id = (*st)->commit(r, Effects{});
+  ASSERT_TRUE(id.ok()) << id.error().to_string();
+  auto kept = (*st)->debug_of_tx(*id);
+  ASSERT_TRUE(kept.ok()) << kept.error().to_string();
+  ASSERT_EQ(kept->size(), 2u);
+  EXPECT_EQ((*kept)[0].role, "leader");
+  EXPECT_EQ((*kept)[0].stdout_text, "out\n");
+  EXPECT_EQ((*kept)[0].log, leader.log);
+  EXPECT_EQ((*kept)[0].log_entries, 2u);
+  EXPECT_EQ((*kept)[1].node, 1);
+  EXPECT_TRUE((*kept)[1].omitted);
+  EXPECT_EQ((*kept)[1].stdout_bytes, 4u);
+  EXPECT_TRUE((*st)->check_consistency().ok());
+  st->reset();
+  Error orphan = check_after_raw_write("DELETE FROM transactions; UPDATE accounts SET nonce=0");
+  EXPECT_EQ(orphan.code, "state_inconsistent");
+  EXPECT_NE(orphan.message.find("debug record without a transaction"), std::string::npos) << orphan.message;
+}
+
+TEST_F(StateTest, ListingsPageInOrder) {
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  for (std::uint8_t c = 0xc0; c < 0xc3; ++c) {
+    Effects fx;
+    fx.create_contract = true;
+    fx.storage_changes = Value::array({Value::array({key(c, 0), Bytes(32, c)})});
+    ASSERT_TRUE((*st)->commit(deploy_record(addr(0xa1), addr(c)), fx).ok());
+  }
+  std::int64_t total = 0;
+  auto cs = (*st)->contracts(2, 1, &total);
+  ASSERT_TRUE(cs.ok());
+  EXPECT_EQ(total, 3);
+  ASSERT_EQ(cs->size(), 2u);
+  EXPECT_EQ((*cs)[0].address, addr(0xc1));  // oldest first, after skipping one
+  EXPECT_EQ((*cs)[1].slots, 1);
+  auto ts = (*st)->txs(2, 0, std::nullopt, &total);
+  ASSERT_TRUE(ts.ok());
+  EXPECT_EQ(total, 3);
+  ASSERT_EQ(ts->size(), 2u);
+  EXPECT_EQ((*ts)[0].id, 3);  // newest first
+  EXPECT_EQ((*ts)[0].target, addr(0xc2));
+  auto about = (*st)->txs(10, 0, addr(0xc1), &total);
+  ASSERT_TRUE(about.ok());
+  EXPECT_EQ(total, 1);
+  ASSERT_EQ(about->size(), 1u);
+  EXPECT_EQ((*about)[0].id, 2);
+  auto slots = (*st)->storage_slots(addr(0xc2), 10, 0, 4, &total);
+  ASSERT_TRUE(slots.ok());
+  EXPECT_EQ(total, 1);
+  ASSERT_EQ(slots->size(), 1u);
+  EXPECT_EQ((*slots)[0].size, 32);
+  EXPECT_EQ((*slots)[0].head, Bytes(4, 0xc2));
+  SlotId want;
+  want.fill(0xc2);
+  EXPECT_EQ((*slots)[0].slot, want);
+}
+
 TEST_F(StateTest, MessageIsServedOnlyOnce) {
   auto st = State::open(path_);
   ASSERT_TRUE(st.ok());
