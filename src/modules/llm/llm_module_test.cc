@@ -30,7 +30,7 @@ LlmConfig parse_ok(const std::string& backends) {
   return c ? *c : LlmConfig{};
 }
 
-TEST(LlmConfig, ReadsGenVMKeysAndOrdersBackendsByPriority) {
+TEST(module_llm_config, ReadsGenVMKeysAndOrdersBackendsByPriority) {
   ::setenv("GENVM_LLM_TEST_KEY", "sk-test", 1);
   ::unsetenv("GENVM_LLM_TEST_UNSET");
   LlmConfig c = parse_ok(R"(
@@ -83,7 +83,7 @@ backends:
   EXPECT_NE(c.skipped_backends[0].find("GENVM_LLM_TEST_UNSET"), std::string::npos);
 }
 
-TEST(LlmConfig, RefusesBadValues) {
+TEST(module_llm_config, RefusesBadValues) {
   for (const char* bad : {"backends: {b: {host: ftp://x, provider: ollama, key: k, models: {m: {}}}}",
                           "backends: {b: {host: http://x, provider: openai, key: k, models: {m: {}}}}",
                           "backends: {b: {host: http://x, provider: ollama, key: k}}",
@@ -99,13 +99,13 @@ TEST(LlmConfig, RefusesBadValues) {
   EXPECT_NE(no_templates.error().message.find("prompt_templates"), std::string::npos);
 }
 
-TEST(LlmPrompt, FillsSlotsOnceAndKeepsUnknownOnes) {
+TEST(module_llm_prompt, FillsSlotsOnceAndKeepsUnknownOnes) {
   EXPECT_EQ(fill_slots("a #{x} b #{y} #{x}", {{"x", "#{y}"}, {"y", "Y"}}), "a #{y} b Y #{y}");
   EXPECT_EQ(fill_slots("#{open", {{"open", "v"}}), "#{open");
   EXPECT_EQ(fill_slots("", {}), "");
 }
 
-TEST(LlmPrompt, TemplatesAnswerTheSpecsKinds) {
+TEST(module_llm_prompt, TemplatesAnswerTheSpecsKinds) {
   LlmConfig c = parse_ok("backends: {}");
   module::PromptTemplatePayload cmp{module::Template::kEqComparative,
                                     {{"leader_answer", "1"}, {"validator_answer", "2"}, {"principle", "same"}}};
@@ -135,7 +135,7 @@ calldata::Bytes bytes(std::initializer_list<int> b, std::size_t pad = 0) {
   return out;
 }
 
-TEST(LlmPrompt, ChecksImagesByContentCountAndSize) {
+TEST(module_llm_prompt, ChecksImagesByContentCountAndSize) {
   LlmConfig c = parse_ok("backends: {}");
   auto png = bytes({0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A}, 10);
   auto jpeg_exif = bytes({0xFF, 0xD8, 0xFF, 0xE1}, 10);
@@ -164,7 +164,7 @@ TEST(LlmPrompt, ChecksImagesByContentCountAndSize) {
   EXPECT_EQ(cause({module::OutputFormat::kText, "x", {big}}), "ok");
 }
 
-TEST(LlmPrompt, PromptOverTheLimitIsRefused) {
+TEST(module_llm_prompt, PromptOverTheLimitIsRefused) {
   LlmConfig c = parse_ok("max_prompt_bytes: 16\nbackends: {}");
   EXPECT_TRUE(prompt_from_payload(c, {module::OutputFormat::kText, std::string(16, 'a'), {}}));
   auto r = prompt_from_payload(c, {module::OutputFormat::kText, std::string(17, 'a'), {}});
@@ -178,7 +178,7 @@ TEST(LlmPrompt, PromptOverTheLimitIsRefused) {
   EXPECT_EQ(f.error().cause, "PROMPT_TOO_LARGE");
 }
 
-TEST(LlmProviders, OpenAiRequestBytes) {
+TEST(module_llm_providers, OpenAiRequestBytes) {
   LlmConfig c = parse_ok(R"(
 seed: 3
 temperature: 0.25
@@ -207,7 +207,7 @@ backends:
   EXPECT_EQ(o1.body.find("response_format"), std::string::npos);
 }
 
-TEST(LlmProviders, OtherProvidersRequestShapes) {
+TEST(module_llm_providers, OtherProvidersRequestShapes) {
   LlmConfig c = parse_ok(R"(
 backends:
   a: {host: https://api.anthropic.com, provider: anthropic, key: ak, models: {claude: {}}}
@@ -235,7 +235,7 @@ backends:
   }
 }
 
-TEST(LlmProviders, RepliesAndTokenUsage) {
+TEST(module_llm_providers, RepliesAndTokenUsage) {
   auto o = parse_reply(ProviderKind::kOpenAiCompatible, 200,
                        R"({"choices":[{"message":{"content":"hello"}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})");
   ASSERT_TRUE(o);
@@ -263,7 +263,7 @@ TEST(LlmProviders, RepliesAndTokenUsage) {
   }
 }
 
-TEST(LlmAnswer, ReadsTextJsonAndBool) {
+TEST(module_llm_answer, ReadsTextJsonAndBool) {
   auto t = read_answer(AnswerFormat::kText, "a\xff" "b");
   ASSERT_TRUE(t);
   EXPECT_EQ(t->as_string(), "a\xEF\xBF\xBD" "b");
@@ -282,7 +282,7 @@ TEST(LlmAnswer, ReadsTextJsonAndBool) {
   EXPECT_FALSE(read_answer(AnswerFormat::kBool, "nope"));
 }
 
-TEST(LlmModule, RefusalsAreUserErrorsAndNoModelIsFatal) {
+TEST(module_llm_handler, RefusalsAreUserErrorsAndNoModelIsFatal) {
   LlmConfig c = parse_ok(R"(
 backends:
   o: {host: "http://127.0.0.1:9", provider: openai-compatible, key: "", models: {text-only: {}}}
