@@ -198,6 +198,15 @@ class LlmModuleEndToEnd(ExecutorCase):
         self.assertEqual(rep.kind, "InternalError")
         self.assertIn("NO_PROVIDER_FOR_PROMPT: no enabled model", rep.data)
 
+    def test_images_go_to_a_model_flagged_for_them(self):
+        uri = self.start_module("vision", "max_tokens: 8\nbackends:\n" + self.local_backend().replace(
+            "{supports_json: true}", "{supports_json: true, supports_image: true}"))
+        png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+        jpeg = b"\xff\xd8\xff\xe1" + b"\0" * 16
+        _, answers = self.leader_block(uri, {"ExecPrompt": {"prompt": "look", "response_format": "text",
+                                                            "images": [png, jpeg]}})
+        self.assertIsInstance(answers[0][1]["ok"], str)
+
     def test_json_that_does_not_parse_is_an_error_not_a_crash(self):
         # One token cannot close a JSON object: the real server's grammar-constrained answer is cut.
         uri = self.start_module("short", "max_tokens: 1\nbackends:\n" + self.local_backend())
