@@ -163,6 +163,10 @@ loud_tx=$(tx_of)
 [ "$(grep -c '^      stdout | ... (the first 23616 bytes were not kept)$' "$dir/out")" -eq 2 ] && ok || bad "stdout bound: $(head -20 "$dir/out")"
 [ "$(grep -c '^      stdout | x' "$dir/out")" -le 330 ] && ok || bad "more than 16 KiB of stdout kept"
 "$node" --state "$db" --json tx "$loud_tx" | grep -q '"stdout_bytes":40000,' && ok || bad "stdout_bytes"
+expect_rc "escape, debug safe" 0 "$node" --state "$db" --validators 1 --debug-mode safe --json call "$dl" escape
+"$node" --state "$db" tx "$(tx_of)" >"$dir/out"
+grep -q "$(printf '\x1b')" "$dir/out" && bad "a contract's escape sequence reached the terminal" || ok
+[ "$(grep -cxF '      stdout | .[2Jcleared' "$dir/out")" -eq 2 ] && ok || bad "escaped stdout: $(cat -v "$dir/out" | tail -8)"
 expect_rc "undetermined, debug safe" 4 "$node" --state "$db" --genvm /bin/false --rounds 2 --debug-mode safe call "$dl" chatty
 "$node" --state "$db" tx "$(sed -n 's/^tx \([0-9]*\) .*/\1/p' "$dir/out")" | grep -q '^  debug (safe): 2 runs$' && ok ||
   bad "undetermined transaction's debug records"

@@ -331,6 +331,17 @@ void write_debug_json(JsonWriter& w, const RunDebug& d) {
   w.end_array().end_object();
 }
 
+// What a contract wrote, safe for a terminal: control characters (escape sequences among
+// them) become '.', tabs and UTF-8 stay.
+std::string printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && u != '\t') || u == 0x7f) c = '.';
+  }
+  return out;
+}
+
 // A run's debug record as text lines on `f`, each stream line prefixed with its name.
 void print_debug(std::FILE* f, const RunDebug& d) {
   std::string who = d.role == "view" ? std::string("view") : "round " + std::to_string(d.round) + " " + d.role + " node " + std::to_string(d.node);
@@ -347,7 +358,7 @@ void print_debug(std::FILE* f, const RunDebug& d) {
     for (std::size_t at = 0; at < text.size();) {
       std::size_t nl = text.find('\n', at);
       if (nl == std::string::npos) nl = text.size();
-      std::fprintf(f, "      %s | %.*s\n", name, static_cast<int>(nl - at), text.data() + at);
+      std::fprintf(f, "      %s | %s\n", name, printable(std::string_view(text).substr(at, nl - at)).c_str());
       at = nl + 1;
     }
   };
@@ -364,11 +375,12 @@ void print_debug(std::FILE* f, const RunDebug& d) {
       return x && x->is_string() ? x->text() : std::string();
     };
     if (!v || !v->is_object()) {
-      std::fprintf(f, "      log    | %s\n", line.c_str());
+      std::fprintf(f, "      log    | %s\n", printable(line).c_str());
     } else if (text("event") == "trace") {
-      std::fprintf(f, "      trace  | %s\n", text("message").c_str());
+      std::fprintf(f, "      trace  | %s\n", printable(text("message")).c_str());
     } else {
-      std::fprintf(f, "      log    | %s %s: %s\n", text("level").c_str(), text("target").c_str(), text("message").c_str());
+      std::fprintf(f, "      log    | %s %s: %s\n", printable(text("level")).c_str(), printable(text("target")).c_str(),
+                   printable(text("message")).c_str());
     }
   }
 }
@@ -545,7 +557,12 @@ void write_page_json(JsonWriter& w, std::int64_t total, const Page& pg) {
   w.key("total").number(total).key("offset").number(pg.offset).key("limit").number(pg.limit);
 }
 
-std::string clip(const std::string& s, std::size_t n) { return s.size() > n ? s.substr(0, n) + "…" : s; }
+// At most n bytes of s, cut at a UTF-8 character boundary, "…" when cut.
+std::string clip(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "…";
+}
 
 int list_contracts(State& state, const Page& pg) {
   std::int64_t total = 0;

@@ -9,6 +9,7 @@
  *   {"": "echo", "args": [x]}              -> x, whatever value it is
  *   {"": "chatty"}                         -> writes a line to stdout and to stderr, traces
  *                                            "tracing 42" (gl_trace), returns 7
+ *   {"": "escape"}                         -> writes a terminal escape sequence to stdout
  *   {"": "loud"}                           -> writes 40000 bytes to stdout (past the node's
  *                                            16 KiB debug tail), returns null
  *   {"": "#get-schema"}                    -> the GenVM ABI's schema method: a string holding
@@ -93,6 +94,10 @@ static void run(const gl_message* m) {
     gl_buf out = {0};
     gl_enc_u64(&out, 7);
     gl_return(&out);
+  }
+  if (gl_method_is(m, "escape")) {
+    say(1, "\x1b[2Jcleared\n");
+    gl_return(NULL);
   }
   if (gl_method_is(m, "loud")) {
     static char line[100];
