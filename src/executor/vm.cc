@@ -105,6 +105,13 @@ VmResult VmState::run(const calldata::Bytes& code) {
     // wasm_memory / wasm_table), or a trap of the start function or of a segment initializer
     // (code "uninstantiable", message "wasm_trap <kind>").
     if (why == wasm::InstantiateError::kMemoryOverBudget) return fail(VmError::out_of().memory().wasm_memory(), "");
+    // The host could not map what the budget allows (an address-space limit, no memory): a
+    // validator elsewhere would not fail, so this is no verdict on the contract (issue 19).
+    if (why == wasm::InstantiateError::kHostResource) {
+      out.kind = ResultCode::kInternalError;
+      out.data = Value(e.to_string());
+      return out;
+    }
     if (why == wasm::InstantiateError::kTableOverBudget) return fail(VmError::out_of().memory().wasm_table(), "");
     if (e.message.starts_with("wasm_trap ")) {
       if (auto t = VmError::parse(e.message)) {

@@ -1,6 +1,9 @@
 // Runtime: Module::load, Store, runtime objects, Linker::instantiate, Instance accessors.
 #include <sys/mman.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -141,10 +144,12 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
   uint64_t max = max_pages ? *max_pages : 65536;
   if (max > 65536) max = 65536;
   if (min_pages > max) return make_error("invalid", "memory minimum exceeds maximum");
-  // Reserve address space for the largest size the budget allows, so the base never moves.
-  uint64_t budget_pages = cfg_.ram_budget / kPage;
-  uint64_t reserve_pages = std::min(max, std::max<uint64_t>(budget_pages, min_pages));
   if (!charge_ram(uint64_t(min_pages) * kPage)) return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "memory exceeds the RAM budget");
+  // Reserve address space for the largest size this memory can reach within what is left of
+  // the budget, so the base never moves and a store (a sub-VM) with a small budget left does
+  // not map 4 GiB.
+  uint64_t left_pages = (cfg_.ram_budget - ram_used_) / kPage;
+  uint64_t reserve_pages = std::min(max, uint64_t(min_pages) + left_pages);
   auto mem = std::make_unique<MemInst>();
   mem->max_pages = max;
   mem->size = uint64_t(min_pages) * kPage;
@@ -154,7 +159,9 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
     if (p == MAP_FAILED) {
       refund_ram(uint64_t(min_pages) * kPage);
       mem->reserved = 0;
-      return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "cannot reserve memory");
+      // The host, not the contract, ran out: never the budget refusal (a deterministic result).
+      return make_error(InstantiateError::kHostResource, "host_resource",
+                        std::string("cannot reserve address space for a memory: ") + std::strerror(errno));
     }
     mem->base = static_cast<uint8_t*>(p);
   }
@@ -461,7 +468,9 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     if (mt.limits.max) mx = uint32_t(*mt.limits.max);
     auto mem = s.new_memory(uint32_t(mt.limits.min), mx);
     if (!mem) {
-      return instantiate_error(mem.error()) == InstantiateError::kResourceExhausted
+      auto why = instantiate_error(mem.error());
+      if (why == InstantiateError::kHostResource) return mem.take_error();
+      return why == InstantiateError::kResourceExhausted
                  ? make_error(InstantiateError::kMemoryOverBudget, "memory_over_budget", mem.error().message)
                  : make_error(InstantiateError::kUninstantiable, "uninstantiable", mem.error().message);
     }

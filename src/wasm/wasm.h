@@ -274,7 +274,8 @@ enum class InstantiateError : int {
   kMemoryOverBudget = 2,
   kTableOverBudget = 3,
   kUninstantiable = 4,
-  kResourceExhausted = 5,  // a memory or table did not fit the RAM budget (or could not be reserved)
+  kResourceExhausted = 5,  // a memory or table did not fit the RAM budget
+  kHostResource = 6,       // the host could not provide it (mmap failed): not the contract's doing
 };
 inline InstantiateError instantiate_error(const Error& e) { return static_cast<InstantiateError>(e.errc); }
 
@@ -290,7 +291,8 @@ class Linker {
   // (instantiate_error() reads the kind; Error::code is its name): kUnlinkable "unlinkable"
   // (unknown import / incompatible import type), kMemoryOverBudget "memory_over_budget" /
   // kTableOverBudget "table_over_budget" (a defined memory's or table's initial size does not fit
-  // the store's RAM budget, or the memory cannot be reserved), kUninstantiable "uninstantiable"
+  // the store's RAM budget), kHostResource "host_resource" (the host could not map a memory the
+  // budget allows: a host fault, never a result about the contract), kUninstantiable "uninstantiable"
   // (trap; the message is the trap's public string). Embedders map these; messages are for people.
   Result<Instance*> instantiate(Store& s, const std::shared_ptr<const Module>& m,
                                 const std::string& name = "");
