@@ -13,6 +13,8 @@ namespace genvm::node {
 
 using calldata::Value;
 
+constexpr int kInternalErrorKind = 3;  // RunReport::kind of an InternalError
+
 std::string kind_name(int kind) {
   switch (kind) {
     case 0: return "Return";
@@ -203,8 +205,15 @@ Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<By
   round.leader_run = std::move(*lead);
   const bool record = opts_.debug_mode >= DebugMode::kSafe;
   if (record) round.debug.push_back(debug_record(round.leader_run, r + 1, round.leader, "leader", opts_.debug_mode, budget));
-  const bool delivered = round.leader_run.report.is_map();
-  round.leader_outcome = delivered ? "result" : round.leader_run.timed_out ? "timeout" : "error";
+  // An InternalError is the leader's host failing (issue 19: an mmap refused under an address-
+  // space limit), not a verdict on the contract: never validated, never committed; the next
+  // node leads, as after a crash.
+  const bool host_failed = round.leader_run.kind == kInternalErrorKind;
+  const bool delivered = round.leader_run.report.is_map() && !host_failed;
+  round.leader_outcome = delivered        ? "result"
+                         : host_failed    ? "internal_error"
+                         : round.leader_run.timed_out ? "timeout"
+                                                      : "error";
   Progress p{r + 1, round.leader, round.leader_outcome, 0, delivered ? n : 0};
   if (opts_.progress) opts_.progress(p);
   if (!delivered) return round;  // nothing to validate: the next node leads
@@ -225,8 +234,8 @@ Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<By
     }
     if (run->timed_out) {
       v.vote = "timeout";
-    } else if (!run->report.is_map()) {
-      v.vote = "error";
+    } else if (!run->report.is_map() || run->kind == kInternalErrorKind) {
+      v.vote = "error";  // a validator whose host failed has no opinion, whatever its hash
     } else if (v.nondet_disagreement) {
       v.vote = "disagree";  // its own block rejected the leader's answer, whatever the hash says
     } else {

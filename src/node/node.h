@@ -37,7 +37,8 @@ struct Vote {
   int node = 0;                // which node ran it (0..N)
   // "agree": a result whose execution hash is the leader's and no non-deterministic block
   // rejected; "disagree": another hash, or a block whose validator function said no
-  // (nondet_disagreement); "timeout": killed at the deadline; "error": delivered nothing.
+  // (nondet_disagreement); "timeout": killed at the deadline; "error": delivered nothing or an
+  // InternalError.
   std::string vote;
   int kind = -1;
   Bytes execution_hash;
@@ -48,7 +49,8 @@ struct Round {
   int leader = 0;
   RunReport leader_run;
   // "result": the leader delivered one and the validators ran; "timeout": the leader was
-  // killed at the deadline; "error": it delivered nothing. The last two get no votes.
+  // killed at the deadline; "internal_error": it delivered an InternalError (its host failed,
+  // never committed as an outcome); "error": it delivered nothing. The last three get no votes.
   std::string leader_outcome;
   std::vector<Vote> votes;
   bool accepted = false;

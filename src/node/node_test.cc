@@ -439,6 +439,53 @@ TEST_F(NodeTest, ALeaderTimeoutIsNamedAndRunsNoValidators) {
   EXPECT_NE(r->record.votes_json.find("\"leader_outcome\":\"timeout\""), std::string::npos) << r->record.votes_json;
 }
 
+// Issue 19: a host fault is not consensus. Under an address-space limit genvm cannot map the
+// contract's memory and reports an InternalError; with every node so limited the 4/4 agreeing
+// hashes (an InternalError has empty ones) were committed as the outcome. Now a leader's
+// InternalError is never validated or committed (the next node leads; when none can, the
+// transaction is undetermined), and a validator's InternalError votes "error".
+TEST_F(NodeTest, AnInternalErrorIsNeverCommittedAsAnOutcome) {
+  Node deployer(*state_, opts(1));
+  auto d = deployer.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok());
+  const std::string limited = dir_ + "/genvm-limited.sh";
+  {
+    std::ofstream f(limited);
+    f << "#!/bin/sh\nulimit -v 1048576 || exit 97\nexec '" << genvm_ << "' \"$@\"\n";
+  }
+  ASSERT_EQ(::chmod(limited.c_str(), 0755), 0);
+
+  NodeOptions all = opts(3, 2);
+  all.genvm_for_node = [limited](int) { return limited; };
+  Node everyone_limited(*state_, all);
+  auto r = everyone_limited.call(account(0xa1), d->record.target, make_entry("increment", {}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->rounds.size(), 2u);
+  for (const Round& rd : r->rounds) {
+    EXPECT_EQ(rd.leader_run.kind, 3) << "the limited genvm reports an InternalError";
+    EXPECT_EQ(rd.leader_outcome, "internal_error");
+    EXPECT_TRUE(rd.votes.empty());
+  }
+  EXPECT_EQ(r->record.status, "undetermined");
+  EXPECT_EQ(r->record.result_kind, -1);
+
+  // Only node 0 limited: it leads round 1 (no result), votes "error" in round 2, which the
+  // others carry.
+  NodeOptions one = opts(3, 2);
+  one.genvm_for_node = [limited](int node) { return node == 0 ? limited : std::string(); };
+  Node one_limited(*state_, one);
+  auto r2 = one_limited.call(account(0xa1), d->record.target, make_entry("increment", {}));
+  ASSERT_TRUE(r2.ok()) << r2.error().to_string();
+  ASSERT_EQ(r2->rounds.size(), 2u);
+  EXPECT_EQ(r2->rounds[0].leader_outcome, "internal_error");
+  EXPECT_EQ(r2->record.status, "accepted");
+  EXPECT_EQ(r2->record.result_kind, 0);
+  ASSERT_EQ(r2->rounds[1].votes.size(), 3u);
+  EXPECT_EQ(r2->rounds[1].votes[2].node, 0);
+  EXPECT_EQ(r2->rounds[1].votes[2].vote, "error");
+  ::unlink(limited.c_str());
+}
+
 // A message committed by a node that died before running it is served by the next command.
 TEST_F(NodeTest, PendingMessagesAreServedLater) {
   Node node(*state_, opts(1));
