@@ -7,11 +7,15 @@ namespace genvm {
 
 namespace {
 
+// Limb operations done by this thread (bigint_limb_steps): every inner loop adds its length.
+thread_local uint64_t t_limb_steps = 0;
+
 constexpr uint32_t kDecimalChunk = 1000000000;  // 10^9: the largest power of ten in a limb
 constexpr int kDecimalChunkDigits = 9;
 
 // mag = mag * mul + add, for small mul/add.
 void mul_add_small(BigInt::Limbs& mag, uint32_t mul, uint32_t add) {
+  t_limb_steps += mag.size();
   uint64_t carry = add;
   for (uint32_t& limb : mag) {
     uint64_t cur = static_cast<uint64_t>(limb) * mul + carry;
@@ -23,6 +27,7 @@ void mul_add_small(BigInt::Limbs& mag, uint32_t mul, uint32_t add) {
 
 // mag /= div (mag normalized afterwards); returns the remainder.
 uint32_t div_small(BigInt::Limbs& mag, uint32_t div) {
+  t_limb_steps += mag.size();
   uint64_t rem = 0;
   for (size_t i = mag.size(); i-- > 0;) {
     uint64_t cur = (rem << 32) | mag[i];
@@ -85,6 +90,7 @@ struct LimbArith {
 
   // out[0 .. na+nb) = a * b; out zeroed by the caller.
   static void mul_school(const uint32_t* a, size_t na, const uint32_t* b, size_t nb, uint32_t* out) {
+    t_limb_steps += na * nb;
     for (size_t i = 0; i < na; ++i) {
       uint64_t carry = 0;
       const uint64_t ai = a[i];
@@ -106,6 +112,7 @@ struct LimbArith {
 
   // out[shift ..] += x; out is long enough to hold the (known) result.
   static void add_at(Limbs& out, const Limbs& x, size_t shift) {
+    t_limb_steps += x.size();
     uint64_t carry = 0;
     size_t i = 0;
     for (; i < x.size(); ++i) {
@@ -122,6 +129,7 @@ struct LimbArith {
 
   // x -= y for x >= y.
   static void sub_in_place(Limbs& x, const Limbs& y) {
+    t_limb_steps += y.size();
     int64_t borrow = 0;
     for (size_t i = 0; i < x.size(); ++i) {
       int64_t cur = int64_t{x[i]} - (i < y.size() ? int64_t{y[i]} : 0) - borrow;
@@ -324,6 +332,8 @@ void divmod_magnitude(const BigInt::Limbs& u_in, const BigInt::Limbs& v_in, BigI
 }
 
 }  // namespace
+
+uint64_t bigint_limb_steps() { return t_limb_steps; }
 
 BigInt BigInt::from_magnitude(bool negative, Limbs magnitude) {
   BigInt r;

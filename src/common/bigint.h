@@ -70,4 +70,8 @@ class BigInt {
   Limbs mag_;
 };
 
+// Limb operations BigInt has done on this thread so far: a work count, so a test can check how
+// an algorithm's cost grows with the size of its input without timing it.
+uint64_t bigint_limb_steps();
+
 }  // namespace genvm
