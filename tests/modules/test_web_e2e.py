@@ -1,7 +1,8 @@
-"""WebRequest end to end: the real genvm, started as the public manager starts it
+"""WebRequest and WebRender end to end: the real genvm, started as the public manager starts it
 (tests/conformance/gvm/runner.py), runs the C probe contract; its nondet leader block calls
-WebRequest (02-gl_call.rst); the real genvm-module-web (started here on a unix socket with a
-test configuration that allow-lists 127.0.0.1) fetches from an HTTP server on 127.0.0.1; the
+WebRequest and WebRender (02-gl_call.rst); the real genvm-module-web (started here on a unix
+socket with a test configuration that allow-lists 127.0.0.1) fetches from, or renders in its
+headless Chromium, pages of an HTTP server on 127.0.0.1; the
 contract's answer, in the spec's module result encoding (03-schemas.rst), comes back in the
 run's result. Nothing in between is simulated.
 """
@@ -51,6 +52,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", self.server.plain_base + "/hello")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif self.path == "/page":
+            body = b"<html><body><p id=v>price: <b>42</b></p>" \
+                   b"<img src='http://internal.example.com/pixel'></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif self.path == "/to-internal":
             # to a name that passes the URL checks but resolves (pinned in the config) to loopback
             self.send_response(302)
@@ -69,6 +78,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def web_render(url, mode="text", wait="0ms"):
+    return {"WebRender": {"mode": mode, "url": url, "wait_after_loaded": wait}}
 
 
 def web_request(url, method="GET", body=None):
@@ -167,6 +180,20 @@ class WebModuleEndToEnd(ExecutorCase):
         error = answers[1][1]["error"]
         self.assertEqual(error["causes"], ["SENDING_REQUEST"])
         self.assertIn("https to http", error["ctx"]["error"])
+
+    def test_render_through_the_module_browser(self):
+        """WebRender in the three modes through the module's Chromium; the page's image on
+        internal.example.com (pinned to loopback, not allow-listed) is refused."""
+        _, answers = self.leader_block(web_render(self.base + "/page"),
+                                       web_render(self.base + "/page", "html"),
+                                       web_render(self.base + "/page", "screenshot", "100ms"),
+                                       web_render("http://internal.example.com/secret"))
+        self.assertEqual(answers[0][1], {"ok": {"text": "price: 42"}})
+        response = answers[1][1]["ok"]["response"]
+        self.assertEqual(response["status"], 200)
+        self.assertIn(b"<b>42</b>", response["body"])
+        self.assertEqual(answers[2][1]["ok"]["image"][:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(answers[3][1]["error"]["causes"], ["ADDRESS_FORBIDDEN"])
 
     def test_a_module_that_is_not_there_is_an_internal_error(self):
         rep, _ = self.leader_block(web_request(self.base + "/hello"),

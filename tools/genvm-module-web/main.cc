@@ -1,6 +1,6 @@
 // genvm-module-web: serves GenVM's web module protocol (src/common/module) on a unix socket or a
-// 127.0.0.1 TCP port: WebRequest through libcurl with the URL and address checks of
-// src/modules/web; WebRender answers RENDER_UNAVAILABLE for now.
+// 127.0.0.1 TCP port: WebRequest through libcurl and WebRender through one headless Chromium
+// (started here, kept running), both with the URL and address checks of src/modules/web.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -29,7 +29,9 @@ constexpr const char* kUsage =
     "                      ${exeDir}/../config/genvm-module-web.yaml); keys used: bind_address,\n"
     "                      extra_tld, always_allow_hosts, and ours: tld_list_path,\n"
     "                      request_timeout, connect_timeout (seconds), resolve (HOST:PORT:ADDR),\n"
-    "                      ca_file (the CA bundle TLS is verified against)\n"
+    "                      ca_file (the CA bundle TLS is verified against),\n"
+    "                      max_wait_after_loaded, render_timeout, chromium_path,\n"
+    "                      chromium_flags (extra browser flags)\n"
     "  --bind ADDRESS      overrides bind_address: unix://PATH, or IPV4:PORT (e.g. 127.0.0.1:3032)\n"
     "  --die-with-parent   exit when the process that started this one exits\n"
     "  --help              this text\n"
@@ -37,8 +39,10 @@ constexpr const char* kUsage =
     "WebRequest: GET POST HEAD PUT DELETE OPTIONS PATCH over http/https; ports 80/443 and listed\n"
     "TLDs unless the host is in always_allow_hosts; every connected address must be globally\n"
     "routable unless allow-listed; at most 10 redirects, each checked again, never https->http;\n"
-    "the body stops at the executor's size limit. WebRender: not available yet (user error\n"
-    "RENDER_UNAVAILABLE).\n";
+    "the body stops at the executor's size limit. WebRender: text, html or screenshot of the\n"
+    "page in headless Chromium (one browser, started now and restarted if it dies; a fresh\n"
+    "browser context per render), wait_after_loaded clamped to max_wait_after_loaded; every\n"
+    "request the page makes passes the same URL and address checks.\n";
 
 int fail(const std::string& line) {
   std::fprintf(stderr, "genvm-module-web: %s\n", line.c_str());
@@ -93,6 +97,10 @@ int main(int argc, char** argv) {
   if (auto s = genvm::web::init_http(); !s) return fail(s.error().to_string());
   auto web = genvm::web::WebModule::create(*config);
   if (!web) return fail(web.error().to_string());
+  if (auto s = (*web)->start_browser(); !s) {
+    // Requests still work; each render tries to start the browser again.
+    std::fprintf(stderr, "genvm-module-web: %s (WebRender will retry)\n", s.error().to_string().c_str());
+  }
   auto listener = genvm::module::ModuleListener::bind(config->bind_address);
   if (!listener) return fail(listener.error().to_string());
   ::signal(SIGPIPE, SIG_IGN);

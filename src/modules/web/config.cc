@@ -31,9 +31,19 @@ Result<std::vector<std::string>> string_list(const YAML::Node& n, const char* ke
 
 Result<std::uint64_t> seconds_ms(const YAML::Node& n, const char* key, std::uint64_t fallback) {
   if (!n || n.IsNull()) return fallback;
+  // A number of seconds, or a string with GenVM's Timeout suffixes: "500ms", "1.5s", "2m".
   double s = -1;
+  std::string text = n.IsScalar() ? n.Scalar() : std::string();
+  double scale = 1;
+  if (text.ends_with("ms")) {
+    text.resize(text.size() - 2), scale = 0.001;
+  } else if (text.ends_with("s")) {
+    text.resize(text.size() - 1);
+  } else if (text.ends_with("m")) {
+    text.resize(text.size() - 1), scale = 60;
+  }
   try {
-    s = n.as<double>();
+    s = YAML::Load(text).as<double>() * scale;
   } catch (const YAML::Exception&) {
   }
   if (!(s > 0) || s > 86400 || !std::isfinite(s)) return make_error("bad_config", std::string(key) + " is not seconds in (0, 86400]");
@@ -58,8 +68,9 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& e
     }
     if (root["tld_list_path"]) c.tld_list_path = expand(root["tld_list_path"].as<std::string>(), exe_dir);
     if (root["ca_file"] && !root["ca_file"].IsNull()) c.ca_file = expand(root["ca_file"].as<std::string>(), exe_dir);
+    if (root["chromium_path"]) c.chromium_path = expand(root["chromium_path"].as<std::string>(), exe_dir);
   } catch (const YAML::Exception& e) {
-    return make_error("bad_config", std::string("bind_address / tld_list_path / ca_file: ") + e.what());
+    return make_error("bad_config", std::string("bind_address / tld_list_path / ca_file / chromium_path: ") + e.what());
   }
   auto tld = string_list(root["extra_tld"], "extra_tld");
   if (!tld) return tld.take_error();
@@ -70,6 +81,15 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& e
   auto resolve = string_list(root["resolve"], "resolve");
   if (!resolve) return resolve.take_error();
   c.resolve = std::move(*resolve);
+  auto flags = string_list(root["chromium_flags"], "chromium_flags");
+  if (!flags) return flags.take_error();
+  c.chromium_flags = std::move(*flags);
+  auto max_wait = seconds_ms(root["max_wait_after_loaded"], "max_wait_after_loaded", c.max_wait_after_loaded_ms);
+  if (!max_wait) return max_wait.take_error();
+  c.max_wait_after_loaded_ms = *max_wait;
+  auto render = seconds_ms(root["render_timeout"], "render_timeout", c.render_timeout_ms);
+  if (!render) return render.take_error();
+  c.render_timeout_ms = *render;
   auto request = seconds_ms(root["request_timeout"], "request_timeout", c.request_timeout_ms);
   if (!request) return request.take_error();
   c.request_timeout_ms = *request;

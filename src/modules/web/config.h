@@ -5,7 +5,8 @@
 // Keys read (docs/PROTOCOLS.md, "## Modules"): bind_address, extra_tld, always_allow_hosts
 // (GenVM's), and ours: tld_list_path, request_timeout, connect_timeout (seconds) and resolve
 // (curl-style "HOST:PORT:ADDRESS" pins), ca_file (a CA bundle TLS is verified against instead
-// of the system's). GenVM's keys for its Lua runtime, webdriver, signer
+// of the system's); for WebRender max_wait_after_loaded (GenVM's) and ours chromium_path,
+// chromium_flags, render_timeout. GenVM's keys for its Lua runtime, webdriver, signer
 // and thread pools are accepted and not used yet. `${exeDir}` in a path is the binary's folder.
 #pragma once
 
@@ -27,6 +28,12 @@ struct WebConfig {
   std::uint64_t connect_timeout_ms = 30'000;
   std::vector<std::string> resolve;
   std::string ca_file;  // extra CA bundle for TLS verification; empty: the system's
+  // WebRender (browser.h): the browser binary, flags added to ours, GenVM's clamp of
+  // wait_after_loaded, and our bound on one page load.
+  std::string chromium_path = "/usr/bin/chromium";
+  std::vector<std::string> chromium_flags;
+  std::uint64_t max_wait_after_loaded_ms = 60'000;
+  std::uint64_t render_timeout_ms = 30'000;
 };
 
 // Error "bad_config" naming the key.

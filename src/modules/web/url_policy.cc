@@ -31,9 +31,9 @@ bool ipv4_forbidden(const std::uint8_t o[4]) {
 }
 
 // A curl URL part, or empty when absent.
-std::string url_part(CURLU* u, CURLUPart part) {
+std::string url_part(CURLU* u, CURLUPart part, unsigned flags = 0) {
   char* out = nullptr;
-  if (curl_url_get(u, part, &out, 0) != CURLUE_OK || !out) return {};
+  if (curl_url_get(u, part, &out, flags) != CURLUE_OK || !out) return {};
   std::string s(out);
   curl_free(out);
   return s;
@@ -101,6 +101,12 @@ Result<UrlVerdict, Refusal> UrlPolicy::check(const std::string& url) const {
     v.scheme = lower(url_part(u, CURLUPART_SCHEME));
     v.host = lower(url_part(u, CURLUPART_HOST));
     port = url_part(u, CURLUPART_PORT);  // only a port the URL writes
+    std::string effective = url_part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+    // libcurl refuses a port above 65535, so the digits fit.
+    if (!effective.empty() && effective.size() <= 5 &&
+        std::all_of(effective.begin(), effective.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      v.port = static_cast<std::uint16_t>(std::stoul(effective));
+    }
   }
   curl_url_cleanup(u);
   if (!parsed || v.host.empty()) return refuse("MALFORMED_URL", {{"url", url}});

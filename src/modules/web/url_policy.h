@@ -29,6 +29,7 @@ namespace genvm::web {
 struct UrlVerdict {
   std::string scheme;  // lower case
   std::string host;    // lower case; IPv6 literals in brackets
+  std::uint16_t port = 0;  // the URL's port, or its scheme's default
   bool allowlisted = false;
 };
 

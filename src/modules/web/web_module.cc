@@ -7,7 +7,7 @@ namespace genvm::web {
 Result<std::unique_ptr<WebModule>> WebModule::create(const WebConfig& config) {
   auto policy = UrlPolicy::create(config);
   if (!policy) return policy.take_error();
-  return std::unique_ptr<WebModule>(new WebModule(std::move(*policy)));
+  return std::unique_ptr<WebModule>(new WebModule(std::move(*policy), config));
 }
 
 module::Answer WebModule::answer(const module::Hello&, const calldata::Value& request) const {
@@ -21,12 +21,8 @@ module::Answer WebModule::request(const module::RequestPayload& payload, std::ui
   return fetch(*policy_, payload, size_limit);
 }
 
-module::Answer WebModule::render(const module::RenderPayload& payload, std::uint32_t) const {
-  auto verdict = policy_->check(payload.url);
-  if (!verdict) return verdict.error().answer;
-  return module::Answer::user_error({"RENDER_UNAVAILABLE"},
-                                    {{"error", calldata::Value("this web module does not render pages yet")},
-                                     {"url", calldata::Value(payload.url)}});
+module::Answer WebModule::render(const module::RenderPayload& payload, std::uint32_t size_limit) const {
+  return browser_->render(*policy_, payload, size_limit);
 }
 
 }  // namespace genvm::web

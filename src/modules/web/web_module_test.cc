@@ -306,7 +306,9 @@ TEST(module_web_fetch, SigningIsRefused) {
   EXPECT_EQ(cause(fetch(*p, r, 1 << 20)), "SENDING_REQUEST");
 }
 
-TEST(module_web_handler, AnswersRequestsAndRefusesRenders) {
+// Renders through the browser are render_test.cc's; here only the dispatch, with URLs the
+// policy refuses before any browser is started.
+TEST(module_web_handler, AnswersRequestsAndDispatchesRenders) {
   TestServer s;
   policy();  // curl initialised
   auto m = WebModule::create(test_config());
@@ -315,10 +317,10 @@ TEST(module_web_handler, AnswersRequestsAndRefusesRenders) {
   module::WebMessage req{get(s.url("/ok")), 1 << 20};
   EXPECT_EQ(body_text(response_of((*m)->answer(hello, module::web_message_value(req)))), "hello");
   module::RenderPayload render;
-  render.url = "https://example.com/";
+  render.url = "https://example.com:8443/";
   render.wait_after_loaded = "0ms";
   module::WebMessage rm{render, 1 << 20};
-  EXPECT_EQ(cause((*m)->answer(hello, module::web_message_value(rm))), "RENDER_UNAVAILABLE");
+  EXPECT_EQ(cause((*m)->answer(hello, module::web_message_value(rm))), "PORT_FORBIDDEN");
   render.url = "ftp://example.com/";
   module::WebMessage bad_url{render, 1 << 20};
   EXPECT_EQ(cause((*m)->answer(hello, module::web_message_value(bad_url))), "SCHEMA_FORBIDDEN");
@@ -339,6 +341,22 @@ TEST(module_web_config, ReadsThePublicKeysAndOurs) {
   EXPECT_EQ(c->resolve.size(), 1u);
   EXPECT_FALSE(parse_web_config("extra_tld: 3\n", "").ok());
   EXPECT_FALSE(parse_web_config("request_timeout: -1\n", "").ok());
+}
+
+TEST(module_web_config, RenderKeysAndGenVMTimeoutStrings) {
+  auto c = parse_web_config(
+      "max_wait_after_loaded: 500ms\nrender_timeout: \"1.5s\"\nconnect_timeout: 2m\n"
+      "chromium_path: ${exeDir}/chrome\nchromium_flags: [\"--disable-dev-shm-usage\"]\n",
+      "/opt/genvm/bin");
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->max_wait_after_loaded_ms, 500u);
+  EXPECT_EQ(c->render_timeout_ms, 1500u);
+  EXPECT_EQ(c->connect_timeout_ms, 120000u);
+  EXPECT_EQ(c->chromium_path, "/opt/genvm/bin/chrome");
+  EXPECT_EQ(c->chromium_flags, std::vector<std::string>{"--disable-dev-shm-usage"});
+  EXPECT_EQ(parse_web_config("", "")->max_wait_after_loaded_ms, 60000u);  // GenVM's default
+  EXPECT_FALSE(parse_web_config("max_wait_after_loaded: 5h\n", "").ok());
+  EXPECT_FALSE(parse_web_config("render_timeout: ms\n", "").ok());
 }
 
 }  // namespace

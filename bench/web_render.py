@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""WebRender latency with the module's browser warm: the real genvm-module-web (its headless
+Chromium started once, at module start) on a unix socket, one executor-style connection (hello
+frame, then Render frames, as src/common/module's wire has them), N renders of a small page
+served by an HTTP server on 127.0.0.1 in each mode; prints the module's start-to-listening
+time, the first render, then min / median / p90 / max per mode.
+
+  bench/web_render.py [-b BUILD_DIR] [-n RENDERS]
+
+Needs the genvm-module-web target built and Debian's chromium.
+"""
+
+import argparse
+import http.server
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "conformance"))
+from gvm import calldata as cd  # noqa: E402
+
+PAGE = (b"<!doctype html><html><head><title>bench</title><style>body{font:16px sans-serif}</style></head>"
+        b"<body><h1>Price list</h1><p id=v>price: <b>42</b></p>" + b"<p>row</p>" * 50 + b"</body></html>")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+
+def frame(value):
+    body = cd.encode(value)
+    return struct.pack(">I", len(body)) + body
+
+
+def read_frame(sock):
+    def exact(n):
+        out = b""
+        while len(out) < n:
+            chunk = sock.recv(n - len(out))
+            if not chunk:
+                raise EOFError("module closed the connection")
+            out += chunk
+        return out
+    (n,) = struct.unpack(">I", exact(4))
+    return cd.decode(exact(n))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build-render"))
+    ap.add_argument("-n", "--renders", type=int, default=50)
+    args = ap.parse_args()
+    module = os.path.join(args.build, "tools", "genvm-module-web", "genvm-module-web")
+    if not os.path.exists(module):
+        sys.exit(f"bench/web_render.py: no {module} (build the genvm-module-web target)")
+    http_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=http_server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{http_server.server_address[1]}/page"
+    tmp = tempfile.mkdtemp(prefix="gvm-bench-render-")
+    sock_path = os.path.join(tmp, "web.sock")
+    config = os.path.join(tmp, "web.yaml")
+    with open(config, "w") as f:
+        f.write(f"bind_address: unix://{sock_path}\nalways_allow_hosts: [\"127.0.0.1\"]\n")
+    t0 = time.monotonic()
+    proc = subprocess.Popen([module, "--config", config, "--die-with-parent"], stderr=subprocess.DEVNULL)
+    try:
+        while not os.path.exists(sock_path):
+            if proc.poll() is not None:
+                sys.exit("bench/web_render.py: genvm-module-web exited")
+            time.sleep(0.005)
+        print(f"module start (browser included) to listening: {(time.monotonic() - t0) * 1000:.0f} ms")
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock_path)
+        s.sendall(frame({"gas_data": {}, "genvm_id": 1, "host_data": {"node_address": "", "tx_id": ""},
+                         "initial_time_units_allocation": 0, "role": "Leader"}))
+
+        def render(mode):
+            t = time.monotonic()
+            s.sendall(frame({"Render": [{"mode": mode, "url": url, "wait_after_loaded": "0ms"}, 64 << 20]}))
+            answer = read_frame(s)
+            if "Ok" not in answer:
+                sys.exit(f"bench/web_render.py: render failed: {cd.describe(answer)}")
+            return (time.monotonic() - t) * 1000
+
+        print(f"first render (text): {render('text'):.1f} ms")
+        for mode in ("text", "html", "screenshot"):
+            times = sorted(render(mode) for _ in range(args.renders))
+            p90 = times[min(len(times) - 1, int(len(times) * 0.9))]
+            print(f"{mode:10s} n={len(times)} min {times[0]:.1f}  median {statistics.median(times):.1f}  "
+                  f"p90 {p90:.1f}  max {times[-1]:.1f} ms")
+        s.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        http_server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,614 @@
+#include "modules/web/browser.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "manager/json.h"
+#include "modules/web/websocket_client.h"
+
+namespace genvm::web {
+
+namespace {
+
+using calldata::Bytes;
+using calldata::Value;
+using manager::JsonValue;
+using manager::JsonWriter;
+using Clock = std::chrono::steady_clock;
+using Deadline = WebSocketClient::Deadline;
+
+// Control messages (everything but a page's text, HTML or screenshot) stay below this.
+constexpr std::size_t kMaxControlMessage = 16u << 20;
+constexpr std::size_t kMaxResponseHeaders = 128;
+constexpr auto kStartTimeout = std::chrono::seconds(30);
+
+std::string lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+const std::string& str(const JsonValue* v) {
+  static const std::string kEmpty;
+  return v && v->is_string() ? v->text() : kEmpty;
+}
+
+module::Answer load_failed(const std::string& url, Value::Map ctx) {
+  ctx.emplace("url", Value(url));
+  return module::Answer::user_error({"WEBPAGE_LOAD_FAILED"}, std::move(ctx));
+}
+
+module::Answer too_big(const std::string& url, std::uint32_t size_limit) {
+  return module::Answer::user_error(
+      {"READING_BODY"},
+      {{"error", Value("rendered result exceeds limit of " + std::to_string(size_limit) + " bytes")}, {"url", Value(url)}});
+}
+
+std::optional<Bytes> base64_decode(std::string_view in) {
+  auto digit = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+  Bytes out;
+  out.reserve(in.size() * 3 / 4);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    int d = digit(c);
+    if (d < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<std::uint32_t>(d);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string address_text(const sockaddr* a) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
+  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
+  return buf;
+}
+
+// The addresses `host:port` reaches: a `resolve` pin (HOST:PORT:ADDR[,ADDR]) if one matches,
+// else the system resolver.
+Result<std::vector<std::string>> resolve_host(const WebConfig& config, const std::string& host, std::uint16_t port) {
+  std::string bare = host.size() > 1 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  std::string prefix = host + ":" + std::to_string(port) + ":";
+  std::vector<std::string> wanted;
+  for (const auto& pin : config.resolve) {
+    std::string p = pin.starts_with('+') ? pin.substr(1) : pin;
+    if (lower(p).starts_with(prefix)) {
+      std::string rest = p.substr(prefix.size());
+      for (std::size_t at = 0; at <= rest.size();) {
+        auto comma = rest.find(',', at);
+        std::string a = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (a.size() > 1 && a.front() == '[') a = a.substr(1, a.size() - 2);
+        if (!a.empty()) wanted.push_back(a);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+      if (!wanted.empty()) break;
+    }
+  }
+  if (wanted.empty()) wanted.push_back(bare);
+  std::vector<std::string> out;
+  for (const auto& name : wanted) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
+    if (rc != 0) return make_error("resolve", "cannot resolve " + host + ": " + ::gai_strerror(rc));
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      if (address_forbidden(ai->ai_addr)) {
+        std::string text = address_text(ai->ai_addr);
+        ::freeaddrinfo(res);
+        return make_error("forbidden", text);
+      }
+      out.push_back(address_text(ai->ai_addr));
+    }
+    ::freeaddrinfo(res);
+  }
+  return out;
+}
+
+// The URL policy and the address check for one URL the page wants; nullopt when it may load.
+std::optional<module::Answer> refusal_for(const UrlPolicy& policy, const std::string& url) {
+  auto verdict = policy.check(url);
+  if (!verdict) return verdict.error().answer;
+  if (verdict->allowlisted) return std::nullopt;
+  auto addresses = resolve_host(policy.config(), verdict->host, verdict->port);
+  if (!addresses) {
+    if (addresses.error().code == "forbidden") {
+      return module::Answer::user_error({"ADDRESS_FORBIDDEN"},
+                                        {{"address", Value(addresses.error().message)}, {"url", Value(url)}});
+    }
+    return load_failed(url, {{"error", Value(addresses.error().message)}});
+  }
+  return std::nullopt;
+}
+
+bool status_good(std::uint64_t s) { return (s >= 200 && s < 300) || s == 304; }
+
+}  // namespace
+
+// One DevTools connection: commands with ids, events handed to a callback while waiting.
+class CdpConnection {
+ public:
+  using EventFn = std::function<void(const JsonValue&)>;
+
+  static Result<std::unique_ptr<CdpConnection>> connect(std::uint16_t port, const std::string& path, Deadline deadline) {
+    auto ws = WebSocketClient::connect(port, path, deadline);
+    if (!ws) return ws.take_error();
+    return std::unique_ptr<CdpConnection>(new CdpConnection(std::move(*ws)));
+  }
+
+  // Sends without waiting for the answer; the id.
+  Result<std::uint64_t> send(std::string_view method, std::string_view params_json, std::string_view session = {}) {
+    std::uint64_t id = next_id_++;
+    JsonWriter w;
+    w.begin_object().key("id").unsigned_number(id).key("method").string(method);
+    w.key("params").raw(params_json.empty() ? "{}" : params_json);
+    if (!session.empty()) w.key("sessionId").string(session);
+    w.end_object();
+    if (auto s = ws_->send_text(w.take()); !s) return s.take_error();
+    return id;
+  }
+
+  // Sends and waits for its answer: the result object, or "cdp_error" with the browser's
+  // message.
+  Result<JsonValue> call(std::string_view method, std::string_view params_json, Deadline deadline,
+                         const EventFn& on_event = {}, std::size_t max_bytes = kMaxControlMessage) {
+    auto id = send(method, params_json);
+    if (!id) return id.take_error();
+    for (;;) {
+      auto m = next(deadline, max_bytes);
+      if (!m) return m.take_error();
+      const JsonValue* mid = m->find("id");
+      if (mid && mid->as_u64() == *id) {
+        if (const JsonValue* err = m->find("error")) {
+          return make_error("cdp_error", std::string(method) + ": " + str(err->find("message")));
+        }
+        const JsonValue* result = m->find("result");
+        return result ? *result : JsonValue::object({});
+      }
+      if (!mid && on_event) on_event(*m);
+    }
+  }
+
+  // Hands events to on_event until done() holds (ok) or the deadline passes (Errc::kTimeout).
+  Status pump(Deadline deadline, const EventFn& on_event, const std::function<bool()>& done) {
+    while (!done()) {
+      auto m = next(deadline, kMaxControlMessage);
+      if (!m) return m.take_error();
+      if (!m->find("id") && on_event) on_event(*m);
+    }
+    return {};
+  }
+
+ private:
+  explicit CdpConnection(std::unique_ptr<WebSocketClient> ws) : ws_(std::move(ws)) {}
+  Result<JsonValue> next(Deadline deadline, std::size_t max_bytes) {
+    auto text = ws_->receive(deadline, max_bytes);
+    if (!text) return text.take_error();
+    auto v = manager::parse_json(*text);
+    if (!v) return v.take_error();
+    if (!v->is_object()) return make_error("cdp_protocol", "a DevTools message that is not an object");
+    return v;
+  }
+  std::unique_ptr<WebSocketClient> ws_;
+  std::uint64_t next_id_ = 1;
+};
+
+namespace {
+
+// The process starter: a thread that lives as long as the Browser forks Chromium, so the
+// child's PR_SET_PDEATHSIG (which fires when the forking *thread* ends) means "the module
+// died", not "the connection thread that happened to start it ended".
+class Launcher {
+ public:
+  Launcher() : thread_([this] { loop(); }) {}
+  ~Launcher() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // The child's pid, or -errno.
+  pid_t spawn(std::vector<std::string> argv) {
+    std::unique_lock<std::mutex> l(m_);
+    argv_ = std::move(argv);
+    requested_ = true;
+    done_ = false;
+    cv_.notify_all();
+    cv_.wait(l, [this] { return done_; });
+    return result_;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> l(m_);
+    for (;;) {
+      cv_.wait(l, [this] { return quit_ || requested_; });
+      if (quit_) return;
+      requested_ = false;
+      result_ = fork_exec(argv_);
+      done_ = true;
+      cv_.notify_all();
+    }
+  }
+  static pid_t fork_exec(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) return -errno;
+    if (pid == 0) {
+      ::setpgid(0, 0);  // its own group: the renderers and helpers are ended with it
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int null_fd = ::open("/dev/null", O_RDWR);
+      if (null_fd >= 0) {
+        ::dup2(null_fd, 0);
+        ::dup2(null_fd, 1);
+        ::dup2(null_fd, 2);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool quit_ = false, requested_ = false, done_ = false;
+  std::vector<std::string> argv_;
+  pid_t result_ = 0;
+  std::thread thread_;
+};
+
+Launcher& launcher() {
+  static Launcher l;
+  return l;
+}
+
+}  // namespace
+
+Browser::Browser(WebConfig config) : config_(std::move(config)) {}
+
+Browser::~Browser() {
+  std::lock_guard<std::mutex> l(mutex_);
+  stop_locked();
+}
+
+pid_t Browser::pid() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return pid_;
+}
+
+int Browser::starts() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return starts_;
+}
+
+Status Browser::ensure_started() {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (pid_ > 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -pid_;  // reaped: do not signal it again
+    if (pid_ > 0 && browser_cdp_) return {};
+  }
+  stop_locked();
+  return start_locked();
+}
+
+void Browser::stop_locked() {
+  browser_cdp_.reset();
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  } else if (pid_ < 0) {
+    ::kill(pid_, SIGKILL);  // the group of a leader already reaped
+  }
+  pid_ = 0;
+  if (!user_data_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(user_data_dir_, ec);
+    user_data_dir_.clear();
+  }
+}
+
+Status Browser::start_locked() {
+  char dir[] = "/tmp/genvm-chromium-XXXXXX";
+  if (!::mkdtemp(dir)) return make_error("browser_start", std::string("mkdtemp: ") + std::strerror(errno));
+  user_data_dir_ = dir;
+  std::vector<std::string> argv = {
+      config_.chromium_path,
+      "--headless=new",
+      "--remote-debugging-port=0",
+      "--user-data-dir=" + user_data_dir_,
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-default-apps",
+      "--disable-extensions",
+      "--mute-audio",
+      "--hide-scrollbars",
+      "--no-proxy-server",
+      // Frames stay in their page's process, so the page's Fetch interception sees their
+      // requests too (auto-attach covers what still gets its own target).
+      "--disable-site-isolation-trials",
+      // No HTTPS upgrade of an http URL (Chromium would try https first and fall back): the
+      // page is fetched as the contract wrote it, as WebRequest does.
+      "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,HttpsUpgrades",
+      "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+      "--window-size=" + std::to_string(kViewportWidth) + "," + std::to_string(kViewportHeight),
+  };
+  // Chromium's own sandbox needs user namespaces and refuses to start as root; as root (a
+  // container's usual user) it runs without it, the module's own isolation being what remains.
+  if (::geteuid() == 0) argv.push_back("--no-sandbox");
+  for (const auto& f : config_.chromium_flags) argv.push_back(f);
+  argv.push_back("about:blank");
+  pid_t pid = launcher().spawn(argv);
+  if (pid < 0) return make_error("browser_start", "fork: " + std::string(std::strerror(static_cast<int>(-pid))));
+  pid_ = pid;
+  ++starts_;
+  std::string port_file = user_data_dir_ + "/DevToolsActivePort";
+  auto deadline = Clock::now() + kStartTimeout;
+  for (;;) {
+    std::ifstream f(port_file);
+    std::string port_line, path;
+    if (f && std::getline(f, port_line) && std::getline(f, path) && !path.empty()) {
+      int port = std::atoi(port_line.c_str());
+      if (port <= 0 || port > 65535) return make_error("browser_start", "DevToolsActivePort holds no port");
+      port_ = static_cast<std::uint16_t>(port);
+      auto cdp = CdpConnection::connect(port_, path, deadline);
+      if (!cdp) return make_error("browser_start", "DevTools connection: " + cdp.error().to_string());
+      browser_cdp_ = std::move(*cdp);
+      return {};
+    }
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -pid_;
+      return make_error("browser_start", config_.chromium_path + " exited before opening DevTools (status " +
+                                             std::to_string(status) + ")");
+    }
+    if (Clock::now() > deadline) return make_error("browser_start", "no DevToolsActivePort after 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+Result<Browser::Page> Browser::open_page() {
+  for (int attempt = 0;; ++attempt) {
+    if (auto s = ensure_started(); !s) return s.take_error();
+    std::lock_guard<std::mutex> l(mutex_);
+    auto deadline = Clock::now() + std::chrono::milliseconds(config_.render_timeout_ms);
+    Page page;
+    auto ctx = browser_cdp_->call("Target.createBrowserContext", R"({"disposeOnDetach":false})", deadline);
+    Result<JsonValue> target = make_error("not_reached");
+    if (ctx) {
+      page.context_id = str(ctx->find("browserContextId"));
+      JsonWriter w;
+      w.begin_object().key("url").string("about:blank").key("browserContextId").string(page.context_id).end_object();
+      target = browser_cdp_->call("Target.createTarget", w.take(), deadline);
+    }
+    if (ctx && target) {
+      page.target_id = str(target->find("targetId"));
+      return page;
+    }
+    Error e = ctx ? target.take_error() : ctx.take_error();
+    // A broken connection or a dead browser: start again once; an answer from a live browser
+    // is an error to report.
+    if (attempt > 0 || e.code == "cdp_error") return e;
+    stop_locked();
+  }
+}
+
+void Browser::close_page(const Page& page) {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (!browser_cdp_) return;
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  JsonWriter t;
+  t.begin_object().key("targetId").string(page.target_id).end_object();
+  auto closed = browser_cdp_->call("Target.closeTarget", t.take(), deadline);
+  JsonWriter c;
+  c.begin_object().key("browserContextId").string(page.context_id).end_object();
+  auto disposed = browser_cdp_->call("Target.disposeBrowserContext", c.take(), deadline);
+  if ((!closed && closed.error().code != "cdp_error") || (!disposed && disposed.error().code != "cdp_error")) {
+    stop_locked();  // the connection is broken: the next render starts a new browser
+  }
+}
+
+module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit) {
+  const std::string& url = payload.url;
+  if (auto refused = refusal_for(policy, url)) return *refused;
+  std::uint64_t wait_ms = std::min(payload.wait_after_loaded_ms, config_.max_wait_after_loaded_ms);
+
+  auto page = open_page();
+  if (!page) {
+    return module::Answer::user_error({"RENDER_UNAVAILABLE"},
+                                      {{"error", Value(page.error().to_string())}, {"url", Value(url)}});
+  }
+  auto started = Clock::now();
+  auto load_deadline = started + std::chrono::milliseconds(config_.render_timeout_ms);
+  std::uint16_t port;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    port = port_;
+  }
+  auto result = [&]() -> module::Answer {
+    auto cdp_or = CdpConnection::connect(port, "/devtools/page/" + page->target_id, load_deadline);
+    if (!cdp_or) return load_failed(url, {{"error", Value("DevTools page connection: " + cdp_or.error().to_string())}});
+    CdpConnection& cdp = **cdp_or;
+
+    std::optional<module::Answer> document_refused;
+    std::uint64_t status = 0;
+    std::map<std::string, Bytes> headers;
+    bool loaded = false;
+    const std::string kPatterns = R"({"patterns":[{"urlPattern":"*","requestStage":"Request"}]})";
+    const std::string kAutoAttach = R"({"autoAttach":true,"waitForDebuggerOnStart":true,"flatten":true})";
+    CdpConnection::EventFn on_event = [&](const JsonValue& m) {
+      const std::string& method = str(m.find("method"));
+      const std::string& session = str(m.find("sessionId"));
+      const JsonValue* params = m.find("params");
+      if (!params) return;
+      if (method == "Fetch.requestPaused") {
+        const JsonValue* request = params->find("request");
+        std::string request_url = request ? str(request->find("url")) : std::string();
+        JsonWriter w;
+        w.begin_object().key("requestId").string(str(params->find("requestId")));
+        auto refused = refusal_for(policy, request_url);
+        if (refused) {
+          w.key("errorReason").string("AccessDenied").end_object();
+          (void)cdp.send("Fetch.failRequest", w.take(), session);
+          if (session.empty() && str(params->find("resourceType")) == "Document" &&
+              str(params->find("frameId")) == page->target_id) {
+            document_refused = std::move(refused);
+          }
+        } else {
+          w.end_object();
+          (void)cdp.send("Fetch.continueRequest", w.take(), session);
+        }
+      } else if (method == "Target.attachedToTarget") {
+        // A frame or worker with its own target: the same interception before it runs.
+        const std::string& child = str(params->find("sessionId"));
+        (void)cdp.send("Fetch.enable", kPatterns, child);
+        (void)cdp.send("Target.setAutoAttach", kAutoAttach, child);
+        (void)cdp.send("Runtime.runIfWaitingForDebugger", "{}", child);
+      } else if (session.empty() && method == "Network.responseReceived") {
+        if (str(params->find("type")) != "Document" || str(params->find("frameId")) != page->target_id) return;
+        const JsonValue* response = params->find("response");
+        if (!response) return;
+        const JsonValue* s = response->find("status");
+        status = s ? s->as_u64().value_or(0) : 0;
+        headers.clear();
+        if (const JsonValue* h = response->find("headers"); h && h->is_object()) {
+          for (const auto& [name, value] : h->members()) {
+            if (headers.size() >= kMaxResponseHeaders || !value.is_string()) continue;
+            if (name.empty() || !std::all_of(name.begin(), name.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; })) {
+              continue;
+            }
+            headers[lower(name)] = Bytes(value.text().begin(), value.text().end());
+          }
+        }
+      } else if (session.empty() && method == "Page.loadEventFired") {
+        loaded = true;
+      }
+    };
+    auto broken = [&](const Error& e) { return load_failed(url, {{"error", Value(e.to_string())}}); };
+    JsonWriter viewport;
+    viewport.begin_object()
+        .key("width").number(kViewportWidth)
+        .key("height").number(kViewportHeight)
+        .key("deviceScaleFactor").number(1)
+        .key("mobile").boolean(false)
+        .end_object();
+    for (auto [method, params] : {std::pair<std::string_view, std::string>{"Target.setAutoAttach", kAutoAttach},
+                                  {"Fetch.enable", kPatterns},
+                                  {"Network.enable", "{}"},
+                                  {"Page.enable", "{}"},
+                                  {"Emulation.setDeviceMetricsOverride", viewport.take()}}) {
+      auto r = cdp.call(method, params, load_deadline, on_event);
+      if (!r) return broken(r.error());
+    }
+    JsonWriter nav;
+    nav.begin_object().key("url").string(url).end_object();
+    auto navigated = cdp.call("Page.navigate", nav.take(), load_deadline, on_event);
+    if (!navigated) return broken(navigated.error());
+    if (const std::string& error_text = str(navigated->find("errorText")); !error_text.empty()) {
+      if (document_refused) return *document_refused;
+      return load_failed(url, {{"error", Value(error_text)}});
+    }
+    auto pumped = cdp.pump(load_deadline, on_event, [&] { return loaded || document_refused.has_value(); });
+    if (!pumped) {
+      if (pumped.error().errc == static_cast<int>(WebSocketClient::Errc::kTimeout)) {
+        return load_failed(url, {{"error", Value("the page did not load within " +
+                                                 std::to_string(config_.render_timeout_ms) + " ms")}});
+      }
+      return broken(pumped.error());
+    }
+    // wait_after_loaded: the page runs on (its timers, late requests: still intercepted).
+    auto waited = cdp.pump(Clock::now() + std::chrono::milliseconds(wait_ms), on_event,
+                           [&] { return document_refused.has_value(); });
+    if (!waited && waited.error().errc != static_cast<int>(WebSocketClient::Errc::kTimeout)) {
+      return broken(waited.error());
+    }
+    if (document_refused) return *document_refused;
+    if (status != 0 && !status_good(status)) {
+      return load_failed(url, {{"status", Value(static_cast<std::int64_t>(status))}});
+    }
+    auto extract_deadline = Clock::now() + std::chrono::milliseconds(config_.render_timeout_ms);
+    if (payload.mode == module::RenderMode::kScreenshot) {
+      // base64: 4 bytes for every 3, plus the envelope.
+      std::size_t max_bytes = static_cast<std::size_t>(size_limit) / 3 * 4 + 64 * 1024;
+      auto shot = cdp.call("Page.captureScreenshot", R"({"format":"png"})", extract_deadline, on_event, max_bytes);
+      if (!shot && shot.error().code == "ws_too_big") return too_big(url, size_limit);
+      if (!shot) return broken(shot.error());
+      auto png = base64_decode(str(shot->find("data")));
+      if (!png) return broken(make_error("cdp_protocol", "a screenshot that is not base64"));
+      if (png->size() > size_limit) return too_big(url, size_limit);
+      return module::Answer::ok(Value::map({{"image", Value(std::move(*png))}}));
+    }
+    // The size check runs in the page, so an oversized page is not shipped over DevTools.
+    std::string source = payload.mode == module::RenderMode::kText
+                             ? "document.body ? document.body.innerText : ''"
+                             : "document.documentElement ? document.documentElement.outerHTML : ''";
+    std::string expression = "(() => { const t = " + source +
+                             "; const n = new TextEncoder().encode(t).length; return n > " +
+                             std::to_string(size_limit) + " ? n : t; })()";
+    JsonWriter ev;
+    ev.begin_object().key("expression").string(expression).key("returnByValue").boolean(true).end_object();
+    // JSON escaping at most sextuples a byte.
+    std::size_t max_bytes = std::min<std::size_t>(static_cast<std::size_t>(size_limit) * 6 + 64 * 1024, 1u << 30);
+    auto evaluated = cdp.call("Runtime.evaluate", ev.take(), extract_deadline, on_event, max_bytes);
+    if (!evaluated && evaluated.error().code == "ws_too_big") return too_big(url, size_limit);
+    if (!evaluated) return broken(evaluated.error());
+    const JsonValue* value = evaluated->find("result") ? evaluated->find("result")->find("value") : nullptr;
+    if (!value || !value->is_string()) {
+      if (value && value->kind() == JsonValue::Kind::kNumber) return too_big(url, size_limit);
+      return broken(make_error("cdp_protocol", "the page's content could not be read"));
+    }
+    const std::string& content = value->text();
+    if (content.size() > size_limit) return too_big(url, size_limit);
+    if (payload.mode == module::RenderMode::kText) return module::Answer::ok(Value::map({{"text", Value(content)}}));
+    Bytes body(content.begin(), content.end());
+    return module::Answer::ok(Value::map(
+        {{"response", module::response_value(static_cast<std::uint16_t>(status == 0 ? 200 : status), headers, body)}}));
+  }();
+  close_page(*page);
+  return result;
+}
+
+}  // namespace genvm::web

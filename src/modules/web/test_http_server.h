@@ -1,0 +1,129 @@
+// A small HTTP/1.1 server on 127.0.0.1 for the web module's tests (a real socket, a thread per
+// connection, one request per connection): the test's handler answers each request, and every
+// request path is counted so a test can check what reached the server.
+//
+//   TestHttpServer s([](const TestHttpServer::Request& r) { return TestHttpServer::reply(200, "", "hi"); });
+//   s.url("/x"); s.hits("/x");
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace genvm::web {
+
+class TestHttpServer {
+ public:
+  struct Request {
+    std::string method, path, body;
+  };
+  using Handler = std::function<std::string(const Request&)>;
+
+  explicit TestHttpServer(Handler handler) : handler_(std::move(handler)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd_, 64) != 0) return;
+    socklen_t len = sizeof(sa);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
+    port_ = ntohs(sa.sin_port);
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~TestHttpServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    if (thread_.joinable()) thread_.join();
+    // Connection threads are detached: wait for those still answering (they use *this).
+    while (active_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  int port() const { return port_; }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  int hits(const std::string& path) const {
+    std::lock_guard<std::mutex> l(m_);
+    auto it = hits_.find(path);
+    return it == hits_.end() ? 0 : it->second;
+  }
+  int total_hits() const {
+    std::lock_guard<std::mutex> l(m_);
+    int n = 0;
+    for (const auto& [p, c] : hits_) n += c;
+    return n;
+  }
+
+  static std::string reply(int status, const std::string& extra_headers, const std::string& body, bool sized = true) {
+    std::string r = "HTTP/1.1 " + std::to_string(status) + " X\r\nConnection: close\r\n" + extra_headers;
+    if (sized) r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    return r + "\r\n" + body;
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      ++active_;
+      std::thread([this, c] {
+        serve(c);
+        --active_;
+      }).detach();
+    }
+  }
+  void serve(int c) {
+    std::string req;
+    char buf[4096];
+    while (req.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(c, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      req.append(buf, static_cast<std::size_t>(n));
+    }
+    auto head_end = req.find("\r\n\r\n");
+    if (head_end == std::string::npos) {
+      ::close(c);
+      return;
+    }
+    Request r;
+    r.body = req.substr(head_end + 4);
+    auto cl = req.find("Content-Length: ");
+    if (cl != std::string::npos && cl < head_end) {
+      std::size_t want = std::stoul(req.substr(cl + 16));
+      while (r.body.size() < want) {
+        ssize_t n = ::recv(c, buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        r.body.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+    r.method = req.substr(0, req.find(' '));
+    r.path = req.substr(r.method.size() + 1, req.find(' ', r.method.size() + 1) - r.method.size() - 1);
+    {
+      std::lock_guard<std::mutex> l(m_);
+      ++hits_[r.path];
+    }
+    std::string out = handler_(r);
+    std::size_t done = 0;
+    while (done < out.size()) {
+      ssize_t w = ::send(c, out.data() + done, out.size() - done, MSG_NOSIGNAL);
+      if (w <= 0) break;
+      done += static_cast<std::size_t>(w);
+    }
+    ::close(c);
+  }
+  Handler handler_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  mutable std::mutex m_;
+  std::map<std::string, int> hits_;
+  std::atomic<int> active_{0};
+};
+
+}  // namespace genvm::web
