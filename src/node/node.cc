@@ -269,6 +269,19 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
       rec.sender = m.from;
       rec.parent = m.tx;
       rec.calldata = calldata::encode(entry);
+      auto chain = state_.chain_of(m.tx);
+      if (!chain) return chain.take_error();
+      if (chain->follow_ups >= opts_.max_chain_follow_ups) {
+        rec.kind = t == "DeployContract" ? "deploy" : t == "PostMessage" ? "call" : (t.empty() ? "message" : t);
+        if (const Value* to = m.emission.find("address"); to && to->is_address()) rec.target = to->as_address();
+        rec.status = "dropped";
+        rec.result_text = "\"the chain of follow-ups from tx " + std::to_string(chain->origin) + " reached its limit of " +
+                          std::to_string(opts_.max_chain_follow_ups) + "\"";
+        auto id = state_.commit(rec, fx);
+        if (!id) return id.take_error();
+        done.push_back(*id);
+        continue;
+      }
       if (const Value* v = m.emission.find("value"); v && v->is_int()) {
         auto u = v->as_int().to_uint64();
         rec.value = u && *u <= std::uint64_t(INT64_MAX) ? *u : 0;

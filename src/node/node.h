@@ -90,6 +90,10 @@ struct NodeOptions {
   int validators = 4;
   int rounds = 3;
   int max_follow_ups = 32;     // per top-level transaction; the rest stay pending in the state
+  // Per origin transaction, over every command: a message whose chain already has this many
+  // follow-ups is recorded as `dropped` (served, not run), so a contract whose follow-ups post
+  // further messages forever cannot make every later command run its chain.
+  int max_chain_follow_ups = 64;
   int run_timeout_ms = 5000;   // per executor run (the manager's deadline); 0: its default
   // The runs' debug mode (genvm-node --debug-mode). From `safe` up every run's capture is kept
   // in its receipt (bounded: kDebugKeep*); `disabled` keeps nothing.

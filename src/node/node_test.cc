@@ -509,6 +509,40 @@ TEST_F(NodeTest, PendingMessagesAreServedLater) {
   EXPECT_TRUE(state_->check_consistency().ok());
 }
 
+// Issue 19 item 8: a contract whose follow-ups post further messages forever. Per command at most
+// max_follow_ups run; per origin at most max_chain_follow_ups, then the chain's next message is
+// recorded as dropped, and later commands run nothing of it.
+TEST_F(NodeTest, AFollowUpChainEndsAtItsPerOriginLimit) {
+  const std::string devloop = binary_dir() + "/tests/node/devloop.wasm";
+  if (::access(devloop.c_str(), R_OK) != 0) GTEST_SKIP() << "needs " << devloop << " (genvm_node_test_contracts)";
+  NodeOptions o = opts(1);
+  o.max_follow_ups = 4;
+  o.max_chain_follow_ups = 6;
+  Node node(*state_, o);
+  auto d = node.deploy(account(0xa1), read_file(devloop), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  auto p = node.call(account(0xa1), d->record.target, make_entry("ping", {}));
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->follow_ups.size(), 4u);  // the per-command limit; the chain goes on pending
+  auto later = node.serve_pending();
+  ASSERT_TRUE(later.ok()) << later.error().to_string();
+  // Follow-ups 5 and 6 run, the 7th message is dropped: the chain has 6 runs and one receipt.
+  ASSERT_EQ(later->size(), 3u);
+  auto last = state_->tx(later->back());
+  ASSERT_TRUE(last.ok() && last->has_value());
+  EXPECT_EQ((*last)->status, "dropped");
+  EXPECT_NE((*last)->result_text.find("reached its limit of 6"), std::string::npos) << (*last)->result_text;
+  auto chain = state_->chain_of(later->back());
+  ASSERT_TRUE(chain.ok());
+  EXPECT_EQ(chain->origin, p->record.id);
+  EXPECT_EQ(chain->follow_ups, 7);
+  EXPECT_TRUE((*state_->pending_messages()).empty());
+  auto idle = node.serve_pending();
+  ASSERT_TRUE(idle.ok());
+  EXPECT_TRUE(idle->empty());
+  EXPECT_TRUE(state_->check_consistency().ok());
+}
+
 // Non-deterministic blocks: the leader's block results (a wall clock) differ from anything a
 // validator could compute, yet every validator, handed the leader's nondet_results, reaches the
 // leader's execution hash.

@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS transactions(id INTEGER PRIMARY KEY AUTOINCREMENT, ki
   target BLOB NOT NULL, calldata BLOB NOT NULL, code_hash BLOB, status TEXT NOT NULL, result_kind INTEGER NOT NULL,
   result_text TEXT NOT NULL, execution_hash BLOB, rounds INTEGER NOT NULL, votes TEXT NOT NULL, parent INTEGER NOT NULL,
   value INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS transactions_by_parent ON transactions(parent);
 CREATE TABLE IF NOT EXISTS events(tx INTEGER NOT NULL, idx INTEGER NOT NULL, contract BLOB NOT NULL, topics BLOB NOT NULL,
                                   blob BLOB NOT NULL, PRIMARY KEY(tx, idx));
 CREATE TABLE IF NOT EXISTS messages(tx INTEGER NOT NULL, idx INTEGER NOT NULL, sender BLOB NOT NULL, emission BLOB NOT NULL,
@@ -610,6 +611,20 @@ Result<std::vector<PendingMessage>> State::pending_messages() {
   }
   if (rc != SQLITE_DONE) return db_error(db_, "read messages");
   return out;
+}
+
+Result<State::Chain> State::chain_of(std::int64_t tx) {
+  Stmt q(db_, R"sql(
+WITH RECURSIVE up(id, parent) AS (
+  SELECT id, parent FROM transactions WHERE id = ?1
+  UNION ALL SELECT t.id, t.parent FROM transactions t JOIN up ON t.id = up.parent WHERE up.parent != 0),
+origin(id) AS (SELECT id FROM up WHERE parent = 0),
+down(id) AS (SELECT id FROM origin UNION ALL SELECT t.id FROM transactions t JOIN down ON t.parent = down.id)
+SELECT (SELECT id FROM origin), count(*) - 1 FROM down)sql");
+  if (!q.ok()) return db_error(db_, "read a message chain");
+  q.i64(1, tx);
+  if (q.step() != SQLITE_ROW) return db_error(db_, "read a message chain");
+  return Chain{q.col_i64(0), q.col_i64(1)};
 }
 
 Result<std::vector<std::pair<int, std::int64_t>>> State::messages_of_tx(std::int64_t id) {

@@ -125,6 +125,13 @@ class State {
   Result<std::optional<TxRecord>> tx(std::int64_t id);
   Result<std::vector<EventRecord>> events_of_tx(std::int64_t id);
   Result<std::vector<PendingMessage>> pending_messages();
+  // The chain transaction `tx` belongs to: its origin (the ancestor with no parent) and how many
+  // transactions descend from that origin (follow-ups of follow-ups included).
+  struct Chain {
+    std::int64_t origin = 0;
+    std::int64_t follow_ups = 0;
+  };
+  Result<Chain> chain_of(std::int64_t tx);
   Result<std::vector<std::pair<int, std::int64_t>>> messages_of_tx(std::int64_t id);  // idx, follow-up tx
   Result<std::vector<RunDebug>> debug_of_tx(std::int64_t id);  // in run order; none for older files
 

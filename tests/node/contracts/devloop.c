@@ -7,6 +7,8 @@
  *   {"": "agree"}                          -> the same two blocks, both validators accept
  *   {"": "forever"}                        -> never returns (deterministic loop): a timeout
  *   {"": "echo", "args": [x]}              -> x, whatever value it is
+ *   {"": "ping"}                           -> posts {"": "ping"} to itself: a chain of
+ *                                            follow-ups that never ends on its own
  *   {"": "chatty"}                         -> writes a line to stdout and to stderr, traces
  *                                            "tracing 42" (gl_trace), returns 7
  *   {"": "escape"}                         -> writes a terminal escape sequence to stdout
@@ -110,6 +112,15 @@ static void run(const gl_message* m) {
     gl_buf out = {0};
     gl_enc_cstr(&out, kSchema);
     gl_return(&out);
+  }
+  if (gl_method_is(m, "ping")) {
+    gl_buf call = {0};
+    gl_enc_map(&call, 1);
+    gl_enc_key(&call, "");
+    gl_enc_cstr(&call, "ping");
+    uint8_t zero[32] = {0};
+    if (gl_post_message(m->contract_address, &call, zero, "finalized") != GL_SUCCESS) gl_user_error("post refused");
+    gl_return(NULL);
   }
   if (gl_method_is(m, "echo")) {
     gl_reader r = one_arg(m);
