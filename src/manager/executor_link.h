@@ -24,7 +24,7 @@
 #include "common/debug_mode.h"
 #include "common/result.h"
 #include "common/vm_error.h"
-#include "manager/json.h"
+#include "common/json.h"
 #include "manager/run_request.h"
 
 namespace genvm::manager {

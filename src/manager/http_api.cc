@@ -1,6 +1,6 @@
 #include "manager/http_api.h"
 
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::manager {
 

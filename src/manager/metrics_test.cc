@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::manager {
 namespace {

@@ -1,6 +1,6 @@
 #include "manager/policy.h"
 
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::manager {
 

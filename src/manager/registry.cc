@@ -18,7 +18,7 @@
 #include <boost/asio/write.hpp>
 
 #include "manager/executor_link.h"
-#include "manager/json.h"
+#include "common/json.h"
 #include "manager/nested_run.h"
 #include "manager/versioning.h"
 

@@ -20,7 +20,7 @@
 
 #include "common/sha3.h"
 #include "manager/http_api.h"
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::manager {
 

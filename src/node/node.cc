@@ -7,7 +7,7 @@
 
 #include "common/host/execution_data.h"
 #include "common/sha3.h"
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::node {
 
@@ -73,7 +73,7 @@ bool majority_agrees(const std::vector<Vote>& votes) {
 }
 
 std::string votes_json(const std::vector<Round>& rounds) {
-  manager::JsonWriter w;
+  JsonWriter w;
   w.begin_array();
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     const Round& rd = rounds[r];

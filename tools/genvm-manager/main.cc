@@ -14,7 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "manager/config.h"
-#include "manager/json.h"
+#include "common/json.h"
 #include "manager/log.h"
 #include "manager/registry.h"
 #include "manager/server.h"
@@ -66,6 +66,7 @@ int fail(const std::string& line) {
 
 int main(int argc, char** argv) {
   using namespace genvm::manager;
+  using genvm::JsonWriter;
   std::string config_path, host, socket_path, manifest_path;
   std::optional<int> port;
   bool print_port = false;

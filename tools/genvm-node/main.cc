@@ -14,7 +14,7 @@
 #include "common/calldata.h"
 #include "common/debug_mode.h"
 #include "executor/wasm_check.h"
-#include "manager/json.h"
+#include "common/json.h"
 #include "node/cli_args.h"
 #include "node/node.h"
 #include "node/state.h"
@@ -23,8 +23,8 @@ namespace {
 
 using genvm::Error;
 using genvm::calldata::Value;
-using genvm::manager::JsonValue;
-using genvm::manager::JsonWriter;
+using genvm::JsonValue;
+using genvm::JsonWriter;
 using namespace genvm::node;
 
 // Exit statuses (also the "exit_code" of every --json object). Documented in kUsage and in
@@ -226,7 +226,7 @@ void print_headline(const TxRecord& r) {
 // The rounds of a receipt, from its votes JSON (votes_json()); the same table for a fresh
 // transaction and a stored one. Receipts from before leader_outcome read it from leader_kind.
 void print_rounds(const std::string& votes) {
-  auto parsed = genvm::manager::parse_json(votes);
+  auto parsed = genvm::parse_json(votes);
   if (!parsed || parsed->kind() != JsonValue::Kind::kArray) return;
   auto text = [](const JsonValue& o, const char* k) {
     const JsonValue* v = o.find(k);
@@ -316,7 +316,7 @@ void write_debug_json(JsonWriter& w, const RunDebug& d) {
   w.key("log").begin_array();
   std::vector<std::string> traces;
   for (const auto& line : d.log) {
-    auto v = genvm::manager::parse_json(line);
+    auto v = genvm::parse_json(line);
     if (!v || !v->is_object()) {
       w.string(line);
       continue;
@@ -369,7 +369,7 @@ void print_debug(std::FILE* f, const RunDebug& d) {
                  static_cast<unsigned long long>(d.log_entries - d.log.size()));
   }
   for (const auto& line : d.log) {
-    auto v = genvm::manager::parse_json(line);
+    auto v = genvm::parse_json(line);
     auto text = [&](const char* k) {
       const JsonValue* x = v ? v->find(k) : nullptr;
       return x && x->is_string() ? x->text() : std::string();
@@ -662,7 +662,7 @@ std::string type_text(const JsonValue* t) {
   if (!t) return "?";
   if (t->is_string()) return t->text();
   JsonWriter w;
-  genvm::manager::write_json(w, *t);
+  genvm::write_json(w, *t);
   return w.take();
 }
 
@@ -705,7 +705,7 @@ int show_schema(const Address& a, const RunReport& r, int timeout_s) {
     return fail(kExitContractError, who + " exposes no schema: its #get-schema method answered " + kind_name(r.kind) +
                                         " " + clip(data ? genvm::calldata::to_text(*data) : "null", 120), "no_schema");
   }
-  auto parsed = data && data->is_string() ? genvm::manager::parse_json(data->as_string())
+  auto parsed = data && data->is_string() ? genvm::parse_json(data->as_string())
                                           : genvm::Result<JsonValue>(genvm::make_error("not_a_string", ""));
   if (!parsed || !parsed->is_object()) {
     return fail(kExitContractError, who + "'s #get-schema returned " +
@@ -715,7 +715,7 @@ int show_schema(const Address& a, const RunReport& r, int timeout_s) {
   if (g_json) {
     JsonWriter w;
     w.begin_object().key("address").string(who).key("schema");
-    genvm::manager::write_json(w, *parsed);
+    genvm::write_json(w, *parsed);
     std::printf("%s\n", w.key("exit_code").number(kExitOk).end_object().take().c_str());
     return kExitOk;
   }
@@ -724,7 +724,7 @@ int show_schema(const Address& a, const RunReport& r, int timeout_s) {
   const JsonValue* methods = parsed->find("methods");
   if (!methods || !methods->is_object()) {
     JsonWriter w;
-    genvm::manager::write_json(w, *parsed);
+    genvm::write_json(w, *parsed);
     std::printf("  %s\n", w.take().c_str());  // not the ctor/methods shape: as it is
     return kExitOk;
   }

@@ -8,6 +8,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/module/config_yaml.h"
+
 namespace genvm::llm {
 
 namespace {
@@ -59,27 +61,6 @@ Result<std::uint64_t> u64_at(const YAML::Node& n, const std::string& key, std::u
   std::uint64_t v = std::stoull(text);
   if (v > max) return bad(key, "above " + std::to_string(max));
   return v;
-}
-
-// A number of seconds, or GenVM's Timeout spelling: "500ms", "1.5s", "3m".
-Result<std::optional<std::uint64_t>> duration_ms(const YAML::Node& n, const std::string& key) {
-  if (!n || n.IsNull()) return std::optional<std::uint64_t>();
-  std::string text = n.IsScalar() ? n.Scalar() : std::string();
-  double scale = 1;
-  if (text.ends_with("ms")) {
-    text.resize(text.size() - 2), scale = 0.001;
-  } else if (text.ends_with("s")) {
-    text.resize(text.size() - 1);
-  } else if (text.ends_with("m")) {
-    text.resize(text.size() - 1), scale = 60;
-  }
-  double s = -1;
-  try {
-    s = YAML::Load(text).as<double>() * scale;
-  } catch (const YAML::Exception&) {
-  }
-  if (!(s > 0) || s > 86400 || !std::isfinite(s)) return bad(key, "not a duration in (0, 1 day]");
-  return std::optional<std::uint64_t>(static_cast<std::uint64_t>(s * 1000));
 }
 
 Result<PromptTemplate> read_template(const YAML::Node& templates, const std::string& name) {
@@ -134,7 +115,7 @@ Result<std::optional<BackendConfig>> read_backend(const std::string& name, const
       return bad(key + ".meta.priority", "not an integer");
     }
   }
-  auto timeout = duration_ms(b["timeout"], key + ".timeout");
+  auto timeout = module::yaml_duration_ms(b["timeout"], key + ".timeout");
   if (!timeout) return timeout.take_error();
   out.timeout_ms = *timeout;
   const YAML::Node models = b["models"];
@@ -152,7 +133,7 @@ Result<std::optional<BackendConfig>> read_backend(const std::string& name, const
     for (auto* r : {&model_enabled, &json, &image, &mct}) {
       if (!*r) return r->take_error();
     }
-    auto mt = duration_ms(mv["timeout"], mkey + ".timeout");
+    auto mt = module::yaml_duration_ms(mv["timeout"], mkey + ".timeout");
     if (!mt) return mt.take_error();
     if (mv["gen_per_token"]) {
       auto g = u64_at(mv["gen_per_token"], mkey + ".gen_per_token", 0, UINT64_MAX / 2);
@@ -202,7 +183,7 @@ Result<LlmConfig> parse_llm_config(const std::string& text, const std::string& e
   if (!(c.temperature >= 0 && c.temperature <= 2)) return bad("temperature", "not in [0, 2]");
   for (auto [key, out] : {std::pair{"timeout", &c.timeout_ms}, std::pair{"connect_timeout", &c.connect_timeout_ms},
                           std::pair{"retry_backoff", &c.retry_backoff_ms}}) {
-    auto d = duration_ms(root[key], key);
+    auto d = module::yaml_duration_ms(root[key], key);
     if (!d) return d.take_error();
     if (*d) *out = **d;
   }

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "manager/json.h"
+#include "common/json.h"
 #include "modules/llm/http_post.h"
 
 namespace genvm::llm {
@@ -11,7 +11,6 @@ namespace genvm::llm {
 namespace {
 
 using calldata::Value;
-using manager::JsonValue;
 
 // Bytes that are not UTF-8 become U+FFFD: calldata strings must be UTF-8, a model's may not be.
 std::string valid_utf8(const std::string& s) {
@@ -107,7 +106,7 @@ BigInt gen_for(const LlmConfig& config, const ModelConfig& model, const TokenUsa
 
 Result<Value, AttemptFailure> read_answer(AnswerFormat format, const std::string& text) {
   if (format == AnswerFormat::kText) return Value(valid_utf8(text));
-  auto json = manager::parse_json(strip_fence(text));
+  auto json = parse_json(strip_fence(text));
   if (!json || !json->is_object()) {
     return AttemptFailure{"INVALID_JSON", json ? "the answer is JSON but not an object" : json.error().message, false};
   }

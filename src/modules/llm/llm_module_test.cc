@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "manager/json.h"
+#include "common/json.h"
 #include "modules/llm/config.h"
 #include "modules/llm/llm_module.h"
 #include "modules/llm/prompt.h"
@@ -218,7 +218,7 @@ backends:
   ASSERT_TRUE(p);
   for (const auto& b : c.backends) {
     HttpCall call = build_request(b, b.models[0], *p);
-    auto parsed = manager::parse_json(call.body);
+    auto parsed = parse_json(call.body);
     ASSERT_TRUE(parsed) << call.body;
     if (b.provider == ProviderKind::kAnthropic) {
       EXPECT_EQ(call.url, "https://api.anthropic.com/v1/messages");

@@ -2,14 +2,12 @@
 
 #include <cstdio>
 
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::llm {
 
 namespace {
 
-using manager::JsonValue;
-using manager::JsonWriter;
 
 std::string number_text(double v) {
   char buf[32];
@@ -18,7 +16,7 @@ std::string number_text(double v) {
 }
 
 std::string image_base64(const Image& img) {
-  return manager::base64_encode(std::string_view(reinterpret_cast<const char*>(img.data.data()), img.data.size()));
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(img.data.data()), img.data.size()));
 }
 
 // Anthropic has no JSON mode; a JSON answer is asked for in the system message.
@@ -161,7 +159,7 @@ Result<ProviderReply> parse_reply(ProviderKind kind, long status, const std::str
   if (status < 200 || status > 299) {
     return make_error("provider_status", "HTTP " + std::to_string(status) + ": " + body.substr(0, 300));
   }
-  auto json = manager::parse_json(body);
+  auto json = parse_json(body);
   if (!json) return shape("the body is not JSON (" + json.error().message + ")");
   const JsonValue& root = *json;
   ProviderReply r;

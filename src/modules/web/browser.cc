@@ -21,7 +21,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "manager/json.h"
+#include "common/json.h"
 #include "modules/web/websocket_client.h"
 
 namespace genvm::web {
@@ -30,8 +30,6 @@ namespace {
 
 using calldata::Bytes;
 using calldata::Value;
-using manager::JsonValue;
-using manager::JsonWriter;
 using Clock = std::chrono::steady_clock;
 using Deadline = WebSocketClient::Deadline;
 
@@ -219,7 +217,7 @@ class CdpConnection {
   Result<JsonValue> next(Deadline deadline, std::size_t max_bytes) {
     auto text = ws_->receive(deadline, max_bytes);
     if (!text) return text.take_error();
-    auto v = manager::parse_json(*text);
+    auto v = parse_json(*text);
     if (!v) return v.take_error();
     if (!v->is_object()) return make_error("cdp_protocol", "a DevTools message that is not an object");
     return v;

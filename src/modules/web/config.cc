@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/module/config_yaml.h"
+
 namespace genvm::web {
 
 namespace {
@@ -30,24 +32,9 @@ Result<std::vector<std::string>> string_list(const YAML::Node& n, const char* ke
 }
 
 Result<std::uint64_t> seconds_ms(const YAML::Node& n, const char* key, std::uint64_t fallback) {
-  if (!n || n.IsNull()) return fallback;
-  // A number of seconds, or a string with GenVM's Timeout suffixes: "500ms", "1.5s", "2m".
-  double s = -1;
-  std::string text = n.IsScalar() ? n.Scalar() : std::string();
-  double scale = 1;
-  if (text.ends_with("ms")) {
-    text.resize(text.size() - 2), scale = 0.001;
-  } else if (text.ends_with("s")) {
-    text.resize(text.size() - 1);
-  } else if (text.ends_with("m")) {
-    text.resize(text.size() - 1), scale = 60;
-  }
-  try {
-    s = YAML::Load(text).as<double>() * scale;
-  } catch (const YAML::Exception&) {
-  }
-  if (!(s > 0) || s > 86400 || !std::isfinite(s)) return make_error("bad_config", std::string(key) + " is not seconds in (0, 86400]");
-  return static_cast<std::uint64_t>(s * 1000);
+  auto ms = module::yaml_duration_ms(n, key);
+  if (!ms) return ms.take_error();
+  return ms->value_or(fallback);
 }
 
 }  // namespace

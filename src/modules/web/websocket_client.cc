@@ -13,7 +13,7 @@
 
 #include <openssl/sha.h>
 
-#include "manager/json.h"
+#include "common/json.h"
 
 namespace genvm::web {
 
@@ -61,7 +61,7 @@ Result<std::unique_ptr<WebSocketClient>> WebSocketClient::connect(std::uint16_t 
   }
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  std::string key = manager::base64_encode(random_bytes(16));
+  std::string key = base64_encode(random_bytes(16));
   std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                         "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
                         "\r\nSec-WebSocket-Version: 13\r\n\r\n";
@@ -82,7 +82,7 @@ Result<std::unique_ptr<WebSocketClient>> WebSocketClient::connect(std::uint16_t 
     std::string in = key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
     unsigned char digest[SHA_DIGEST_LENGTH];
     SHA1(reinterpret_cast<const unsigned char*>(in.data()), in.size(), digest);
-    expected_accept = manager::base64_encode(std::string_view(reinterpret_cast<char*>(digest), sizeof(digest)));
+    expected_accept = base64_encode(std::string_view(reinterpret_cast<char*>(digest), sizeof(digest)));
   }
   std::string lhead = lower(head);
   auto at = lhead.find("\r\nsec-websocket-accept:");

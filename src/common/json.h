@@ -1,4 +1,4 @@
-// JSON for the manager's log lines, HTTP bodies and the executor's log lines.
+// JSON for log lines, HTTP bodies, the executor's log lines and the modules' providers and DevTools.
 //
 // JsonWriter: objects, arrays, strings (escaped as serde_json escapes them: \" \\ \b \f \n \r
 // \t, other control characters as \u00xx; bytes that are not valid UTF-8 become U+FFFD so a
@@ -23,7 +23,7 @@
 
 #include "common/result.h"
 
-namespace genvm::manager {
+namespace genvm {
 
 class JsonWriter {
  public:
@@ -92,13 +92,13 @@ class JsonValue {
 Result<JsonValue> parse_json(std::string_view text);
 void write_json(JsonWriter& w, const JsonValue& v);
 
-}  // namespace genvm::manager
+}  // namespace genvm
 
 namespace genvm::calldata {
 class Value;
 }
 
-namespace genvm::manager {
+namespace genvm {
 
 // A calldata value as JSON: integers that fit in i64 as numbers, others as decimal strings;
 // bytes as base64 strings; addresses as "0x" + hex; maps as objects.
@@ -107,4 +107,4 @@ void write_value(JsonWriter& w, const calldata::Value& v);
 // ASCII digits only (no sign, no exponent), at most 2^64 - 1; nullopt otherwise.
 std::optional<std::uint64_t> parse_decimal_u64(std::string_view s);
 
-}  // namespace genvm::manager
+}  // namespace genvm

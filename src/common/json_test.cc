@@ -1,9 +1,9 @@
 // The JSON reader: what it accepts, what it refuses, and that writing back keeps member order.
-#include "manager/json.h"
+#include "common/json.h"
 
 #include <gtest/gtest.h>
 
-namespace genvm::manager {
+namespace genvm {
 namespace {
 
 std::string round_trip(std::string_view text) {
@@ -56,4 +56,4 @@ TEST(ManagerJsonReader, NestingIsBounded) {
 }
 
 }  // namespace
-}  // namespace genvm::manager
+}  // namespace genvm

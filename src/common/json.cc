@@ -1,8 +1,8 @@
-#include "manager/json.h"
+#include "common/json.h"
 
 #include "common/calldata.h"
 
-namespace genvm::manager {
+namespace genvm {
 
 void JsonWriter::sep() {
   if (after_key_) {
@@ -422,4 +422,4 @@ void write_value(JsonWriter& w, const calldata::Value& v) {
   }
 }
 
-}  // namespace genvm::manager
+}  // namespace genvm
