@@ -2,15 +2,12 @@
 // 127.0.0.1 TCP port: WebRequest through libcurl and WebRender through one headless Chromium
 // (started here, kept running), both with the URL and address checks of src/modules/web.
 #include <signal.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <string_view>
 
+#include "common/module/command_line.h"
 #include "common/module/server.h"
 #include "modules/web/config.h"
 #include "modules/web/fetch.h"
@@ -49,50 +46,18 @@ int fail(const std::string& line) {
   return 1;
 }
 
-std::string exe_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, static_cast<std::size_t>(n));
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path = "${exeDir}/../config/genvm-module-web.yaml";
-  std::string bind;
-  bool die_with_parent = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    auto value = [&](std::string_view flag, std::string& out) {
-      if (a == flag && i + 1 < argc) {
-        out = argv[++i];
-        return true;
-      }
-      if (a.starts_with(std::string(flag) + "=")) {
-        out = std::string(a.substr(flag.size() + 1));
-        return true;
-      }
-      return false;
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--die-with-parent") {
-      die_with_parent = true;
-    } else if (!value("--config", config_path) && !value("--bind", bind)) {
-      return fail("unknown argument '" + std::string(a) + "' (see --help)");
-    }
+  auto cl = genvm::module::parse_module_command_line(argc, argv, "${exeDir}/../config/genvm-module-web.yaml");
+  if (!cl) return fail(cl.error().message);
+  if (cl->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  if (die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  std::string dir = exe_dir();
-  std::string expanded = config_path;
-  if (auto at = expanded.find("${exeDir}"); at != std::string::npos) expanded.replace(at, 9, dir);
-  auto config = genvm::web::load_web_config(expanded, dir);
+  auto config = genvm::web::load_web_config(cl->config_path, cl->exe_dir);
   if (!config) return fail(config.error().to_string());
-  if (!bind.empty()) config->bind_address = bind;
+  if (!cl->bind.empty()) config->bind_address = cl->bind;
   if (config->bind_address.empty()) return fail("no bind_address in the configuration and no --bind");
   if (auto s = genvm::web::init_http(); !s) return fail(s.error().to_string());
   auto web = genvm::web::WebModule::create(*config);
