@@ -60,14 +60,7 @@ std::optional<Trap> VmState::gl_web(GlCall& g) {
   message.size_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, UINT32_MAX) * 3 / 4);
   auto reply = ctx_.module_web->call(module::web_message_value(message));
   if (!reply) return module_failure(reply.error());
-  switch (reply->kind) {
-    case module::AnswerKind::kFatalError:
-      return module_failure(make_error("module_fatal", reply->value.is_string() ? reply->value.as_string() : ""));
-    case module::AnswerKind::kUserError:
-      return give_fd(g, module_result("error", std::move(reply->value)));
-    case module::AnswerKind::kOk:
-      break;
-  }
+  if (reply->kind != module::AnswerKind::kOk) return settle_refusal(g, std::move(*reply));
   auto checked = module::check_render_answer(reply->value);
   if (!checked) return module_failure(checked.error());
   if (render) return give_fd(g, module_result("ok", std::move(reply->value)));
@@ -76,6 +69,11 @@ std::optional<Trap> VmState::gl_web(GlCall& g) {
   const Value* response = reply->value.find("response");
   if (!response) return module_failure(make_error("module_protocol", "a Request was not answered with a response"));
   return give_fd(g, module_result("ok", *response));
+}
+
+std::optional<Trap> VmState::settle_refusal(GlCall& g, module::Answer reply) {
+  if (reply.kind == module::AnswerKind::kUserError) return give_fd(g, module_result("error", std::move(reply.value)));
+  return module_failure(make_error("module_fatal", reply.value.is_string() ? reply.value.as_string() : ""));
 }
 
 Result<BigInt> VmState::llm_fuel_left() {
@@ -107,14 +105,7 @@ std::optional<Trap> VmState::gl_llm(GlCall& g) {
   message.remaining_fuel_as_gen = std::move(*fuel);
   auto reply = ctx_.module_llm->call(module::llm_message_value(message));
   if (!reply) return module_failure(reply.error());
-  switch (reply->kind) {
-    case module::AnswerKind::kFatalError:
-      return module_failure(make_error("module_fatal", reply->value.is_string() ? reply->value.as_string() : ""));
-    case module::AnswerKind::kUserError:
-      return give_fd(g, module_result("error", std::move(reply->value)));
-    case module::AnswerKind::kOk:
-      break;
-  }
+  if (reply->kind != module::AnswerKind::kOk) return settle_refusal(g, std::move(*reply));
   auto prompt = module::parse_prompt_answer(reply->value);
   if (!prompt) return module_failure(prompt.error());
   // The host is told what the module spent (host-loop.rst reads a u64: larger amounts are

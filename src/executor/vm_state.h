@@ -126,6 +126,9 @@ class VmState {
   // Modules (gl_modules.cc): a failed module call ends the run as an internal error; the fuel an
   // LLM call may spend is the host's remaining_fuel_as_gen (capped by a nested run's import).
   std::optional<wasm::Trap> module_failure(const Error& e);
+  // A module's answer other than Ok: a UserError goes to the contract as {"error": ...}, a
+  // FatalError ends the run as the module's failure.
+  std::optional<wasm::Trap> settle_refusal(GlCall& g, module::Answer reply);
   Result<BigInt> llm_fuel_left();
   // A successful answer without data: the descriptor slot gets the "no file" value u32::MAX,
   // as the public executor writes it (it is guest memory, so part of the fingerprint).
