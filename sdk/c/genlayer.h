@@ -44,7 +44,8 @@ enum {
   /* SDK-side errors, above the import codes */
   GL_EDECODE = 100, /* calldata malformed or of an unexpected kind */
   GL_ENOMEM = 101,
-  GL_ENOTFOUND = 102
+  GL_ENOTFOUND = 102,
+  GL_EMODULE = 103 /* the LLM or web module refused: {"error": ...} (see gl_module_answer) */
 };
 
 #if defined(__wasm__)
@@ -269,6 +270,94 @@ int gl_run_entry_nondet(gl_entry_fn fn, const gl_nondet_block* blocks, size_t n)
   int main(void) { return gl_run_entry_nondet(fn, blocks, sizeof(blocks) / sizeof(blocks[0])); }
 /* Runs block `index` with `data`; *out receives the leader's [result_code][data]. */
 int gl_run_nondet(uint32_t index, const void* data, size_t len, gl_buf* out);
+
+/* ---- the LLM and web modules (02-gl_call.rst ExecPrompt, ExecPromptTemplate, WebRender,
+ * WebRequest; answers as 03-schemas.rst "Module Result Encoding") ----
+ * Only inside a non-deterministic block: elsewhere, or when the executor was given no module,
+ * the executor answers GL_FORBIDDEN. Each call returns
+ *   GL_SUCCESS   the module answered {"ok": X}: X is in answer->value
+ *   GL_EMODULE   the module refused, {"error": E} (the modules send {causes: [..], ctx: {..}}):
+ *                E is in answer->value and answer->error says it in one line, e.g.
+ *                "PROMPT_TOO_LARGE (detail: 5000 bytes)"
+ *   a gl_call code (GL_FORBIDDEN, GL_INVAL) or GL_EDECODE / GL_ENOMEM / GL_IO, also in
+ *   answer->error.
+ * A module that fails (it died mid-call, answered FatalError or nonsense) is not a refusal: the
+ * executor ends the whole run with an internal error and the call never returns.
+ *
+ *   gl_module_answer a;
+ *   if (gl_exec_prompt("What is 2+2?", "text", &a) != GL_SUCCESS) gl_user_error(a.error);
+ *   size_t n;
+ *   const char* text = gl_answer_str(&a, &n);
+ *   ...
+ *   gl_module_answer_free(&a);
+ */
+typedef struct {
+  gl_buf raw;           /* what the executor wrote: {"ok": X} or {"error": E}, encoded */
+  const uint8_t* value; /* X (or E), encoded, pointing into raw; NULL before a module answer */
+  size_t value_len;
+  int is_error;         /* 1: value is E */
+  char error[256];      /* "" on success, else a one-line description */
+} gl_module_answer;
+void gl_module_answer_free(gl_module_answer* a);
+/* Reads a->raw (a module result) into the other fields: GL_SUCCESS, GL_EMODULE or GL_EDECODE. */
+int gl_module_answer_parse(gl_module_answer* a);
+/* X as a string / bool; NULL / GL_EDECODE when X is something else. */
+const char* gl_answer_str(const gl_module_answer* a, size_t* len);
+int gl_answer_bool(const gl_module_answer* a, int* v);
+/* X's map entry `key` (a text render's "text", a request's "status" / "body", a JSON prompt's
+ * field): *it is its item (for a string or bytes, it->data / it->n). GL_ENOTFOUND, GL_EDECODE. */
+int gl_answer_field(const gl_module_answer* a, const char* key, gl_item* it);
+
+typedef struct {
+  const void* data; /* PNG or JPEG bytes */
+  size_t len;
+} gl_image;
+/* ExecPrompt. response_format "text" (NULL: text) answers a string, "json" an object (a map). At
+ * most 2 images (the executor refuses more with GL_INVAL). */
+int gl_exec_prompt(const char* prompt, const char* response_format, gl_module_answer* out);
+int gl_exec_prompt_images(const char* prompt, const char* response_format, const gl_image* images, size_t n_images,
+                          gl_module_answer* out);
+
+/* ExecPromptTemplate: the three templates and their fields (all NUL-terminated, all required for
+ * the template; a missing one is GL_INVAL before anything is sent).
+ *   GL_EQ_COMPARATIVE                leader_answer, validator_answer, principle -> bool
+ *   GL_EQ_NON_COMPARATIVE_LEADER     task, criteria, input                      -> string
+ *   GL_EQ_NON_COMPARATIVE_VALIDATOR  task, criteria, input, output              -> bool */
+typedef enum { GL_EQ_COMPARATIVE, GL_EQ_NON_COMPARATIVE_LEADER, GL_EQ_NON_COMPARATIVE_VALIDATOR } gl_template_kind;
+typedef struct {
+  gl_template_kind kind;
+  const char* leader_answer;
+  const char* validator_answer;
+  const char* principle;
+  const char* task;
+  const char* criteria;
+  const char* input;
+  const char* output;
+} gl_prompt_template;
+int gl_exec_prompt_template(const gl_prompt_template* t, gl_module_answer* out);
+
+/* WebRender: mode "text" (X {"text": String}), "html" (X {"response": {status, headers, body}}) or
+ * "screenshot" (X {"image": PNG}); wait_after_loaded "<n>s" / "<n>ms" (NULL: "0ms"). */
+int gl_web_render(const char* url, const char* mode, const char* wait_after_loaded, gl_module_answer* out);
+
+/* WebRequest: method GET, POST, HEAD, PUT, DELETE, OPTIONS or PATCH; headers in any order (their
+ * names distinct, else GL_INVAL); body NULL for none. X is {status, headers, body}. */
+typedef struct {
+  const char* name;
+  const void* value;
+  size_t len;
+} gl_header;
+int gl_web_request(const char* method, const char* url, const gl_header* headers, size_t n_headers,
+                   const void* body, size_t body_len, gl_module_answer* out);
+
+/* The request maps the calls above send ({"ExecPrompt": {...}} and so on), appended to *req;
+ * GL_INVAL for a missing field, a bad mode or format, or repeated header names. */
+int gl_enc_exec_prompt(gl_buf* req, const char* prompt, const char* response_format, const gl_image* images,
+                       size_t n_images);
+int gl_enc_exec_prompt_template(gl_buf* req, const gl_prompt_template* t);
+int gl_enc_web_render(gl_buf* req, const char* url, const char* mode, const char* wait_after_loaded);
+int gl_enc_web_request(gl_buf* req, const char* method, const char* url, const gl_header* headers, size_t n_headers,
+                       const void* body, size_t body_len);
 
 /* Raw: sends an encoded request map; if result_fd is non-NULL it receives the descriptor. */
 int gl_call_raw(const gl_buf* request, uint32_t* result_fd);

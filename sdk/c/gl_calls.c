@@ -1,4 +1,5 @@
 /* The gl_call wrappers: request maps of spec 03-wasi_genlayer_sdk/02-gl_call.rst. wasm32 only. */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -167,4 +168,66 @@ int gl_sandbox(const gl_buf* calldata, int allow_write_storage, int allow_send_m
   gl_buf_free(&body);
   if (e) return e;
   return gl_read_fd(fd, out);
+}
+
+/* ---- the module gl_calls (their request maps and answer reader are gl_modules.c's) ---- */
+
+static const char* gl_call_code_name(int e) {
+  switch (e) {
+    case GL_OVERFLOW: return "overflow";
+    case GL_INVAL: return "inval: the request is malformed";
+    case GL_FAULT: return "fault";
+    case GL_ILSEQ: return "ilseq";
+    case GL_IO: return "io";
+    case GL_FORBIDDEN: return "forbidden: outside a non-deterministic block, or the executor has no such module";
+    case GL_INBALANCE: return "inbalance";
+    case GL_EDECODE: return "the answer is malformed";
+    case GL_ENOMEM: return "out of memory";
+    default: return "error";
+  }
+}
+
+/* Sends a request built by `built` (its gl_enc_* result) and reads the answer into *out. */
+static int module_call(const char* what, gl_buf* req, int built, gl_module_answer* out) {
+  memset(out, 0, sizeof(*out));
+  int e = built;
+  uint32_t fd = 0;
+  if (e == GL_SUCCESS) e = gl_call_raw(req, &fd);
+  gl_buf_free(req);
+  if (e == GL_SUCCESS) e = gl_read_fd(fd, &out->raw);
+  if (e == GL_SUCCESS) e = gl_module_answer_parse(out);
+  if (e != GL_SUCCESS && e != GL_EMODULE) {
+    snprintf(out->error, sizeof(out->error), "%s refused (%d %s)", what, e, gl_call_code_name(e));
+  }
+  return e;
+}
+
+int gl_exec_prompt_images(const char* prompt, const char* response_format, const gl_image* images, size_t n_images,
+                          gl_module_answer* out) {
+  gl_buf req = {0};
+  int built = gl_enc_exec_prompt(&req, prompt, response_format, images, n_images);
+  return module_call("ExecPrompt", &req, built, out);
+}
+
+int gl_exec_prompt(const char* prompt, const char* response_format, gl_module_answer* out) {
+  return gl_exec_prompt_images(prompt, response_format, NULL, 0, out);
+}
+
+int gl_exec_prompt_template(const gl_prompt_template* t, gl_module_answer* out) {
+  gl_buf req = {0};
+  int built = gl_enc_exec_prompt_template(&req, t);
+  return module_call("ExecPromptTemplate", &req, built, out);
+}
+
+int gl_web_render(const char* url, const char* mode, const char* wait_after_loaded, gl_module_answer* out) {
+  gl_buf req = {0};
+  int built = gl_enc_web_render(&req, url, mode, wait_after_loaded);
+  return module_call("WebRender", &req, built, out);
+}
+
+int gl_web_request(const char* method, const char* url, const gl_header* headers, size_t n_headers,
+                   const void* body, size_t body_len, gl_module_answer* out) {
+  gl_buf req = {0};
+  int built = gl_enc_web_request(&req, method, url, headers, n_headers, body, body_len);
+  return module_call("WebRequest", &req, built, out);
 }
