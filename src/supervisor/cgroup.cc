@@ -317,14 +317,20 @@ void sweep_stale_cgroups(const CgroupLayout& l) {
   }
 }
 
-bool pid_namespace_available() {
+bool pid_namespace_available(int* refusal) {
   pid_t pid = ::fork();
-  if (pid == 0) ::_exit(::unshare(CLONE_NEWPID) == 0 ? 0 : 1);
-  if (pid < 0) return false;
+  // The child exits 0 on success, else with unshare's errno (all fit in an exit status).
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWPID) == 0 ? 0 : (errno > 0 && errno < 256 ? errno : 255));
+  if (pid < 0) {
+    if (refusal) *refusal = errno;
+    return false;
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok && refusal) *refusal = WIFEXITED(status) ? WEXITSTATUS(status) : EPERM;
+  return ok;
 }
 
 std::vector<ProcRow> read_proc_table() {

@@ -173,11 +173,23 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
   if (req.timeout) deadline = start + *req.timeout;
   auto next_sample = start + Millis(250);
   TreeUsage peak;
+  // With adopt_orphans every descendant of ours is this run's: an escapee that left the
+  // group and the cgroup (root can) is still seen, reported and ended.
+  const bool adopt = options_.adopt_orphans;
+  auto tree_alive = [&] { return c.tree_alive() || (adopt && !adopted_descendants(c.pid()).empty()); };
+  auto kill_all = [&](int sig) {
+    c.kill_tree(sig);
+    if (!adopt) return;
+    // Each one is our descendant and unreaped, so its number is not reused under us.
+    for (pid_t p : adopted_descendants(c.pid())) {
+      if (p != c.pid() || !c.leader_reaped()) ::kill(p, sig);
+    }
+  };
   auto begin_teardown = [&] {
     if (phase != Phase::kRunning) return;
     // Held until the SIGKILL sweep settled: a kill -9 of us mid-grace still reaches the tree.
     teardown_hold.emplace(hold(std::span<Child* const>(&cp, 1)));
-    c.kill_tree(SIGTERM);
+    kill_all(SIGTERM);
     phase = Phase::kTerminating;
     kill_at = Clock::now() + req.grace;
   };
@@ -190,11 +202,11 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
       begin_teardown();
     }
     if (phase == Phase::kTerminating && now >= kill_at) {
-      c.kill_tree(SIGKILL);
+      kill_all(SIGKILL);
       phase = Phase::kKilling;
       next_kill = now + Millis(500);
     } else if (phase == Phase::kKilling && now >= next_kill) {
-      c.kill_tree(SIGKILL);
+      kill_all(SIGKILL);
       next_kill = now + Millis(500);
     }
     if (now >= next_sample) {
@@ -211,7 +223,7 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
     if (!c.leader_reaped()) c.try_wait();
     bool pipes_open = c.stdout_fd() >= 0 || c.stderr_fd() >= 0 || c.log_fd() >= 0;
     if (c.leader_reaped()) {
-      if (!c.tree_alive()) {
+      if (!tree_alive()) {
         if (!pipes_open) break;
         // The tree is gone, yet someone holds the output: an escapee. Read a little longer.
         if (!drain_until) drain_until = now + req.drain;
@@ -280,6 +292,7 @@ Result<ExecuteResult> Supervisor::execute(const ExecuteRequest& req) {
   }
 
   WaitStatus ws = c.wait();
+  if (adopt) adopted_descendants(c.pid());  // reaps the last adopted zombies
   res.exit_code = ws.exit_code;
   res.signal = ws.signal;
   res.cpu_ms = std::max(ws.cpu_ms, peak.cpu_ms);

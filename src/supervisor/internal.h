@@ -52,8 +52,9 @@ char raw_proc_state(pid_t pid);
 // and at EOF SIGKILLs every group and cgroup still listed. Returns its pid or -1.
 pid_t fork_guard(int read_fd, const CgroupLayout& layout);
 
-// True when this process may create pid namespaces (probed with a throwaway child).
-bool pid_namespace_available();
+// True when this process may create pid namespaces (probed with a throwaway child); when
+// not, `refusal` (if given) gets the errno unshare(CLONE_NEWPID) answered.
+bool pid_namespace_available(int* refusal = nullptr);
 
 // What a namespace's init reports about the leader, in one atomic pipe write.
 struct LeaderReport {

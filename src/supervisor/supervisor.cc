@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -301,6 +304,26 @@ void close_and_reset(int& fd) {
   fd = -1;
 }
 
+// Every guard this process forked (any Supervisor's): they are our children, never a run's
+// descendants, so adopted_descendants() skips them. An entry stays until its guard is reaped.
+std::mutex g_guards_mutex;
+std::set<pid_t> g_guards;
+
+void register_guard(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_guards_mutex);
+  g_guards.insert(pid);
+}
+
+void forget_guard(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_guards_mutex);
+  g_guards.erase(pid);
+}
+
+bool is_guard(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_guards_mutex);
+  return g_guards.count(pid) != 0;
+}
+
 }  // namespace
 
 std::string_view to_string(Containment c) {
@@ -317,7 +340,7 @@ std::string_view to_string(Containment c) {
 
 Supervisor::Supervisor(SupervisorOptions options)
     : options_(options), layout_(std::make_unique<internal::CgroupLayout>()) {
-  std::string why;
+  std::string& why = why_;
   if (options_.containment) {
     internal::detect_containment(*layout_, why);
   } else {
@@ -326,14 +349,26 @@ Supervisor::Supervisor(SupervisorOptions options)
   }
   mode_ = layout_->mode;
   internal::sweep_stale_cgroups(*layout_);
-  if (options_.containment && (options_.prefer_pid_namespace || mode_ == Containment::kProcessGroup) &&
-      internal::pid_namespace_available()) {
-    own_pidns_fd_ = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  int refusal = 0;
+  if (options_.containment && (options_.prefer_pid_namespace || mode_ == Containment::kProcessGroup)) {
+    if (internal::pid_namespace_available(&refusal)) {
+      own_pidns_fd_ = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+      if (own_pidns_fd_ < 0) refusal = errno;
+    }
     if (own_pidns_fd_ >= 0) {
       layout_->mode = Containment::kProcessGroup;  // no run cgroups in this mode
       mode_ = Containment::kPidNamespace;
       why += options_.prefer_pid_namespace ? "; pid namespace per run by request" : "; pid namespace per run";
+    } else if (options_.prefer_pid_namespace) {
+      pidns_refusal_ = refusal != 0 ? refusal : EPERM;
+      why += std::string("; a pid namespace was asked for but unshare(CLONE_NEWPID) failed: ") +
+             std::strerror(refusal) + (refusal == EPERM ? " (needs CAP_SYS_ADMIN)" : "");
     }
+  }
+  // Orphans of a run are reparented here rather than to init, so none is out of sight.
+  if (options_.adopt_orphans && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    why += std::string("; PR_SET_CHILD_SUBREAPER failed: ") + std::strerror(errno);
+    options_.adopt_orphans = false;
   }
   if (options_.log) {
     std::string line = "{\"event\":\"containment\",\"mode\":\"" + std::string(to_string(mode_)) +
@@ -348,7 +383,10 @@ Supervisor::~Supervisor() {
     ::close(guard_fd_);  // EOF: the guard kills what is still listed and exits
     guard_fd_ = -1;
     for (int i = 0; i < 200 && guard_pid_ > 0; ++i) {  // reap it, bounded: it may be stopped
-      if (::waitpid(guard_pid_, nullptr, WNOHANG) != 0) break;
+      if (::waitpid(guard_pid_, nullptr, WNOHANG) != 0) {
+        forget_guard(guard_pid_);
+        break;
+      }
       std::this_thread::sleep_for(Millis(5));
     }
   }
@@ -371,6 +409,7 @@ void Supervisor::start_guard() {
   ::fcntl(p[1], F_SETFL, O_NONBLOCK);  // a stopped guard must never block the loop
   guard_fd_ = p[1];
   guard_pid_ = pid;
+  register_guard(pid);
 }
 
 bool Supervisor::guard_alive() {
@@ -379,6 +418,7 @@ bool Supervisor::guard_alive() {
   pid_t r = ::waitpid(guard_pid_, &status, WNOHANG);
   if (r == guard_pid_ || (r < 0 && errno == ECHILD)) {
     // It exited (killed, the OOM killer): handed to no later spawn.
+    forget_guard(guard_pid_);
     guard_pid_ = -1;
     close_and_reset(guard_fd_);
     guard_queue_.clear();
@@ -394,6 +434,7 @@ void Supervisor::give_up_guard() {
   if (guard_pid_ > 0) {
     ::kill(guard_pid_, SIGKILL);
     ::waitpid(guard_pid_, nullptr, 0);
+    forget_guard(guard_pid_);
   }
   guard_pid_ = -1;
   close_and_reset(guard_fd_);
@@ -689,6 +730,36 @@ Result<Child> Supervisor::spawn(const SpawnRequest& req) {
   }
   c.pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   return c;
+}
+
+std::vector<pid_t> Supervisor::adopted_descendants(pid_t leader) {
+  const pid_t self = ::getpid();
+  std::vector<internal::ProcRow> rows = internal::read_proc_table();
+  std::map<pid_t, std::vector<const internal::ProcRow*>> by_parent;
+  for (const internal::ProcRow& r : rows) by_parent[r.ppid].push_back(&r);
+  std::vector<pid_t> live;
+  std::vector<pid_t> todo = {self};
+  // A pid table is finite and parent links form a tree, but a pid read twice in a racing scan
+  // must not loop: each row is visited once.
+  std::set<pid_t> seen;
+  while (!todo.empty()) {
+    pid_t parent = todo.back();
+    todo.pop_back();
+    auto it = by_parent.find(parent);
+    if (it == by_parent.end()) continue;
+    for (const internal::ProcRow* r : it->second) {
+      if (r->pid == self || !seen.insert(r->pid).second) continue;
+      if (parent == self && is_guard(r->pid)) continue;
+      if (r->state == 'Z' || r->state == 'X') {
+        // An orphan that died here is ours to reap (the leader is its Child's to reap).
+        if (parent == self && r->pid != leader) ::waitpid(r->pid, nullptr, WNOHANG);
+        continue;
+      }
+      live.push_back(r->pid);
+      todo.push_back(r->pid);
+    }
+  }
+  return live;
 }
 
 void Supervisor::terminate(std::span<Child* const> children, Millis grace) {

@@ -266,6 +266,13 @@ struct SupervisorOptions {
   // Use a pid namespace per run even where cgroups work (tests, bench); without cgroups it is
   // the automatic fallback where the machine allows it.
   bool prefer_pid_namespace = false;
+  // Become a child subreaper (PR_SET_CHILD_SUBREAPER): whatever a run forks stays a
+  // descendant of this process, whatever group, session or cgroup it moves itself to (an
+  // orphan is reparented here, not to init). execute() then counts every descendant of this
+  // process except the guards as the run's: reported as left_running, ended with the tree,
+  // its zombies reaped. Meant for a process that runs one execute() at a time
+  // (genvm-supervise); a process with several runs at once cannot tell whose orphan is whose.
+  bool adopt_orphans = false;
   bool guard = true;
   std::size_t guard_pipe_bytes = 0;  // 0: kernel default (tests shrink it to overrun a guard)
   Millis guard_stall = Millis(1000);  // a guard that takes nothing this long is given up
@@ -281,6 +288,11 @@ class Supervisor {
   Supervisor& operator=(const Supervisor&) = delete;
 
   Containment containment() const { return mode_; }
+  // What detection found, as logged (e.g. why a pid namespace asked for is not in force).
+  const std::string& containment_why() const { return why_; }
+  // prefer_pid_namespace was asked and the kernel refused it: unshare(CLONE_NEWPID)'s errno
+  // (the mode is then what detection found). 0 otherwise.
+  int pid_namespace_refusal() const { return pidns_refusal_; }
   Result<Child> spawn(const SpawnRequest& request);
   Result<ExecuteResult> execute(const ExecuteRequest& request);
 
@@ -318,8 +330,13 @@ class Supervisor {
   void release_child(Child& c);
   void remove_cgroup(std::uint32_t id);
   void retry_cgroup_removals();
+  // adopt_orphans: the live descendants of this process but the guards (the leader and its
+  // tree included); reaps the zombies among our own children but `leader` on the way.
+  std::vector<pid_t> adopted_descendants(pid_t leader);
 
   SupervisorOptions options_;
+  std::string why_;
+  int pidns_refusal_ = 0;
   Containment mode_ = Containment::kProcessGroup;
   std::unique_ptr<internal::CgroupLayout> layout_;
   int own_pidns_fd_ = -1;  // our pid namespace, to return to after each namespaced fork

@@ -175,6 +175,80 @@ TEST(Cli, ABackgroundChildHoldingStdoutEndsWithTheLeaderNotAtTheTimeout) {
   kill_if_alive(gc);
 }
 
+// A daemon as root can write: it moves itself out of the run's v1 cgroups (into their parent,
+// the supervisor's own), leaves the session with setsid, closes its output and sleeps.
+std::string cgroup_escapee(const std::string& dir) {
+  return "setsid sh -c 'for c in pids memory freezer; do "
+         "p=$(sed -n \"s/^[0-9]*:$c:\\(.*\\)/\\1/p\" /proc/self/cgroup); "
+         "echo $$ > /sys/fs/cgroup/$c$(dirname $p)/cgroup.procs || exit 1; done; "
+         "cat /proc/self/cgroup > " + dir + "/cg; echo $$ > " + dir + "/esc; exec sleep 306' "
+         "</dev/null >/dev/null 2>&1 & sleep 0.5; exit 0";
+}
+
+TEST(Cli, ARootEscapeeThatLeftItsCgroupAndSessionIsLeftRunningAndEnded) {
+  // Fails without the subreaper: the escapee is reparented to init, in no group or cgroup of
+  // the run, and the report said left_running:false while it lived on.
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
+  Cli c = start({"--timeout", "20s", "--", "/bin/sh", "-c", cgroup_escapee(dir)}, dir);
+  ASSERT_GT(c.pid, 0);
+  EXPECT_EQ(wait_exit(c.pid), 0);
+  std::string out = slurp(c.out_path);
+  if (out.find("\"containment\":\"cgroup-v1\"") == std::string::npos) {
+    GTEST_SKIP() << "needs cgroup v1 containment (the escapee moves between v1 hierarchies): " << out;
+  }
+  pid_t esc = read_pid_file(dir + "/esc");
+  ASSERT_GT(esc, 0) << "the escapee did not leave its cgroups";
+  EXPECT_EQ(slurp(dir + "/cg").find("genvm-"), std::string::npos) << "still in a run cgroup: " << slurp(dir + "/cg");
+  EXPECT_NE(out.find("\"left_running\":true"), std::string::npos) << out;
+  EXPECT_TRUE(wait_until([esc] { return dead(esc); }, 2s)) << "the escapee outlived the run";
+  kill_if_alive(esc);
+}
+
+TEST(Cli, ASetsidEscapeeUnderNoContainmentIsLeftRunningAndEnded) {
+  // Fails without the subreaper: process groups alone lose a setsid child whose output is
+  // closed, and the report said left_running:false.
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
+  Cli c = start({"--no-containment", "--timeout", "20s", "--", "/bin/sh", "-c",
+                 "setsid sh -c 'echo $$ > " + dir + "/esc; exec sleep 307' </dev/null >/dev/null 2>&1 & sleep 0.3; exit 0"},
+                dir);
+  ASSERT_GT(c.pid, 0);
+  EXPECT_EQ(wait_exit(c.pid), 0);
+  std::string out = slurp(c.out_path);
+  EXPECT_NE(out.find("\"containment\":\"process-group\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"left_running\":true"), std::string::npos) << out;
+  pid_t esc = read_pid_file(dir + "/esc");
+  ASSERT_GT(esc, 0);
+  EXPECT_TRUE(wait_until([esc] { return dead(esc); }, 2s)) << "the escapee outlived the run";
+  kill_if_alive(esc);
+}
+
+TEST(Cli, APidNamespaceTheKernelRefusesIsOneLineNotAFallback) {
+  // Without CAP_SYS_ADMIN (dropped from the bounding set, so root's exec gets none) the kernel
+  // refuses CLONE_NEWPID; --pid-namespace then must not run the command in another mode.
+  if (::access("/usr/bin/setpriv", X_OK) != 0 || ::geteuid() != 0) GTEST_SKIP() << "needs root and setpriv";
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path;
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--bounding-set", "-sys_admin", "--", GENVM_SUPERVISE_BIN,
+                                   "--pid-namespace", "--", "/bin/sh", "-c", "touch " + dir + "/ran"};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  std::string err_path = dir + "/err";
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  EXPECT_EQ(wait_exit(pid), 2);
+  std::string err = slurp(err_path);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("--pid-namespace: the kernel refused a pid namespace"), std::string::npos) << err;
+  EXPECT_NE(::access((dir + "/ran").c_str(), F_OK), 0) << "the command ran without the namespace";
+}
+
 TEST(Cli, ExitCodeMirrorsTheCommand) {
   ScopedTempDir tmp;
   const std::string& dir = tmp.path;

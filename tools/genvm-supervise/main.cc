@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "  --memory-max BYTES   memory limit of the whole tree (K/M/G suffixes: KiB/MiB/GiB)\n"
     "  --pids-max N         process limit of the whole tree\n"
     "  --no-containment     process groups only, no cgroup or pid namespace\n"
-    "  --pid-namespace      a pid namespace per run instead of a cgroup (no memory/pids limits)\n"
+    "  --pid-namespace      a pid namespace per run instead of a cgroup (no memory/pids limits;\n"
+    "                       needs CAP_SYS_ADMIN: refused with one line where the kernel says no)\n"
     "  --no-guard           no guard process (a kill -9 of this supervisor leaves the tree)\n"
     "  --verbose            log the containment mode in force to stderr (one JSON line)\n"
     "  --help               this text\n";
@@ -165,6 +166,11 @@ int main(int argc, char** argv) {
     }
   }
   if (i >= argc) die("no command given (usage: genvm-supervise [options] -- CMD [ARGS...])");
+  if (options.prefer_pid_namespace && !options.containment) die("--pid-namespace and --no-containment contradict");
+  // We run one command: every process it leaves behind is reparented to us (not to init),
+  // whatever group, session or cgroup it moved to, so left_running is the truth and the
+  // teardown reaches it, with or without containment.
+  options.adopt_orphans = true;
   for (; i < argc; ++i) req.argv.emplace_back(argv[i]);
   req.env = sv::build_env(env, environ);
 
@@ -180,6 +186,10 @@ int main(int argc, char** argv) {
   int code = 0;
   {
     sv::Supervisor sup(options);
+    if (int refusal = sup.pid_namespace_refusal()) {
+      die(std::string("--pid-namespace: the kernel refused a pid namespace (unshare(CLONE_NEWPID): ") +
+          std::strerror(refusal) + (refusal == EPERM ? "; needs CAP_SYS_ADMIN)" : ")"));
+    }
     if ((req.limits.memory_max_bytes || req.limits.pids_max) && sup.containment() == sv::Containment::kProcessGroup &&
         verbose) {
       log_to_stderr("{\"event\":\"limits_weakened\",\"why\":\"no cgroup: memory is RLIMIT_AS per process, pids not enforced\"}");
