@@ -64,6 +64,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build-render"))
     ap.add_argument("-n", "--renders", type=int, default=50)
+    ap.add_argument("--gap", type=float, default=0.0,
+                    help="milliseconds between renders (0: back to back; a run does other work between renders, "
+                         "and the module prepares the next page meanwhile)")
     args = ap.parse_args()
     module = os.path.join(args.build, "tools", "genvm-module-web", "genvm-module-web")
     if not os.path.exists(module):
@@ -90,6 +93,8 @@ def main():
                          "initial_time_units_allocation": 0, "role": "Leader"}))
 
         def render(mode):
+            if args.gap:
+                time.sleep(args.gap / 1000)
             t = time.monotonic()
             s.sendall(frame({"Render": [{"mode": mode, "url": url, "wait_after_loaded": "0ms"}, 64 << 20]}))
             answer = read_frame(s)

@@ -300,11 +300,43 @@ Launcher& launcher() {
 
 }  // namespace
 
+// A page ready for a render: its DevTools connection open and its set-up sent.
+struct Browser::PreparedPage {
+  Page page;
+  std::unique_ptr<CdpConnection> cdp;
+  std::vector<JsonValue> early_events;  // arrived during the set-up: the render handles them
+  int generation = 0;                   // starts_ when it was opened: which browser owns it
+};
+
+namespace {
+// An about:blank page sends a handful of events during its set-up; more means something else.
+constexpr std::size_t kMaxEarlyEvents = 256;
+const std::string kFetchPatterns = R"({"patterns":[{"urlPattern":"*","requestStage":"Request"}]})";
+const std::string kAutoAttach = R"({"autoAttach":true,"waitForDebuggerOnStart":true,"flatten":true})";
+}  // namespace
+
 Browser::Browser(WebConfig config) : config_(std::move(config)) {}
 
 Browser::~Browser() {
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    quit_ = true;
+  }
+  spare_cv_.notify_all();
+  if (maintainer_.joinable()) maintainer_.join();
+  spare_.reset();  // its pages end with the browser
   std::lock_guard<std::mutex> l(mutex_);
   stop_locked();
+}
+
+bool Browser::has_spare() const {
+  std::lock_guard<std::mutex> l(spare_mutex_);
+  return spare_ != nullptr;
+}
+
+int Browser::spares_used() const {
+  std::lock_guard<std::mutex> l(spare_mutex_);
+  return spares_used_;
 }
 
 pid_t Browser::pid() const {
@@ -318,7 +350,16 @@ int Browser::starts() const {
 }
 
 Status Browser::ensure_started() {
-  std::lock_guard<std::mutex> l(mutex_);
+  Status s;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    s = ensure_started_locked();
+  }
+  if (s) after_render(std::nullopt);  // warm: the first render finds a page ready too
+  return s;
+}
+
+Status Browser::ensure_started_locked() {
   if (pid_ > 0) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -pid_;  // reaped: do not signal it again
@@ -410,8 +451,8 @@ Status Browser::start_locked() {
 
 Result<Browser::Page> Browser::open_page() {
   for (int attempt = 0;; ++attempt) {
-    if (auto s = ensure_started(); !s) return s.take_error();
     std::lock_guard<std::mutex> l(mutex_);
+    if (auto s = ensure_started_locked(); !s) return s.take_error();
     auto deadline = Clock::now() + std::chrono::milliseconds(config_.render_timeout_ms);
     Page page;
     auto ctx = browser_cdp_->call("Target.createBrowserContext", R"({"disposeOnDetach":false})", deadline);
@@ -449,34 +490,143 @@ void Browser::close_page(const Page& page) {
   }
 }
 
+Result<std::unique_ptr<Browser::PreparedPage>> Browser::prepare_page() {
+  auto page = open_page();
+  if (!page) return make_error("page_open", page.error().to_string());
+  auto prepared = std::make_unique<PreparedPage>();
+  prepared->page = *page;
+  std::uint16_t port;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    port = port_;
+    prepared->generation = starts_;
+  }
+  auto failed = [&](const std::string& what, const Error& e) {
+    close_page(prepared->page);
+    return make_error("page_setup", what + ": " + e.to_string());
+  };
+  auto deadline = Clock::now() + std::chrono::milliseconds(config_.render_timeout_ms);
+  auto cdp = CdpConnection::connect(port, "/devtools/page/" + page->target_id, deadline);
+  if (!cdp) return failed("DevTools page connection", cdp.error());
+  prepared->cdp = std::move(*cdp);
+  bool too_many_events = false;
+  CdpConnection::EventFn keep = [&](const JsonValue& m) {
+    if (prepared->early_events.size() < kMaxEarlyEvents) {
+      prepared->early_events.push_back(m);
+    } else {
+      too_many_events = true;
+    }
+  };
+  JsonWriter viewport;
+  viewport.begin_object()
+      .key("width").number(kViewportWidth)
+      .key("height").number(kViewportHeight)
+      .key("deviceScaleFactor").number(1)
+      .key("mobile").boolean(false)
+      .end_object();
+  for (auto [method, params] : {std::pair<std::string_view, std::string>{"Target.setAutoAttach", kAutoAttach},
+                                {"Fetch.enable", kFetchPatterns},
+                                {"Network.enable", "{}"},
+                                {"Page.enable", "{}"},
+                                {"Emulation.setDeviceMetricsOverride", viewport.take()}}) {
+    auto r = prepared->cdp->call(method, params, deadline, keep);
+    if (!r) return failed(std::string(method), r.error());
+  }
+  if (too_many_events) return failed("set-up", make_error("cdp_protocol", "more events than a blank page sends"));
+  return prepared;
+}
+
+Result<std::unique_ptr<Browser::PreparedPage>> Browser::take_page() {
+  std::unique_ptr<PreparedPage> spare;
+  {
+    // A spare being prepared is nearer than a page opened from scratch (which would also
+    // compete with it for the browser): wait for it, bounded like a render.
+    std::unique_lock<std::mutex> l(spare_mutex_);
+    spare_cv_.wait_for(l, std::chrono::milliseconds(config_.render_timeout_ms),
+                       [this] { return spare_ != nullptr || (!preparing_ && !want_spare_) || quit_; });
+    spare = std::move(spare_);
+  }
+  if (spare) {
+    bool current;
+    {
+      std::lock_guard<std::mutex> l(mutex_);
+      int status = 0;
+      if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -pid_;  // reaped: restarted below
+      current = pid_ > 0 && browser_cdp_ && spare->generation == starts_;
+    }
+    if (current) {
+      std::lock_guard<std::mutex> l(spare_mutex_);
+      ++spares_used_;
+      return spare;
+    }
+    // Made by a browser that has died: its pages went with it.
+  }
+  return prepare_page();
+}
+
+void Browser::after_render(std::optional<Page> used) {
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    if (quit_) return;
+    if (used) to_close_.push_back(std::move(*used));
+    // want_spare_ means "asked, not started": the thread is then bound to prepare one.
+    if (!spare_ && !preparing_) want_spare_ = true;
+    if (!maintainer_.joinable()) maintainer_ = std::thread([this] { maintain(); });
+  }
+  spare_cv_.notify_all();
+}
+
+// The background thread: keeps one spare ready, and closes used pages. spare_mutex_ is never
+// held while it talks to the browser (that takes mutex_).
+void Browser::maintain() {
+  std::unique_lock<std::mutex> l(spare_mutex_);
+  for (;;) {
+    spare_cv_.wait(l, [this] { return quit_ || !to_close_.empty() || (want_spare_ && !spare_); });
+    if (quit_) return;
+    // The spare first: a render may be waiting for it; closing used pages can wait.
+    if (!want_spare_ || spare_) {
+      std::vector<Page> pages = std::move(to_close_);
+      to_close_.clear();
+      l.unlock();
+      for (const Page& p : pages) close_page(p);
+      l.lock();
+      continue;
+    }
+    want_spare_ = false;
+    preparing_ = true;
+    l.unlock();
+    auto prepared = prepare_page();
+    l.lock();
+    preparing_ = false;
+    // On failure no spare: the next render prepares its own page and asks again.
+    if (prepared && !quit_) spare_ = std::move(*prepared);
+    spare_cv_.notify_all();  // a render may be waiting for it
+  }
+}
+
 module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit) {
   const std::string& url = payload.url;
   if (auto refused = refusal_for(policy, url)) return *refused;
   std::uint64_t wait_ms = std::min(payload.wait_after_loaded_ms, config_.max_wait_after_loaded_ms);
 
-  auto page = open_page();
-  if (!page) {
-    return module::Answer::user_error({"RENDER_UNAVAILABLE"},
-                                      {{"error", Value(page.error().to_string())}, {"url", Value(url)}});
+  auto taken = take_page();
+  if (!taken) {
+    if (taken.error().code == "page_open") {
+      return module::Answer::user_error({"RENDER_UNAVAILABLE"},
+                                        {{"error", Value(taken.error().message)}, {"url", Value(url)}});
+    }
+    return load_failed(url, {{"error", Value(taken.error().message)}});
   }
-  auto started = Clock::now();
-  auto load_deadline = started + std::chrono::milliseconds(config_.render_timeout_ms);
-  std::uint16_t port;
-  {
-    std::lock_guard<std::mutex> l(mutex_);
-    port = port_;
-  }
+  std::unique_ptr<PreparedPage> prepared = std::move(*taken);
+  const Page* page = &prepared->page;
+  auto load_deadline = Clock::now() + std::chrono::milliseconds(config_.render_timeout_ms);
   auto result = [&]() -> module::Answer {
-    auto cdp_or = CdpConnection::connect(port, "/devtools/page/" + page->target_id, load_deadline);
-    if (!cdp_or) return load_failed(url, {{"error", Value("DevTools page connection: " + cdp_or.error().to_string())}});
-    CdpConnection& cdp = **cdp_or;
+    CdpConnection& cdp = *prepared->cdp;
 
     std::optional<module::Answer> document_refused;
     std::uint64_t status = 0;
     std::map<std::string, Bytes> headers;
     bool loaded = false;
-    const std::string kPatterns = R"({"patterns":[{"urlPattern":"*","requestStage":"Request"}]})";
-    const std::string kAutoAttach = R"({"autoAttach":true,"waitForDebuggerOnStart":true,"flatten":true})";
     CdpConnection::EventFn on_event = [&](const JsonValue& m) {
       const std::string& method = str(m.find("method"));
       const std::string& session = str(m.find("sessionId"));
@@ -502,7 +652,7 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
       } else if (method == "Target.attachedToTarget") {
         // A frame or worker with its own target: the same interception before it runs.
         const std::string& child = str(params->find("sessionId"));
-        (void)cdp.send("Fetch.enable", kPatterns, child);
+        (void)cdp.send("Fetch.enable", kFetchPatterns, child);
         (void)cdp.send("Target.setAutoAttach", kAutoAttach, child);
         (void)cdp.send("Runtime.runIfWaitingForDebugger", "{}", child);
       } else if (session.empty() && method == "Network.responseReceived") {
@@ -526,21 +676,7 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
       }
     };
     auto broken = [&](const Error& e) { return load_failed(url, {{"error", Value(e.to_string())}}); };
-    JsonWriter viewport;
-    viewport.begin_object()
-        .key("width").number(kViewportWidth)
-        .key("height").number(kViewportHeight)
-        .key("deviceScaleFactor").number(1)
-        .key("mobile").boolean(false)
-        .end_object();
-    for (auto [method, params] : {std::pair<std::string_view, std::string>{"Target.setAutoAttach", kAutoAttach},
-                                  {"Fetch.enable", kPatterns},
-                                  {"Network.enable", "{}"},
-                                  {"Page.enable", "{}"},
-                                  {"Emulation.setDeviceMetricsOverride", viewport.take()}}) {
-      auto r = cdp.call(method, params, load_deadline, on_event);
-      if (!r) return broken(r.error());
-    }
+    for (const JsonValue& m : prepared->early_events) on_event(m);
     JsonWriter nav;
     nav.begin_object().key("url").string(url).end_object();
     auto navigated = cdp.call("Page.navigate", nav.take(), load_deadline, on_event);
@@ -605,7 +741,9 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
     return module::Answer::ok(Value::map(
         {{"response", module::response_value(static_cast<std::uint16_t>(status == 0 ? 200 : status), headers, body)}}));
   }();
-  close_page(*page);
+  Page used = prepared->page;
+  prepared.reset();  // the page's DevTools connection closes before its target does
+  after_render(std::move(used));
   return result;
 }
 

@@ -2,6 +2,12 @@
 // DevTools protocol (CDP) through websocket_client.h; every render gets a fresh browser context
 // (no cookies or cache shared between renders) and target, closed afterwards.
 //
+// One such page is kept ready ahead of the next render: a background thread opens a spare
+// context and target, connects to it and sends its set-up (auto-attach, Fetch interception,
+// the viewport), so a render starts at navigation. The spare is a fresh, never-navigated
+// about:blank page, so nothing of one render reaches the next; used pages are closed by the same
+// thread, after the answer has gone. A spare made by a browser that has since died is dropped.
+//
 //   Browser browser(config);                 // nothing started yet
 //   browser.ensure_started();                // the module warms it at start-up
 //   module::Answer a = browser.render(policy, payload, size_limit);
@@ -20,10 +26,14 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/module/protocol.h"
 #include "modules/web/config.h"
@@ -50,16 +60,29 @@ class Browser {
   pid_t pid() const;
   // How many times a browser process was started (tests and the log).
   int starts() const;
+  // How many renders started on a page prepared ahead of them (tests and the log).
+  int spares_used() const;
+  // Whether a spare page is ready now (tests wait for it).
+  bool has_spare() const;
 
  private:
   struct Page {
     std::string context_id;
     std::string target_id;
   };
+  struct PreparedPage;
+  Status ensure_started_locked();
   Status start_locked();
   void stop_locked();
   Result<Page> open_page();
   void close_page(const Page& page);
+  // A page opened, connected and set up; error "page_open" when no page could be opened.
+  Result<std::unique_ptr<PreparedPage>> prepare_page();
+  // The spare if it belongs to the running browser, else a page prepared now.
+  Result<std::unique_ptr<PreparedPage>> take_page();
+  // Asks the background thread for a spare (and to close `used`, if given).
+  void after_render(std::optional<Page> used);
+  void maintain();
 
   WebConfig config_;
   mutable std::mutex mutex_;  // guards the process and the browser-level connection
@@ -68,6 +91,17 @@ class Browser {
   std::string user_data_dir_;
   std::unique_ptr<CdpConnection> browser_cdp_;
   int starts_ = 0;
+
+  // The background thread's work, guarded by spare_mutex_ (taken before mutex_, never after).
+  mutable std::mutex spare_mutex_;
+  std::condition_variable spare_cv_;
+  std::unique_ptr<PreparedPage> spare_;
+  std::vector<Page> to_close_;
+  bool want_spare_ = false;
+  bool preparing_ = false;  // the background thread is preparing a spare now
+  bool quit_ = false;
+  int spares_used_ = 0;
+  std::thread maintainer_;
 };
 
 }  // namespace genvm::web

@@ -55,6 +55,16 @@ TestHttpServer& public_server() {
                "<script>fetch('http://internal.example.com/fetched').catch(() => {});</script>"));
     }
     if (r.path == "/redirect-private") return TestHttpServer::reply(302, "Location: http://internal.example.com/r\r\n", "");
+    if (r.path == "/set-cookie") {
+      return TestHttpServer::reply(200, type + "Set-Cookie: seen=1\r\n",
+                                   html("<script>localStorage.setItem('seen', '1');</script><p>set</p>"));
+    }
+    if (r.path == "/read-cookie") {
+      return TestHttpServer::reply(
+          200, type,
+          html("<p id=p></p><script>document.getElementById('p').textContent = 'cookie=[' + document.cookie + "
+               "'] storage=[' + (localStorage.getItem('seen') || '') + ']';</script>"));
+    }
     if (r.path == "/pixel.png") return TestHttpServer::reply(404, "", "");
     if (r.path == "/big") return TestHttpServer::reply(200, type, html("<p>" + std::string(100000, 'x') + "</p>"));
     if (r.path == "/missing") return TestHttpServer::reply(404, type, html("gone"));
@@ -103,6 +113,13 @@ class RenderTest : public ::testing::Test {
     EXPECT_EQ(a.kind, AnswerKind::kOk);
     if (a.kind != AnswerKind::kOk) return {};
     return a.value.as_map().at("text").as_string();
+  }
+  // Waits (bounded) until the browser has a page prepared ahead of the next render.
+  static bool spare_ready() {
+    for (int i = 0; i < 600 && !module_->browser().has_spare(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return module_->browser().has_spare();
   }
   static WebModule* module_;
 };
@@ -186,6 +203,16 @@ TEST_F(module_web_render, AFailedLoadIsAUserError) {
   // A server that closes without answering.
   TestHttpServer silent([](const TestHttpServer::Request&) { return std::string(); });
   EXPECT_EQ(cause(render(RenderMode::kText, silent.url("/nothing"))), "WEBPAGE_LOAD_FAILED");
+}
+
+TEST_F(module_web_render, ARenderStartsOnAPagePreparedAheadAndSharesNothingWithTheLast) {
+  ASSERT_TRUE(spare_ready());
+  int used = module_->browser().spares_used();
+  EXPECT_EQ(text(render(RenderMode::kText, public_server().url("/set-cookie"))), "set");
+  EXPECT_EQ(module_->browser().spares_used(), used + 1);
+  ASSERT_TRUE(spare_ready());
+  EXPECT_EQ(text(render(RenderMode::kText, public_server().url("/read-cookie"))), "cookie=[] storage=[]");
+  EXPECT_EQ(module_->browser().spares_used(), used + 2);
 }
 
 TEST_F(module_web_render, AKilledBrowserIsStartedAgain) {
