@@ -89,6 +89,39 @@ Status parse_permits(const YAML::Node& n, PermitsConfig& p) {
   return {};
 }
 
+Status parse_modules(const YAML::Node& n, ModulesConfig& m) {
+  if (n.IsNull()) return {};
+  if (auto s = check_keys(n, "modules", {"llm", "web", "runtime_dir", "start_timeout", "stop_timeout"}); !s) return s;
+  for (const char* type : {"llm", "web"}) {
+    const YAML::Node& p = n[type];
+    if (!p || p.IsNull()) continue;
+    std::string where = std::string("modules.") + type;
+    if (auto s = check_keys(p, where, {"binary", "default_config", "autostart"}); !s) return s;
+    ModuleProgram& prog = std::string_view(type) == "llm" ? m.llm : m.web;
+    for (const char* k : {"binary", "default_config"}) {
+      if (!p[k]) continue;
+      if (!p[k].IsScalar()) return bad(where + "." + k + ": must be a path");
+      (std::string_view(k) == "binary" ? prog.binary : prog.default_config) = p[k].as<std::string>();
+    }
+    if (p["autostart"]) {
+      if (!p["autostart"].IsScalar()) return bad(where + ".autostart: must be true or false");
+      prog.autostart = p["autostart"].as<bool>();
+    }
+  }
+  if (n["runtime_dir"]) {
+    if (!n["runtime_dir"].IsScalar()) return bad("modules.runtime_dir: must be a path");
+    m.runtime_dir = n["runtime_dir"].as<std::string>();
+  }
+  for (const char* k : {"start_timeout", "stop_timeout"}) {
+    if (!n[k]) continue;
+    auto d = duration(n[k], std::string("modules.") + k);
+    if (!d) return d.take_error();
+    if (d->count() <= 0) return bad(std::string("modules.") + k + ": must be positive");
+    (std::string_view(k) == "start_timeout" ? m.start_timeout : m.stop_timeout) = *d;
+  }
+  return {};
+}
+
 Result<Config> parse_root(const YAML::Node& root) {
   Config c;
   if (root.IsNull()) return c;  // an empty file is every default
@@ -96,7 +129,7 @@ Result<Config> parse_root(const YAML::Node& root) {
                           {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
                            "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
                            "host", "port", "socket", "threads", "blocking_threads", "log_disable", "extra_args",
-                           "connections"});
+                           "connections", "modules"});
       !s) {
     return s.take_error();
   }
@@ -227,6 +260,9 @@ Result<Config> parse_root(const YAML::Node& root) {
       if (d->count() <= 0) return bad(std::string("connections.") + k + ": must be positive");
       (std::string_view(k) == "idle_timeout" ? c.connections.idle_timeout : c.connections.stall_timeout) = *d;
     }
+  }
+  if (root["modules"]) {
+    if (auto s = parse_modules(root["modules"], c.modules); !s) return s.take_error();
   }
   if (root["containment"]) c.containment = root["containment"].as<bool>();
   if (root["host"]) c.host = root["host"].as<std::string>();

@@ -43,6 +43,28 @@ struct ConnectionLimits {
   Millis stall_timeout = std::chrono::seconds(10);
 };
 
+// How a manager starts one module type (config `modules.llm` / `modules.web`; ours: the public
+// manager runs its modules inside its own process). modules.h says how they run.
+struct ModuleProgram {
+  // The genvm-module-<type> executable. Empty: <this program's directory>/genvm-module-<type>
+  // (an install's bin/), else <that directory>/../genvm-module-<type>/genvm-module-<type> (the
+  // build tree). "${exeDir}" in the text stands for this program's directory.
+  std::string binary;
+  // The configuration a start request with config null uses. Empty:
+  // ${exeDir}/../config/genvm-module-<type>.yaml (modules.rs's default).
+  std::string default_config;
+  bool autostart = false;  // genvm-manager starts it with default_config before it listens
+};
+
+struct ModulesConfig {
+  ModuleProgram llm, web;
+  // Where the private directory (0700) of sockets and written configs is made; empty: $TMPDIR,
+  // else /tmp.
+  std::string runtime_dir;
+  Millis start_timeout = std::chrono::seconds(60);  // spawn until the socket accepts
+  Millis stop_timeout = std::chrono::seconds(5);    // SIGTERM to the group, then SIGKILL
+};
+
 struct Config {
   // Where executor lines live: a line's executor is <executors_dir>/<version key>/bin/genvm
   // (run.rs). Empty: genvm-manager sets <its own directory>/../executor, the public default;
@@ -69,6 +91,7 @@ struct Config {
   DebugPolicy debug;
   ExtraArgsPolicy extra_args;  // what an untrusted caller may pass as extra_args (policy.h)
   ConnectionLimits connections;
+  ModulesConfig modules;  // modules.h: used by genvm-manager's ModuleSet, not by the Registry
   std::vector<uid_t> trusted_uids;          // unix-socket peers (SO_PEERCRED) that are trusted
   std::vector<std::string> trusted_tokens;  // `Authorization: Bearer <token>` that is trusted
   bool containment = true;                  // a cgroup per run where the machine allows it

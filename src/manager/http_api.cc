@@ -39,9 +39,8 @@ std::string genvm_status_json(std::uint64_t genvm_id, const RunResult* r) {
 std::string manager_status_json(const ManagerStatus& s) {
   JsonWriter w;
   w.begin_object();
-  // No module runs in this manager (the modules issue brings them): both are stopped.
-  w.key("llm_module").string("stopped");
-  w.key("web_module").string("stopped");
+  w.key("llm_module").string(s.llm_module);
+  w.key("web_module").string(s.web_module);
   w.key("permits").begin_object();
   w.key("current").unsigned_number(s.stats.permits_total > s.stats.permits_in_use
                                        ? s.stats.permits_total - s.stats.permits_in_use

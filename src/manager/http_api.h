@@ -26,6 +26,7 @@ std::string genvm_status_json(std::uint64_t genvm_id, const RunResult* result);
 // with result, version, started_at, strict_deadline), and ours besides: boot_id,
 // shutting_down, containment, and `runs` counting queued, running and retained.
 struct ManagerStatus {
+  std::string llm_module = "stopped", web_module = "stopped";  // modules.h to_string(ModuleState)
   RegistryStats stats;
   std::vector<ExecutionStatus> executions;
   std::uint64_t boot_id = 0;

@@ -117,6 +117,9 @@ struct Registry::Run {
   std::string version_key;
   std::uint32_t version_major = 0, version_minor = 0;
   UtcTime submitted_at, strict_deadline;
+  // A run that needs modules holds both from submit to its terminal event (modules.rs's read
+  // locks): a stop or restart of either waits until it is released.
+  ModuleSet::Lease modules;
 
   // Host connection 1 (executor_protocol genvm): consume_result arrives here.
   std::unique_ptr<asio::posix::stream_descriptor> host1;
@@ -243,8 +246,14 @@ Status Registry::load_manifest() {
 Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std::shared_ptr<EventSink> sink) {
   auto req = parse_run_request(body);
   if (!req) return req.take_error();
-  // socket.rs/handlers.rs: checked before a run exists. No module relay runs in this manager.
-  if (req->needs_modules()) return request_failure(RequestFailure::kModulesNotRunning, "modules are required but not running");
+  // socket.rs/handlers.rs: checked before a run exists.
+  ModuleSet::Lease modules;
+  if (req->needs_modules()) {
+    if (!modules_) return request_failure(RequestFailure::kModulesNotRunning, "modules are required but not running");
+    auto lease = modules_->acquire();
+    if (!lease) return lease.take_error();
+    modules = std::move(*lease);
+  }
   if (req->host_genvm_id) {
     auto it = by_host_id_.find(*req->host_genvm_id);
     if (it != by_host_id_.end()) {
@@ -262,6 +271,7 @@ Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std:
   run->owner = caller.owner;
   run->host_genvm_id = req->host_genvm_id;
   run->request = std::move(*req);
+  run->modules = std::move(modules);
   run->last_event = run->tag("queued");
   run->submitted_at = utc_now();
   run->strict_deadline = run->submitted_at;
@@ -341,7 +351,7 @@ Result<std::vector<std::string>> Registry::executor_command(const std::shared_pt
     argv = {config_.executors_dir + "/" + v->key + "/bin/genvm"};
   }
   if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
-    auto args = executor_args(run->request, run->mode, run->id, /*with_modules=*/false);
+    auto args = executor_args(run->request, run->mode, run->id, /*with_modules=*/bool(run->modules));
     argv.insert(argv.end(), args.begin(), args.end());
   } else {
     argv.push_back("--debug-mode");
@@ -384,11 +394,31 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   std::uint64_t id = run->id;
   int child_end = host1[1];
   std::weak_ptr<int> alive = alive_;
-  sp->post([this, alive, sp, run, sr, id, child_end]() mutable {
+  // run.rs setup_module_relays: this run's own connection to each module. Made on the
+  // supervisor thread too (a connect may wait for a busy module's backlog).
+  std::vector<std::pair<std::string, int>> module_sockets;
+  if (run->modules) {
+    module_sockets = {{run->modules.socket_path(ModuleType::kLlm), kExecutorModuleLlmFd},
+                      {run->modules.socket_path(ModuleType::kWeb), kExecutorModuleWebFd}};
+  }
+  sp->post([this, alive, sp, run, sr, id, child_end, module_sockets]() mutable {
     auto out = std::make_shared<SpawnOutcome>();
-    auto child = sp->sup.spawn(*sr);
+    std::vector<int> module_fds;
+    for (const auto& [path, child_fd] : module_sockets) {
+      auto fd = connect_module_socket(path);
+      if (!fd) {
+        out->error = "modules are required but not all are running (" + fd.error().message + ")";
+        break;
+      }
+      module_fds.push_back(*fd);
+      sr->pass_fds.emplace_back(*fd, child_fd);
+    }
+    Result<sup::Child> child = out->error.empty() ? sp->sup.spawn(*sr) : Result<sup::Child>(make_error("module_connect"));
     close_fd(child_end);  // the child has its copy
-    if (!child) {
+    for (int fd : module_fds) close_fd(fd);  // so do these: the connection ends with the run
+    if (!out->error.empty()) {
+      // told below
+    } else if (!child) {
       out->error = child.error().to_string();
     } else {
       sup::Child& c = *child;
@@ -769,6 +799,7 @@ void Registry::publish(const std::shared_ptr<Run>& run, Value event) {
 
 void Registry::terminal(const std::shared_ptr<Run>& run, Value event, const std::string& outcome) {
   run->state = Run::State::kDone;
+  run->modules = ModuleSet::Lease();  // a pending module stop may go on
   ++outcomes_[outcome];
   {
     JsonWriter w;

@@ -8,8 +8,12 @@
 // Contract:
 //  - submit() decodes the request as run.rs does (run_request.h): a bad request is an error
 //    value with code malformed_frame and starts nothing; a run that needs modules
-//    (RunRequest::needs_modules) is refused with code modules_not_running, since no module
-//    relay runs here yet. Everything later (debug-mode policy, permits, version resolution,
+//    (RunRequest::needs_modules) takes a lease on both modules (modules.h ModuleSet::acquire),
+//    held until its terminal event; without a ModuleSet (set_modules) or with a module not
+//    running it is refused with code modules_not_running. At spawn the run gets one fresh
+//    connection to each module as `--module-llm=fd://5 --module-web=fd://6`; a connection
+//    that fails is a failed_to_start. Runs that do not need modules get no module flags.
+//    Everything later (debug-mode policy, permits, version resolution,
 //    spawn) reports through a failed_to_start event.
 //  - Ids count from 1 per manager process; `boot_id` (random, per process) makes (boot_id, id)
 //    durable. `host_genvm_id` is an idempotency key: a repeat while the first run is retained
@@ -59,6 +63,7 @@
 #include "manager/executor_link.h"
 #include "manager/log.h"
 #include "manager/metrics.h"
+#include "manager/modules.h"
 #include "manager/policy.h"
 #include "manager/protocol.h"
 #include "common/rfc3339.h"
@@ -119,6 +124,11 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
 
   std::uint64_t boot_id() const { return boot_id_; }
+
+  // The modules runs needing them connect to (nullptr: none, every such run is refused). Not
+  // owned; it must outlive the registry. Several registries may share one ModuleSet.
+  void set_modules(ModuleSet* modules) { modules_ = modules; }
+  ModuleSet* modules() const { return modules_; }
 
   // Reads config.manifest_path (empty: no lines). reload_manifest() is the same, for POST
   // /manifest/reload; on failure the manifest in use stays.
@@ -202,6 +212,7 @@ class Registry {
   std::uint64_t next_id_ = 1;
   std::uint64_t next_helper_id_ = 1;
   Manifest manifest_;
+  ModuleSet* modules_ = nullptr;
   std::map<std::uint64_t, std::shared_ptr<Run>> runs_;
   std::map<std::string, std::uint64_t> by_host_id_;
   std::deque<std::shared_ptr<Run>> queue_;

@@ -590,6 +590,9 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     if (route({"permits"}) && post) return permits_set(req.body());
     if (route({"log", "level"}) && post) return log_level(req.body());
     if (route({"manifest", "reload"}) && post) return manifest_reload();
+    if (route({"module", "start"}) && post) return module_start(req.body(), /*restart=*/false);
+    if (route({"module", "restart"}) && post) return module_start(req.body(), /*restart=*/true);
+    if (route({"module", "stop"}) && post) return module_stop(req.body());
     if (route({"vm-error", "describe"}) && get) return describe(t);
     if (route({"contract", "detect-version"}) && post) {
       auto ts = req["Deployment-Timestamp"];
@@ -617,6 +620,10 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
 
   void status() {
     ManagerStatus s;
+    if (ModuleSet* m = impl_->reg.modules()) {
+      s.llm_module = std::string(to_string(m->state(ModuleType::kLlm)));
+      s.web_module = std::string(to_string(m->state(ModuleType::kWeb)));
+    }
     s.stats = impl_->reg.stats();
     s.executions = impl_->reg.executions();
     s.boot_id = impl_->reg.boot_id();
@@ -779,6 +786,40 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     Status s = impl_->reg.reload_manifest();
     if (!s) return internal_error(s.error().message);
     respond(http::status::ok, "{\"result\":\"manifest_reloaded\"}");
+  }
+
+  // handlers.rs handle_module_start / handle_module_restart: a body that is not JSON is a 400,
+  // any other failure (a bad field, a module that does not start) a 500.
+  void module_start(const std::string& body, bool restart) {
+    auto v = json_body(body);
+    if (!v) return;
+    ModuleSet* modules = impl_->reg.modules();
+    if (!modules) return internal_error("this manager runs no modules");
+    auto req = parse_module_start_request(*v);
+    if (!req) return internal_error(req.error().message);
+    auto self = this->shared_from_this();
+    auto done = [self, restart](Status s) {
+      if (!s) return self->internal_error(s.error().message);
+      self->respond(http::status::ok, restart ? "{\"result\":\"module_restarted\"}" : "{\"result\":\"module_started\"}");
+    };
+    if (restart) {
+      modules->restart(*req, done);
+    } else {
+      modules->start(*req, done);
+    }
+  }
+
+  void module_stop(const std::string& body) {
+    auto v = json_body(body);
+    if (!v) return;
+    auto type = parse_module_stop_request(*v);
+    if (!type) return internal_error(type.error().message);
+    ModuleSet* modules = impl_->reg.modules();
+    if (!modules) return respond(http::status::ok, "{\"result\":\"module_not_running\"}");
+    auto self = this->shared_from_this();
+    modules->stop(*type, [self](bool was_running) {
+      self->respond(http::status::ok, was_running ? "{\"result\":\"module_stopped\"}" : "{\"result\":\"module_not_running\"}");
+    });
   }
 
   void describe(const Target& t) {

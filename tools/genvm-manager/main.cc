@@ -16,6 +16,7 @@
 #include "manager/config.h"
 #include "common/json.h"
 #include "manager/log.h"
+#include "manager/modules.h"
 #include "manager/registry.h"
 #include "manager/server.h"
 #include "manager/versioning.h"
@@ -28,9 +29,12 @@ constexpr const char* kUsage =
     "Runs genvm executors on request: the manager socket protocol on GET /ws (binary frames\n"
     "u16 method | u64 request id | calldata), the HTTP API (/genvm/run, /genvm/{id}, /status,\n"
     "/permits, /log/level, /vm-error/describe, /contract/detect-version, /manifest/reload,\n"
-    "/metrics). A run's executor is <executors_dir>/<version>/bin/genvm for the line its\n"
+    "/metrics, /module/start, /module/stop, /module/restart). A run's executor is <executors_dir>/<version>/bin/genvm for the line its\n"
     "selector resolves to in the manifest. Logs JSON lines to stderr. SIGTERM/SIGINT: no new\n"
-    "runs, every run finishes with cause `shutdown`, exit 0.\n"
+    "runs, every run finishes with cause `shutdown`, exit 0. The LLM and web modules are\n"
+    "genvm-module-llm / genvm-module-web child processes (config `modules`; default: beside\n"
+    "this binary), started by POST /module/start or modules.<type>.autostart; runs that need\n"
+    "modules get one connection to each.\n"
     "\n"
     "  --config FILE   YAML configuration (every key optional; see docs/PROTOCOLS.md)\n"
     "  --manifest-path FILE  the executor manifest (default from config, else\n"
@@ -135,8 +139,18 @@ int main(int argc, char** argv) {
   // A manifest that cannot be read stops the start (versioning.rs Ctx::new), before anything
   // else is logged.
   if (auto m = load_manifest(config.manifest_path); !m) return fail(m.error().message);
+  // Declared before the registry, so it outlives every run's module lease.
+  ModuleSet modules(io, config.modules, log);
   Registry registry(io, config, log);
   if (genvm::Status m = registry.load_manifest(); !m) return fail(m.error().message);
+  registry.set_modules(&modules);
+  {
+    // modules.<type>.autostart: started (default config) before the listener opens.
+    std::optional<genvm::Status> started;
+    modules.autostart([&](genvm::Status s) { started = std::move(s); });
+    while (!started) io.run_one();
+    if (!*started) return fail(started->error().message);
+  }
   Server server(io, registry, config, log);
   genvm::Status listening = config.socket.empty() ? server.listen_tcp(config.host, config.port)
                                                   : server.listen_unix(config.socket);
