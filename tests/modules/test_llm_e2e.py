@@ -117,7 +117,7 @@ class LlmModuleEndToEnd(ExecutorCase):
         cls.failing.shutdown()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def start_module(self, name, body):
+    def start_module(self, name, body, expect_start=True):
         sock = os.path.join(self.tmp, name + ".sock")
         config = os.path.join(self.tmp, name + ".yaml")
         with open(config, "w") as f:
@@ -126,12 +126,21 @@ class LlmModuleEndToEnd(ExecutorCase):
         p = subprocess.Popen([MODULE, "--config", config, "--die-with-parent"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.procs.append(p)
+        if not expect_start:
+            p.wait(10)
+            return p
         deadline = time.monotonic() + 10
         while not os.path.exists(sock):
             if p.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError("genvm-module-llm did not start: " + p.stderr.read().decode())
             time.sleep(0.02)
         return f"unix://{sock}"
+
+    def script(self, name, text):
+        path = os.path.join(self.tmp, name + ".lua")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
 
     def local_backend(self, name="local", priority=0, json_ok=True):
         return (f"  {name}:\n    host: {self.llm}\n    provider: openai-compatible\n    key: ''\n"
@@ -142,11 +151,14 @@ class LlmModuleEndToEnd(ExecutorCase):
         return (f"  {prefix}:\n    host: {self.bad}/{prefix}\n    provider: openai-compatible\n    key: ''\n"
                 f"    models:\n      m: {{supports_json: true, timeout: 1s}}\n    meta: {{priority: {priority}}}\n")
 
-    def leader_block(self, module_uri, *requests):
-        """Runs the probe with one nondet block making `requests`; returns (report, answers)."""
+    def leader_block(self, module_uri, *requests, fuel=10**12):
+        """Runs the probe with one nondet block making `requests`; returns (report, answers).
+        `fuel` is the host's remaining_fuel_as_gen (the default script bounds max_tokens by it)."""
         block = [call(r) for r in requests] + [RETURN_ANSWERS]
         data = self.execution(script(run_nondet(block, [call({"Return": True})]), RETURN_ANSWERS))
-        o = runner.run(runner.find_genvm(), data, world=self.world(), debug_mode="safe",
+        world = self.world()
+        world.remaining_fuel = (0, fuel)
+        o = runner.run(runner.find_genvm(), data, world=world, debug_mode="safe",
                        extra_args=[f"--module-llm={module_uri}"])
         rep = self.delivered(o)
         if rep.kind != "Return":
@@ -212,7 +224,7 @@ class LlmModuleEndToEnd(ExecutorCase):
         uri = self.start_module("short", "max_tokens: 1\nbackends:\n" + self.local_backend())
         rep, _ = self.leader_block(uri, {"ExecPrompt": {"prompt": "json", "response_format": "json", "images": []}})
         self.assertEqual(rep.kind, "InternalError")
-        self.assertIn("NO_PROVIDER_FOR_PROMPT; local/local: INVALID_JSON", rep.data)
+        self.assertIn("NO_PROVIDER_FOR_PROMPT: local/local: INVALID_JSON", rep.data)
         # The module is still up and answers the next run.
         _, answers = self.leader_block(uri, {"ExecPrompt": {"prompt": "hi", "response_format": "text", "images": []}})
         self.assertIsInstance(answers[0][1]["ok"], str)
@@ -236,6 +248,41 @@ class LlmModuleEndToEnd(ExecutorCase):
         self.assertEqual(rep.kind, "InternalError")
         self.assertIn("e500/m: PROVIDER_STATUS HTTP 500", rep.data)
         self.assertIn("close/m: CLOSED", rep.data)
+
+    def test_remaining_fuel_that_pays_for_no_token_ends_the_run(self):
+        # gen_per_token 1 and 0 fuel left: the script exhausts, the module answers consumed_gen
+        # 2^256-1 and the executor ends the run with the VM error timeout (host-loop.rst).
+        rep, _ = self.leader_block(self.module(), {"ExecPrompt": {"prompt": "hi", "response_format": "text", "images": []}},
+                                   fuel=0)
+        self.assertEqual(rep.kind, "VmError")
+        self.assertIn("timeout", rep.data)
+
+    def test_a_missing_script_refuses_to_start_with_one_line(self):
+        p = self.start_module("noscript", "lua_script_path: /nonexistent/genvm-llm-default.lua\nbackends:\n" +
+                              self.local_backend(), expect_start=False)
+        self.assertNotEqual(p.returncode, 0)
+        err = p.stderr.read().decode().strip().splitlines()
+        self.assertEqual(len(err), 1, err)
+        self.assertIn("script_missing: cannot read the Lua script /nonexistent/genvm-llm-default.lua", err[0])
+
+    def test_a_script_that_loops_or_fails_is_a_bounded_internal_error(self):
+        loop = self.script("loop", "function ExecPromptTemplate() end\n"
+                                   "function ExecPrompt() while true do pcall(function() while true do end end) end end\n")
+        uri = self.start_module("loop", f"lua_script_path: {loop}\nlua_instruction_limit: 20000000\nbackends:\n" +
+                                self.local_backend())
+        start = time.monotonic()
+        rep, _ = self.leader_block(uri, {"ExecPrompt": {"prompt": "hi", "response_format": "text", "images": []}})
+        self.assertEqual(rep.kind, "InternalError")
+        self.assertIn("LUA_INSTRUCTION_LIMIT", rep.data)
+        self.assertLess(time.monotonic() - start, 30)
+        fails = self.script("fails", "function ExecPromptTemplate() end\nfunction ExecPrompt() local t = nil; return t.x end\n")
+        uri = self.start_module("fails", f"lua_script_path: {fails}\nbackends:\n" + self.local_backend())
+        rep, _ = self.leader_block(uri, {"ExecPrompt": {"prompt": "hi", "response_format": "text", "images": []}})
+        self.assertEqual(rep.kind, "InternalError")
+        self.assertIn("LUA_ERROR", rep.data)
+        # The module survives its script's faults: the next run is answered (by the same script).
+        rep, _ = self.leader_block(uri, {"ExecPrompt": {"prompt": "hi", "response_format": "text", "images": []}})
+        self.assertIn("LUA_ERROR", rep.data)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ constexpr const char* kUsage =
     "meta.priority (higher first), models by name; transient failures (connect, closed\n"
     "connection, HTTP 408/429/5xx) are retried with doubling backoff, then the next model.\n"
     "JSON and bool answers go only to models with supports_json, images only to supports_image.\n"
-    "No Lua greybox layer yet: GenVM's lua_* keys are accepted and ignored.\n";
+    "The script (Lua 5.4) runs ExecPrompt / ExecPromptTemplate and calls back the providers;\n"
+    "the default one falls back by priority and answers the three equivalence templates.\n";
 
 int fail(const std::string& line) {
   std::fprintf(stderr, "genvm-module-llm: %s\n", line.c_str());
@@ -63,14 +64,17 @@ int main(int argc, char** argv) {
   for (const auto& s : config->skipped_backends) std::fprintf(stderr, "genvm-module-llm: backend skipped: %s\n", s.c_str());
   if (config->backends.empty()) return fail("no usable backend in the configuration");
   if (auto s = genvm::llm::init_http_client(); !s) return fail(s.error().to_string());
-  auto listener = genvm::module::ModuleListener::bind(config->bind_address);
+  const std::size_t backend_count = config->backends.size();
+  auto module = genvm::llm::LlmModule::create(std::move(*config));  // loads the greybox script
+  if (!module) return fail(module.error().to_string());
+  auto listener = genvm::module::ModuleListener::bind((*module)->config().bind_address);
   if (!listener) return fail(listener.error().to_string());
   ::signal(SIGPIPE, SIG_IGN);
-  std::fprintf(stderr, "genvm-module-llm: listening on %s (%zu backends)\n", (*listener)->address().c_str(),
-               config->backends.size());
-  const genvm::llm::LlmModule module(std::move(*config));
-  (*listener)->serve([&module](const genvm::module::Hello& h, const genvm::calldata::Value& request) {
-    return module.answer(h, request);
+  std::fprintf(stderr, "genvm-module-llm: listening on %s (%zu backends, script %s)\n", (*listener)->address().c_str(),
+               backend_count, (*module)->config().script.script_path.c_str());
+  const genvm::llm::LlmModule& m = **module;
+  (*listener)->serve([&m](const genvm::module::Hello& h, const genvm::calldata::Value& request) {
+    return m.answer(h, request);
   });
   return 0;
 }

@@ -206,6 +206,10 @@ Result<LlmConfig> parse_llm_config(const std::string& text, const std::string& e
     c.seed = *seed;
   }
 
+  auto script = greybox::read_script_config(root, exe_dir, "genvm-llm-default.lua");
+  if (!script) return script.take_error();
+  c.script = std::move(*script);
+
   const YAML::Node templates = root["prompt_templates"];
   if (!templates || !templates.IsMap()) return bad("prompt_templates", "missing or not a map");
   for (auto [name, out] : {std::pair{"eq_comparative", &c.eq_comparative},

@@ -7,8 +7,9 @@
 // use_max_completion_tokens, timeout}, meta.priority, timeout), prompt_templates (the three, each
 // {system, user}). `${ENV[NAME]}` in a string is the environment variable, `${exeDir}` the
 // binary's folder. Ours: connect_timeout, retries, retry_backoff, max_prompt_bytes, ca_file,
-// temperature, seed, max_tokens, template_max_tokens, gen_per_token (also per model). GenVM's keys
-// for its Lua runtime, signer and thread pools are accepted and not used (no greybox layer yet).
+// temperature, seed, max_tokens, template_max_tokens, gen_per_token (also per model); the script's
+// keys (greybox/script_config.h). GenVM's vm_count, signer and thread-pool keys are accepted and
+// not used.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "modules/greybox/script_config.h"
 
 namespace genvm::llm {
 
@@ -66,6 +68,9 @@ struct LlmConfig {
   std::uint32_t max_tokens = 8000;
   std::uint32_t template_max_tokens = 1000;
   std::uint64_t gen_per_token = 0;  // GenVM's default script charges 0 per token today
+  // lua_script_path (default ${exeDir}/../config/genvm-llm-default.lua), lua_path, data_dir,
+  // log_level and our lua_* limits (greybox/script_config.h).
+  greybox::ScriptConfig script;
 };
 
 // Error "bad_config" naming the key. getenv is read for `${ENV[...]}`.

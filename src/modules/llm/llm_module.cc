@@ -1,9 +1,13 @@
 #include "modules/llm/llm_module.h"
 
+#include <limits>
 #include <chrono>
 #include <thread>
 
+#include <lua.hpp>
+
 #include "common/json.h"
+#include "modules/greybox/lua_value.h"
 #include "modules/llm/http_post.h"
 
 namespace genvm::llm {
@@ -11,25 +15,7 @@ namespace genvm::llm {
 namespace {
 
 using calldata::Value;
-
-// Bytes that are not UTF-8 become U+FFFD: calldata strings must be UTF-8, a model's may not be.
-std::string valid_utf8(const std::string& s) {
-  if (calldata::is_valid_utf8(s)) return s;
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    std::size_t len = 1;
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0xC0) len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    if (i + len <= s.size() && calldata::is_valid_utf8(std::string_view(s).substr(i, len)) && (c < 0x80 || c >= 0xC2)) {
-      out.append(s, i, len);
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      i += 1;
-    }
-  }
-  return out;
-}
+using greybox::valid_utf8;
 
 // JSON → calldata: objects are maps (the last of duplicate keys kept), integers are integers;
 // calldata has no fractions, so a non-integer number is kept as its JSON text (a string).
@@ -95,13 +81,6 @@ AttemptFailure from_http(const Error& e) {
   return {"HTTP", e.message, false};
 }
 
-BigInt gen_for(const LlmConfig& config, const ModelConfig& model, const TokenUsage& usage) {
-  std::uint64_t per_token = model.gen_per_token.value_or(config.gen_per_token);
-  // Both factors are below 2^63 and 2^33: the product fits a u256 comfortably.
-  BigInt total(usage.total);
-  return total * BigInt(per_token);
-}
-
 }  // namespace
 
 Result<Value, AttemptFailure> read_answer(AnswerFormat format, const std::string& text) {
@@ -135,63 +114,274 @@ Result<ModelAnswer, AttemptFailure> LlmModule::exec_prompt_in_provider(const Bac
   return ModelAnswer{std::move(*data), parsed->usage};
 }
 
-module::Answer LlmModule::run_prompt(const ProviderPrompt& prompt) const {
-  Value::Array trace;
-  for (const auto& backend : config_.backends) {
-    for (const auto& model : backend.models) {
-      if (prompt.needs_json() && !model.supports_json) continue;
-      if (!prompt.images.empty() && !model.supports_image) continue;
-      for (std::uint32_t attempt = 0;; ++attempt) {
-        auto r = exec_prompt_in_provider(backend, model, prompt);
-        if (r) {
-          return module::Answer::ok(module::prompt_answer_value({std::move(r->data), gen_for(config_, model, r->usage)}));
-        }
-        const AttemptFailure& f = r.error();
-        std::fprintf(stderr, "genvm-module-llm: %s/%s attempt %u: %s %s\n", backend.name.c_str(), model.name.c_str(),
-                     attempt + 1, f.cause.c_str(), f.detail.c_str());
-        trace.push_back(Value::map({{"backend", Value(backend.name)},
-                                    {"model", Value(model.name)},
-                                    {"cause", Value(f.cause)},
-                                    {"detail", Value(valid_utf8(f.detail.substr(0, 300)))}}));
-        if (!f.transient || attempt >= config_.retries) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(config_.retry_backoff_ms << attempt));
-      }
-    }
-  }
-  // FatalError carries a string; the trace is written into it as text.
-  std::string message = "NO_PROVIDER_FOR_PROMPT";
-  if (trace.empty()) message += ": no enabled model takes this prompt (JSON and image support considered)";
-  for (const auto& t : trace) {
-    const auto& m = t.as_map();
-    message += "; " + m.at("backend").as_string() + "/" + m.at("model").as_string() + ": " + m.at("cause").as_string() + " " +
-               m.at("detail").as_string();
-  }
-  return module::Answer::fatal(message);
-}
 
 namespace {
 
-module::Answer refused(const PromptRefusal& r) { return module::Answer::user_error({r.cause}, {{"detail", Value(r.detail)}}); }
+// 2^256 - 1: the consumed_gen GenVM's handler answers for an exhausted budget.
+const BigInt& u256_max() {
+  static const BigInt v =
+      BigInt::parse_decimal("115792089237316195423570985008687907853269984665640564039457584007913129639935").value();
+  return v;
+}
+
+constexpr const char* kExhausted = "BUDGET_EXHAUSTED";
+
+// Reads one field of the table at `index`; raises a Lua error naming the field when it has the
+// wrong type. Absent fields give the fallback.
+std::string string_field(lua_State* L, int index, const char* name, bool required) {
+  int t = lua_getfield(L, index, name);
+  std::string out;
+  if (t == LUA_TSTRING) {
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    out.assign(s, len);
+  } else if (t != LUA_TNIL || required) {
+    luaL_error(L, "exec_prompt_in_provider: %s must be a string", name);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+bool has_field(lua_State* L, int index, const char* name) {
+  bool present = lua_getfield(L, index, name) != LUA_TNIL;
+  lua_pop(L, 1);
+  return present;
+}
+
+lua_Number number_field(lua_State* L, int index, const char* name, lua_Number fallback) {
+  int t = lua_getfield(L, index, name);
+  lua_Number out = fallback;
+  if (t == LUA_TNUMBER) {
+    out = lua_tonumber(L, -1);
+  } else if (t != LUA_TNIL) {
+    luaL_error(L, "exec_prompt_in_provider: %s must be a number", name);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+// __llm.exec_prompt_in_provider(ctx, {provider, model, prompt = {system_message, user_message,
+// images, temperature, max_tokens, seed}, format = "text" | "json" | "bool", timeout})
+int host_exec_prompt_in_provider(lua_State* L) {
+  const auto& m = *static_cast<const LlmModule*>(greybox::host_upvalue(L));
+  luaL_checktype(L, 2, LUA_TTABLE);
+  std::string provider = string_field(L, 2, "provider", true);
+  std::string model_name = string_field(L, 2, "model", true);
+  std::string format = string_field(L, 2, "format", true);
+  lua_Number timeout_s = number_field(L, 2, "timeout", 0);
+  const BackendConfig* backend = m.backend(provider);
+  const ModelConfig* model = nullptr;
+  if (backend != nullptr) {
+    for (const auto& mc : backend->models) {
+      if (mc.name == model_name) model = &mc;
+    }
+  }
+  if (model == nullptr) luaL_error(L, "exec_prompt_in_provider: no enabled model %s/%s", provider.c_str(), model_name.c_str());
+  ProviderPrompt p;
+  if (format == "text") {
+    p.format = AnswerFormat::kText;
+  } else if (format == "json") {
+    p.format = AnswerFormat::kJson;
+  } else if (format == "bool") {
+    p.format = AnswerFormat::kBool;
+  } else {
+    luaL_error(L, "exec_prompt_in_provider: format %s is not text, json or bool", format.c_str());
+  }
+  if (lua_getfield(L, 2, "prompt") != LUA_TTABLE) luaL_error(L, "exec_prompt_in_provider: prompt must be a table");
+  int pi = lua_gettop(L);
+  p.user = string_field(L, pi, "user_message", true);
+  if (has_field(L, pi, "system_message")) p.system = string_field(L, pi, "system_message", true);
+  p.temperature = number_field(L, pi, "temperature", m.config().temperature);
+  lua_Number max_tokens = number_field(L, pi, "max_tokens", m.config().max_tokens);
+  if (!(max_tokens >= 1 && max_tokens <= (1u << 20))) luaL_error(L, "exec_prompt_in_provider: max_tokens outside 1..2^20");
+  p.max_tokens = static_cast<std::uint32_t>(max_tokens);
+  if (has_field(L, pi, "seed")) {
+    lua_Number seed = number_field(L, pi, "seed", 0);
+    if (!(seed >= 0 && seed <= 4294967295.0)) luaL_error(L, "exec_prompt_in_provider: seed outside 0..2^32-1");
+    p.seed = static_cast<std::uint64_t>(seed);
+  }
+  if (lua_getfield(L, pi, "images") == LUA_TTABLE) {
+    std::vector<calldata::Bytes> images;
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
+      std::size_t len = 0;
+      const char* s = lua_tolstring(L, -1, &len);
+      images.emplace_back(s, s + len);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (auto refusal = check_images(images)) {
+      greybox::raise_user_error(L, {refusal->cause}, {{"detail", Value(refusal->detail)}}, false);
+    }
+    for (auto& img : images) p.images.push_back({*sniff_image(img), std::move(img)});
+  }
+  lua_settop(L, 2);
+  // The module's own bound, whatever the script checked: nothing above it is sent.
+  std::size_t size = p.user.size() + (p.system ? p.system->size() : 0);
+  if (size > m.config().max_prompt_bytes) {
+    greybox::raise_user_error(L, {"PROMPT_TOO_LARGE"},
+                              {{"detail", Value(std::to_string(size) + " bytes, the limit is " +
+                                                std::to_string(m.config().max_prompt_bytes))}},
+                              false);
+  }
+  ModelConfig bounded = *model;
+  if (timeout_s > 0) {
+    auto ms = static_cast<std::uint64_t>(std::min(timeout_s, 86400.0) * 1000);
+    std::uint64_t configured = model->timeout_ms.value_or(backend->timeout_ms.value_or(m.config().timeout_ms));
+    bounded.timeout_ms = std::max<std::uint64_t>(1, std::min(ms, configured));
+  }
+  auto r = m.exec_prompt_in_provider(*backend, bounded, p);
+  if (!r) {
+    const AttemptFailure& f = r.error();
+    greybox::raise_user_error(L, {f.cause},
+                              {{"detail", Value(valid_utf8(f.detail.substr(0, 2000)))}, {"transient", Value(f.transient)}},
+                              false);
+  }
+  lua_createtable(L, 0, 2);
+  greybox::push_value(L, r->data);
+  lua_setfield(L, -2, "data");
+  lua_createtable(L, 0, 3);
+  for (auto [name, n] : {std::pair{"input", r->usage.input}, std::pair{"output", r->usage.output},
+                         std::pair{"total", r->usage.total}}) {
+    lua_pushinteger(L, static_cast<lua_Integer>(n));
+    lua_setfield(L, -2, name);
+  }
+  lua_setfield(L, -2, "tokens");
+  return 1;
+}
+
+int host_exhaust(lua_State* L) { greybox::raise_user_error(L, {kExhausted}, {}, true); }
+
+Value providers_value(const LlmConfig& c) {
+  Value::Map providers;
+  for (const auto& b : c.backends) {
+    Value::Map models;
+    for (const auto& m : b.models) {
+      Value::Map flags{{"supports_json", Value(m.supports_json)},
+                       {"supports_image", Value(m.supports_image)},
+                       {"use_max_completion_tokens", Value(m.use_max_completion_tokens)},
+                       {"enabled", Value(true)}};
+      if (m.gen_per_token) flags["gen_per_token"] = Value(*m.gen_per_token);
+      models[m.name] = Value(std::move(flags));
+    }
+    providers[b.name] = Value::map({{"models", Value(std::move(models))}, {"meta", Value::map({{"priority", Value(b.priority)}})}});
+  }
+  return Value(std::move(providers));
+}
+
+Value templates_value(const LlmConfig& c) {
+  auto t = [](const PromptTemplate& p) { return Value::map({{"system", Value(p.system)}, {"user", Value(p.user)}}); };
+  return Value::map({{"eq_comparative", t(c.eq_comparative)},
+                     {"eq_non_comparative_leader", t(c.eq_non_comparative_leader)},
+                     {"eq_non_comparative_validator", t(c.eq_non_comparative_validator)}});
+}
+
+Value script_config_value(const LlmConfig& c) {
+  Value::Map m{{"retries", Value(c.retries)},
+               {"retry_backoff_ms", Value(c.retry_backoff_ms)},
+               {"max_prompt_bytes", Value(c.max_prompt_bytes)},
+               {"max_tokens", Value(c.max_tokens)},
+               {"template_max_tokens", Value(c.template_max_tokens)},
+               {"gen_per_token", Value(c.gen_per_token)}};
+  if (c.seed) m["seed"] = Value(*c.seed);
+  return Value(std::move(m));
+}
+
+// The script's answer as the wire's PromptAnswer: data text, map or bool (bytes that are not
+// UTF-8 become text with U+FFFD), consumed_gen a non-negative integer (or its decimal text).
+module::Answer prompt_answer_of(const Value& v) {
+  const Value* data = v.find("data");
+  const Value* gen = v.find("consumed_gen");
+  if (data == nullptr) return module::Answer::fatal("LUA_BAD_RESULT: the script answered no data");
+  Value d = *data;
+  if (const auto* b = d.if_bytes()) d = Value(valid_utf8(std::string_view(reinterpret_cast<const char*>(b->data()), b->size())));
+  if (!d.is_string() && !d.is_map() && !d.is_bool()) return module::Answer::fatal("LUA_BAD_RESULT: data is not text, a table or a bool");
+  BigInt consumed;
+  if (gen != nullptr && !gen->is_null()) {
+    if (const BigInt* i = gen->if_int()) {
+      consumed = *i;
+    } else if (const std::string* s = gen->if_string(); s != nullptr && BigInt::parse_decimal(*s)) {
+      consumed = *BigInt::parse_decimal(*s);
+    } else {
+      return module::Answer::fatal("LUA_BAD_RESULT: consumed_gen is not an integer");
+    }
+    if (consumed < BigInt(0) || u256_max() < consumed) return module::Answer::fatal("LUA_BAD_RESULT: consumed_gen outside u256");
+  }
+  return module::Answer::ok(module::prompt_answer_value({std::move(d), std::move(consumed)}));
+}
 
 }  // namespace
 
-module::Answer LlmModule::exec_prompt(const module::PromptPayload& payload, const BigInt&) const {
-  auto prompt = prompt_from_payload(config_, payload);
-  if (!prompt) return refused(prompt.error());
-  return run_prompt(*prompt);
+LlmModule::LlmModule(LlmConfig config) : config_(std::move(config)) {
+  host_options_.module_name = "genvm-module-llm";
+  host_options_.data_dir = config_.script.data_dir;
+  host_options_.log_level = config_.script.log_level;
 }
 
-module::Answer LlmModule::exec_prompt_template(const module::PromptTemplatePayload& payload, const BigInt&) const {
-  auto prompt = prompt_from_template(config_, payload);
-  if (!prompt) return refused(prompt.error());
-  return run_prompt(*prompt);
+const BackendConfig* LlmModule::backend(std::string_view name) const {
+  for (const auto& b : config_.backends) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
 }
 
-module::Answer LlmModule::answer(const module::Hello&, const calldata::Value& request) const {
+Status LlmModule::register_host(greybox::LuaVm& vm) const {
+  if (auto s = greybox::register_common_host(vm, host_options_); !s) return s;
+  void* self = const_cast<LlmModule*>(this);
+  if (auto s = greybox::register_host_function(vm, "__llm", "exec_prompt_in_provider", host_exec_prompt_in_provider, self); !s) {
+    return s;
+  }
+  if (auto s = greybox::register_host_function(vm, "__llm", "exhaust", host_exhaust, self); !s) return s;
+  return vm.run_protected([this](lua_State* L) {
+    lua_getglobal(L, "__llm");
+    greybox::push_value(L, providers_value(config_));
+    lua_setfield(L, -2, "providers");
+    greybox::push_value(L, templates_value(config_));
+    lua_setfield(L, -2, "templates");
+    greybox::push_value(L, script_config_value(config_));
+    lua_pushnumber(L, config_.temperature);  // a float: push_value has no fractions
+    lua_setfield(L, -2, "temperature");
+    lua_setfield(L, -2, "config");
+  });
+}
+
+Result<std::unique_ptr<LlmModule>> LlmModule::create(LlmConfig config) {
+  std::unique_ptr<LlmModule> m(new LlmModule(std::move(config)));
+  greybox::ScriptHost::Options o;
+  o.limits = m->config_.script.limits;
+  o.script_path = m->config_.script.script_path;
+  o.lua_path = m->config_.script.lua_path;
+  o.entry_points = {"ExecPrompt", "ExecPromptTemplate"};
+  const LlmModule* self = m.get();
+  o.register_host = [self](greybox::LuaVm& vm) { return self->register_host(vm); };
+  auto host = greybox::ScriptHost::create(std::move(o));
+  if (!host) return host.take_error();
+  m->script_ = std::move(*host);
+  return m;
+}
+
+module::Answer LlmModule::answer(const module::Hello& hello, const calldata::Value& request) const {
   auto message = module::parse_llm_message(request);
   if (!message) return module::Answer::fatal(message.error().to_string());
-  if (auto* p = std::get_if<module::PromptPayload>(&message->payload)) return exec_prompt(*p, message->remaining_fuel_as_gen);
-  return exec_prompt_template(std::get<module::PromptTemplatePayload>(message->payload), message->remaining_fuel_as_gen);
+  // The fuel as a Lua integer; more than i64 holds is as good as unbounded for any price.
+  auto fuel64 = message->remaining_fuel_as_gen.to_int64();
+  Value fuel = fuel64 ? Value(*fuel64) : Value(std::numeric_limits<std::int64_t>::max());
+  Result<Value, greybox::ScriptError> r = Value();
+  if (auto* p = std::get_if<module::PromptPayload>(&message->payload)) {
+    if (auto refusal = check_images(p->images)) {
+      return module::Answer::user_error({refusal->cause}, {{"detail", Value(refusal->detail)}});
+    }
+    r = script_->call(hello, "ExecPrompt", {module::payload_value(*p), fuel});
+  } else {
+    r = script_->call(hello, "ExecPromptTemplate", {module::payload_value(std::get<module::PromptTemplatePayload>(message->payload)), fuel});
+  }
+  if (!r) {
+    const greybox::ScriptError& e = r.error();
+    if (e.kind == greybox::ScriptFailure::kFatalUserError && e.causes == std::vector<std::string>{kExhausted}) {
+      return module::Answer::ok(module::prompt_answer_value({Value(std::string()), u256_max()}));
+    }
+    return greybox::answer_of(e);
+  }
+  return prompt_answer_of(*r);
 }
 
 }  // namespace genvm::llm

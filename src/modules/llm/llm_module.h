@@ -1,23 +1,24 @@
-// The LLM module's request handler: one module request in, one answer out.
+// The LLM module's request handler: one module request in, one answer out, through the
+// operator's greybox script (src/modules/greybox, scripts/default.lua).
 //
-//   auto m = LlmModule(config);
-//   module::Answer a = m.answer(hello, request_value);
+//   auto m = LlmModule::create(config);     // loads the script: a missing or broken one fails here
+//   module::Answer a = (*m)->answer(hello, request_value);
 //
-// The entry points are those GenVM's Lua greybox scripts define and call, so a scripting layer
-// can sit between answer() and the providers later (there is none yet; docs/PROTOCOLS.md):
-//   exec_prompt / exec_prompt_template   (the script's ExecPrompt / ExecPromptTemplate)
-//   run_prompt                           (the default script's walk over the backends)
-//   exec_prompt_in_provider              (the host function a script calls per backend/model)
-//
-// Answers: Ok {consumed_gen, data}; user errors TOO_MANY_IMAGES, IMAGE_TOO_LARGE, INVALID_IMAGE,
-// PROMPT_TOO_LARGE {detail}; FatalError "NO_PROVIDER_FOR_PROMPT ..." when no backend answered
-// (GenVM's default script raises that one fatal), with what each candidate did.
+// answer() checks a Prompt's images (at most 2, 5 MiB, PNG/JPEG by content; GenVM's handler
+// does the same before its script), then calls the script's ExecPrompt / ExecPromptTemplate
+// with the payload and remaining_fuel_as_gen. The script calls back
+// __llm.exec_prompt_in_provider (one attempt on one backend/model: exec_prompt_in_provider
+// here) and answers {data, consumed_gen}; its user errors are the wire's UserError, its fatal
+// ones and its faults (errors, limits) FatalError; __llm.exhaust() answers consumed_gen 2^256-1.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/module/protocol.h"
+#include "modules/greybox/host_lib.h"
+#include "modules/greybox/script_host.h"
 #include "modules/llm/config.h"
 #include "modules/llm/prompt.h"
 #include "modules/llm/providers.h"
@@ -43,18 +44,21 @@ Result<calldata::Value, AttemptFailure> read_answer(AnswerFormat format, const s
 
 class LlmModule {
  public:
-  explicit LlmModule(LlmConfig config) : config_(std::move(config)) {}
+  static Result<std::unique_ptr<LlmModule>> create(LlmConfig config);
 
   module::Answer answer(const module::Hello& hello, const calldata::Value& request) const;
-  module::Answer exec_prompt(const module::PromptPayload& payload, const BigInt& remaining_fuel_as_gen) const;
-  module::Answer exec_prompt_template(const module::PromptTemplatePayload& payload, const BigInt& remaining_fuel_as_gen) const;
-  module::Answer run_prompt(const ProviderPrompt& prompt) const;
+  // One attempt on one backend/model (the host function behind __llm.exec_prompt_in_provider).
   Result<ModelAnswer, AttemptFailure> exec_prompt_in_provider(const BackendConfig& backend, const ModelConfig& model,
                                                               const ProviderPrompt& prompt) const;
   const LlmConfig& config() const { return config_; }
+  const BackendConfig* backend(std::string_view name) const;
 
  private:
+  explicit LlmModule(LlmConfig config);
+  Status register_host(greybox::LuaVm& vm) const;
   LlmConfig config_;
+  greybox::HostOptions host_options_;
+  std::unique_ptr<greybox::ScriptHost> script_;
 };
 
 }  // namespace genvm::llm

@@ -1,4 +1,8 @@
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
+#include <mutex>
 
 #include <gtest/gtest.h>
 
@@ -7,9 +11,12 @@
 #include "modules/llm/llm_module.h"
 #include "modules/llm/prompt.h"
 #include "modules/llm/providers.h"
+#include "modules/web/test_http_server.h"
 
 namespace genvm::llm {
 namespace {
+
+using calldata::Value;
 
 constexpr const char* kTemplates = R"(
 prompt_templates:
@@ -99,35 +106,6 @@ TEST(module_llm_config, RefusesBadValues) {
   EXPECT_NE(no_templates.error().message.find("prompt_templates"), std::string::npos);
 }
 
-TEST(module_llm_prompt, FillsSlotsOnceAndKeepsUnknownOnes) {
-  EXPECT_EQ(fill_slots("a #{x} b #{y} #{x}", {{"x", "#{y}"}, {"y", "Y"}}), "a #{y} b Y #{y}");
-  EXPECT_EQ(fill_slots("#{open", {{"open", "v"}}), "#{open");
-  EXPECT_EQ(fill_slots("", {}), "");
-}
-
-TEST(module_llm_prompt, TemplatesAnswerTheSpecsKinds) {
-  LlmConfig c = parse_ok("backends: {}");
-  module::PromptTemplatePayload cmp{module::Template::kEqComparative,
-                                    {{"leader_answer", "1"}, {"validator_answer", "2"}, {"principle", "same"}}};
-  auto p = prompt_from_template(c, cmp);
-  ASSERT_TRUE(p);
-  EXPECT_EQ(p->user, "A=1 B=2 P=same #{unknown}");
-  EXPECT_EQ(p->system, "judge");
-  EXPECT_EQ(p->format, AnswerFormat::kBool);
-  EXPECT_EQ(p->max_tokens, 1000u);
-  module::PromptTemplatePayload leader{module::Template::kEqNonComparativeLeader, {{"task", "t"}, {"criteria", "c"}, {"input", "i"}}};
-  auto l = prompt_from_template(c, leader);
-  ASSERT_TRUE(l);
-  EXPECT_EQ(l->user, "T=t C=c I=i");
-  EXPECT_EQ(l->format, AnswerFormat::kText);
-  module::PromptTemplatePayload val{module::Template::kEqNonComparativeValidator,
-                                    {{"task", "t"}, {"criteria", "c"}, {"input", "i"}, {"output", "o"}}};
-  auto v = prompt_from_template(c, val);
-  ASSERT_TRUE(v);
-  EXPECT_EQ(v->user, "T=t I=i C=c O=o");
-  EXPECT_EQ(v->format, AnswerFormat::kBool);
-}
-
 calldata::Bytes bytes(std::initializer_list<int> b, std::size_t pad = 0) {
   calldata::Bytes out;
   for (int x : b) out.push_back(static_cast<std::uint8_t>(x));
@@ -145,37 +123,31 @@ TEST(module_llm_prompt, ChecksImagesByContentCountAndSize) {
   EXPECT_EQ(sniff_image(gif), std::nullopt);
   EXPECT_EQ(sniff_image(bytes({0xFF, 0xD8})), std::nullopt);
 
-  module::PromptPayload ok{module::OutputFormat::kText, "look", {png, jpeg_exif}};
-  auto p = prompt_from_payload(c, ok);
-  ASSERT_TRUE(p);
-  ASSERT_EQ(p->images.size(), 2u);
-  EXPECT_EQ(p->images[1].kind, ImageKind::kJpeg);
-
-  auto cause = [&](module::PromptPayload pl) {
-    auto r = prompt_from_payload(c, pl);
-    return r ? std::string("ok") : r.error().cause;
+  auto cause = [](std::vector<calldata::Bytes> images) {
+    auto r = check_images(images);
+    return r ? r->cause : std::string("ok");
   };
-  EXPECT_EQ(cause({module::OutputFormat::kText, "x", {png, png, png}}), "TOO_MANY_IMAGES");
-  EXPECT_EQ(cause({module::OutputFormat::kText, "x", {gif}}), "INVALID_IMAGE");
+  EXPECT_EQ(cause({png, jpeg_exif}), "ok");
+  EXPECT_EQ(cause({png, png, png}), "TOO_MANY_IMAGES");
+  EXPECT_EQ(cause({gif}), "INVALID_IMAGE");
   auto big = png;
   big.resize(kMaxImageBytes + 1);
-  EXPECT_EQ(cause({module::OutputFormat::kText, "x", {big}}), "IMAGE_TOO_LARGE");
+  EXPECT_EQ(cause({big}), "IMAGE_TOO_LARGE");
   big.resize(kMaxImageBytes);
-  EXPECT_EQ(cause({module::OutputFormat::kText, "x", {big}}), "ok");
+  EXPECT_EQ(cause({big}), "ok");
 }
 
-TEST(module_llm_prompt, PromptOverTheLimitIsRefused) {
-  LlmConfig c = parse_ok("max_prompt_bytes: 16\nbackends: {}");
-  EXPECT_TRUE(prompt_from_payload(c, {module::OutputFormat::kText, std::string(16, 'a'), {}}));
-  auto r = prompt_from_payload(c, {module::OutputFormat::kText, std::string(17, 'a'), {}});
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().cause, "PROMPT_TOO_LARGE");
-  // A filled template is bounded too (the template text itself counts: 10 bytes of slots, 18 filled).
-  module::PromptTemplatePayload t{module::Template::kEqNonComparativeLeader,
-                                  {{"task", "tttt"}, {"criteria", "cccc"}, {"input", "ii"}}};
-  auto f = prompt_from_template(c, t);
-  ASSERT_FALSE(f);
-  EXPECT_EQ(f.error().cause, "PROMPT_TOO_LARGE");
+// What the default script hands exec_prompt_in_provider for a prompt (scripts/default.lua).
+ProviderPrompt prompt_of(const LlmConfig& c, AnswerFormat format, std::string user, std::vector<Image> images = {}) {
+  ProviderPrompt p;
+  p.format = format;
+  if (format == AnswerFormat::kJson) p.system = "respond with a valid json object";
+  p.user = std::move(user);
+  p.images = std::move(images);
+  p.temperature = c.temperature;
+  p.max_tokens = c.max_tokens;
+  p.seed = c.seed;
+  return p;
 }
 
 TEST(module_llm_providers, OpenAiRequestBytes) {
@@ -190,10 +162,9 @@ backends:
     models: {gpt: {supports_json: true, supports_image: true}, o1: {use_max_completion_tokens: true}}
 )");
   auto png = bytes({0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A});
-  auto p = prompt_from_payload(c, {module::OutputFormat::kJson, "hi \"you\"", {png}});
-  ASSERT_TRUE(p);
+  auto p = prompt_of(c, AnswerFormat::kJson, "hi \"you\"", {{ImageKind::kPng, png}});
   const auto& b = c.backends[0];
-  HttpCall call = build_request(b, b.models[0], *p);
+  HttpCall call = build_request(b, b.models[0], p);
   EXPECT_EQ(call.url, "https://api.example/v1/chat/completions");
   EXPECT_EQ(call.headers, (std::vector<std::string>{"Content-Type: application/json", "Authorization: Bearer sk"}));
   EXPECT_EQ(call.body,
@@ -201,8 +172,8 @@ backends:
             R"({"role":"user","content":[{"type":"text","text":"hi \"you\""},)"
             R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}],)"
             R"("temperature":0.25,"seed":3,"max_tokens":8000,"response_format":{"type":"json_object"}})");
-  auto text = prompt_from_payload(c, {module::OutputFormat::kText, "x", {}});
-  HttpCall o1 = build_request(b, b.models[1], *text);
+  auto text = prompt_of(c, AnswerFormat::kText, "x");
+  HttpCall o1 = build_request(b, b.models[1], text);
   EXPECT_NE(o1.body.find(R"("max_completion_tokens":8000)"), std::string::npos);
   EXPECT_EQ(o1.body.find("response_format"), std::string::npos);
 }
@@ -214,10 +185,9 @@ backends:
   g: {host: https://generativelanguage.googleapis.com, provider: google, key: gk, models: {gemini: {}}}
   l: {host: http://127.0.0.1:11434, provider: ollama, key: "", models: {llama: {}}}
 )");
-  auto p = prompt_from_payload(c, {module::OutputFormat::kJson, "q", {}});
-  ASSERT_TRUE(p);
+  auto p = prompt_of(c, AnswerFormat::kJson, "q");
   for (const auto& b : c.backends) {
-    HttpCall call = build_request(b, b.models[0], *p);
+    HttpCall call = build_request(b, b.models[0], p);
     auto parsed = parse_json(call.body);
     ASSERT_TRUE(parsed) << call.body;
     if (b.provider == ProviderKind::kAnthropic) {
@@ -282,25 +252,194 @@ TEST(module_llm_answer, ReadsTextJsonAndBool) {
   EXPECT_FALSE(read_answer(AnswerFormat::kBool, "nope"));
 }
 
+// The module as genvm-module-llm runs it: the default script (src/modules/llm/scripts).
+constexpr const char* kDefaultScript = GENVM_SOURCE_DIR "/src/modules/llm/scripts/default.lua";
+
+std::unique_ptr<LlmModule> module_with(const std::string& yaml, const std::string& script = kDefaultScript) {
+  LlmConfig c = parse_ok(yaml + "\nlog_level: error\nlua_script_path: " + script + "\n");
+  auto m = LlmModule::create(c);
+  EXPECT_TRUE(m) << (m ? "" : m.error().to_string());
+  return m ? std::move(*m) : nullptr;
+}
+
+module::Answer prompt(const LlmModule& m, module::OutputFormat f, std::string text, std::vector<calldata::Bytes> images = {},
+                      BigInt fuel = BigInt(1'000'000)) {
+  module::LlmMessage msg{module::PromptPayload{f, std::move(text), std::move(images)}, std::move(fuel)};
+  return m.answer(module::Hello{}, module::llm_message_value(msg));
+}
+
+module::Answer templated(const LlmModule& m, module::Template t, std::map<std::string, std::string> fields) {
+  module::LlmMessage msg{module::PromptTemplatePayload{t, std::move(fields)}, BigInt(1'000'000)};
+  return m.answer(module::Hello{}, module::llm_message_value(msg));
+}
+
+std::string first_cause(const module::Answer& a) {
+  if (a.kind != module::AnswerKind::kUserError) return "not a user error";
+  return a.value.as_map().at("causes").as_array()[0].as_string();
+}
+
+// An OpenAI-compatible provider on 127.0.0.1 answering `content`, keeping the request bodies.
+struct FakeProvider {
+  std::string content;
+  std::vector<std::string> bodies;
+  std::mutex m;
+  web::TestHttpServer server{[this](const web::TestHttpServer::Request& r) {
+    std::lock_guard lock(m);
+    bodies.push_back(r.body);
+    JsonWriter w;
+    w.begin_object().key("choices").begin_array().begin_object().key("message").begin_object();
+    w.key("content").string(content).end_object().end_object().end_array();
+    w.key("usage").begin_object().key("prompt_tokens").number(3).key("completion_tokens").number(2);
+    w.key("total_tokens").number(5).end_object().end_object();
+    return web::TestHttpServer::reply(200, "Content-Type: application/json\r\n", w.take());
+  }};
+  std::string backend(const std::string& name = "p", int priority = 0) {
+    return "  " + name + ": {host: \"" + server.url("") + "\", provider: openai-compatible, key: \"\", meta: {priority: " +
+           std::to_string(priority) + "}, models: {m: {supports_json: true}}}\n";
+  }
+  std::string last_body() {
+    std::lock_guard lock(m);
+    return bodies.empty() ? "" : bodies.back();
+  }
+};
+
 TEST(module_llm_handler, RefusalsAreUserErrorsAndNoModelIsFatal) {
-  LlmConfig c = parse_ok(R"(
+  auto m = module_with(R"(
 backends:
   o: {host: "http://127.0.0.1:9", provider: openai-compatible, key: "", models: {text-only: {}}}
 retries: 0
+max_prompt_bytes: 16
 )");
-  LlmModule m(c);
-  auto gif = bytes({'G', 'I', 'F'});
-  module::Answer bad_image = m.exec_prompt({module::OutputFormat::kText, "x", {gif}}, BigInt(0));
-  ASSERT_EQ(bad_image.kind, module::AnswerKind::kUserError);
-  EXPECT_EQ(bad_image.value.as_map().at("causes").as_array()[0].as_string(), "INVALID_IMAGE");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(first_cause(prompt(*m, module::OutputFormat::kText, "x", {bytes({'G', 'I', 'F'})})), "INVALID_IMAGE");
+  EXPECT_EQ(first_cause(prompt(*m, module::OutputFormat::kText, std::string(17, 'a'))), "PROMPT_TOO_LARGE");
+  EXPECT_EQ(first_cause(prompt(*m, module::OutputFormat::kText, " \u200B\n ")), "EMPTY_PROMPT");
   // JSON asked, no model supports it: nothing is sent, the public script's fatal error.
-  module::Answer json = m.exec_prompt({module::OutputFormat::kJson, "x", {}}, BigInt(0));
+  module::Answer json = prompt(*m, module::OutputFormat::kJson, "x");
   ASSERT_EQ(json.kind, module::AnswerKind::kFatalError);
   EXPECT_NE(json.value.as_string().find("NO_PROVIDER_FOR_PROMPT: no enabled model"), std::string::npos);
   // A text prompt to a port nobody listens on: connect failure, then no provider.
-  module::Answer refused = m.exec_prompt({module::OutputFormat::kText, "x", {}}, BigInt(0));
+  module::Answer refused = prompt(*m, module::OutputFormat::kText, "x");
   ASSERT_EQ(refused.kind, module::AnswerKind::kFatalError);
-  EXPECT_NE(refused.value.as_string().find("o/text-only: CONNECT"), std::string::npos) << refused.value.as_string();
+  EXPECT_NE(refused.value.as_string().find("NO_PROVIDER_FOR_PROMPT: o/text-only: CONNECT"), std::string::npos)
+      << refused.value.as_string();
+}
+
+TEST(module_llm_script, TemplatesFillSlotsOnceAndAnswerTheSpecsKinds) {
+  FakeProvider p;
+  p.content = R"({"reason": "r", "result": true})";
+  auto m = module_with("template_max_tokens: 7\nbackends:\n" + p.backend());
+  ASSERT_TRUE(m);
+  module::Answer cmp = templated(*m, module::Template::kEqComparative,
+                                 {{"leader_answer", "#{validator_answer}"}, {"validator_answer", "2"}, {"principle", "same"}});
+  ASSERT_EQ(cmp.kind, module::AnswerKind::kOk) << calldata::to_text(cmp.value);
+  EXPECT_EQ(cmp.value.as_map().at("data"), Value(true));
+  EXPECT_EQ(cmp.value.as_map().at("consumed_gen"), Value(0));  // gen_per_token 0
+  auto body = parse_json(p.last_body());
+  ASSERT_TRUE(body) << p.last_body();
+  std::string sent;
+  JsonWriter w;
+  write_json(w, *body);
+  sent = w.take();
+  // A value is inserted once (its own #{...} stays), an unknown slot stays as written.
+  EXPECT_NE(sent.find(R"(A=#{validator_answer} B=2 P=same #{unknown})"), std::string::npos) << sent;
+  EXPECT_NE(sent.find(R"("content":"judge")"), std::string::npos) << sent;
+  EXPECT_NE(sent.find(R"("max_tokens":7)"), std::string::npos) << sent;
+  EXPECT_NE(sent.find(R"("response_format":{"type":"json_object"})"), std::string::npos) << sent;
+
+  p.content = "a summary";
+  module::Answer leader = templated(*m, module::Template::kEqNonComparativeLeader, {{"task", "t"}, {"criteria", "c"}, {"input", "i"}});
+  ASSERT_EQ(leader.kind, module::AnswerKind::kOk);
+  EXPECT_EQ(leader.value.as_map().at("data"), Value("a summary"));
+  EXPECT_NE(p.last_body().find("T=t C=c I=i"), std::string::npos);
+  p.content = R"({"result": false})";
+  module::Answer val = templated(*m, module::Template::kEqNonComparativeValidator,
+                                 {{"task", "t"}, {"criteria", "c"}, {"input", "i"}, {"output", "o"}});
+  EXPECT_EQ(val.value.as_map().at("data"), Value(false));
+}
+
+TEST(module_llm_script, IdenticalAnswersAreEquivalentWithoutAModelCall) {
+  FakeProvider p;
+  p.content = R"({"result": false})";
+  auto m = module_with("backends:\n" + p.backend());
+  ASSERT_TRUE(m);
+  module::Answer same = templated(*m, module::Template::kEqComparative,
+                                  {{"leader_answer", "42"}, {"validator_answer", "42"}, {"principle", "anything"}});
+  ASSERT_EQ(same.kind, module::AnswerKind::kOk);
+  EXPECT_EQ(same.value.as_map().at("data"), Value(true));
+  EXPECT_EQ(p.server.total_hits(), 0);
+  // Answers that differ in a single byte go to the model, which decides.
+  module::Answer differ = templated(*m, module::Template::kEqComparative,
+                                    {{"leader_answer", "42"}, {"validator_answer", "42 "}, {"principle", "anything"}});
+  EXPECT_EQ(differ.value.as_map().at("data"), Value(false));
+  EXPECT_EQ(p.server.total_hits(), 1);
+}
+
+TEST(module_llm_script, FallsBackByPriorityAndChargesTokens) {
+  FakeProvider good;
+  good.content = "hello";
+  auto m = module_with("gen_per_token: 2\nretries: 1\nretry_backoff: 1ms\nbackends:\n"
+                       "  broken: {host: \"http://127.0.0.1:9\", provider: openai-compatible, key: \"\", meta: {priority: 5}, models: {m: {}}}\n" +
+                       good.backend("good", 1));
+  ASSERT_TRUE(m);
+  module::Answer a = prompt(*m, module::OutputFormat::kText, "hi");
+  ASSERT_EQ(a.kind, module::AnswerKind::kOk) << calldata::to_text(a.value);
+  EXPECT_EQ(a.value.as_map().at("data"), Value("hello"));
+  EXPECT_EQ(a.value.as_map().at("consumed_gen"), Value(10));  // 5 tokens x 2
+}
+
+TEST(module_llm_script, RemainingFuelBoundsMaxTokensAndAnEmptyBudgetExhausts) {
+  FakeProvider p;
+  p.content = "ok";
+  auto m = module_with("gen_per_token: 10\nmax_tokens: 100\nbackends:\n" + p.backend());
+  ASSERT_TRUE(m);
+  module::Answer bounded = prompt(*m, module::OutputFormat::kText, "hi", {}, BigInt(35));
+  ASSERT_EQ(bounded.kind, module::AnswerKind::kOk);
+  EXPECT_NE(p.last_body().find(R"("max_tokens":3)"), std::string::npos) << p.last_body();
+  module::Answer broke = prompt(*m, module::OutputFormat::kText, "hi", {}, BigInt(9));
+  ASSERT_EQ(broke.kind, module::AnswerKind::kOk);
+  EXPECT_EQ(broke.value.as_map().at("consumed_gen").as_int().to_decimal(),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639935");
+  EXPECT_EQ(p.server.total_hits(), 1);
+}
+
+std::string script_file(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "llm_script_" + std::to_string(::getpid()) + "_" + name + ".lua";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(module_llm_script, BadScriptsEndWithStructuredErrors) {
+  const std::string backends = "lua_instruction_limit: 1000000\nlua_memory_limit: 8388608\nbackends:\n"
+                               "  o: {host: \"http://127.0.0.1:9\", provider: openai-compatible, key: \"\", models: {m: {}}}\n";
+  auto fatal_text = [&](const std::string& body) {
+    auto m = module_with(backends, script_file(::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                                   std::to_string(body.size()),
+                                               "function ExecPromptTemplate() end\nfunction ExecPrompt(ctx, args)\n" + body + "\nend\n"));
+    if (!m) return std::string("no module");
+    module::Answer a = prompt(*m, module::OutputFormat::kText, "x");
+    return a.kind == module::AnswerKind::kFatalError ? a.value.as_string() : "not fatal: " + calldata::to_text(a.value);
+  };
+  EXPECT_EQ(fatal_text("error('broken')").rfind("LUA_ERROR: ", 0), 0u);
+  EXPECT_EQ(fatal_text("while true do end").rfind("LUA_INSTRUCTION_LIMIT: ", 0), 0u);
+  EXPECT_EQ(fatal_text("local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end").rfind("LUA_MEMORY_LIMIT: ", 0), 0u);
+  EXPECT_EQ(fatal_text("return {data = function() end}").rfind("LUA_BAD_RESULT: ", 0), 0u);
+  EXPECT_EQ(fatal_text("return {data = {1, 2}, consumed_gen = -1}").rfind("LUA_BAD_RESULT: ", 0), 0u);
+  // A user error the script raises reaches the contract as the wire's UserError.
+  auto m = module_with(backends, script_file("user", "function ExecPromptTemplate() end\nfunction ExecPrompt()\n"
+                                                     "__dflt.user_error{causes = {'MINE'}, fatal = false, ctx = {k = 'v'}} end\n"));
+  ASSERT_TRUE(m);
+  module::Answer a = prompt(*m, module::OutputFormat::kText, "x");
+  ASSERT_EQ(a.kind, module::AnswerKind::kUserError);
+  EXPECT_EQ(a.value, Value::map({{"causes", Value::array({"MINE"})}, {"ctx", Value::map({{"k", "v"}})}}));
+}
+
+TEST(module_llm_script, AMissingScriptRefusesToStart) {
+  LlmConfig c = parse_ok("lua_script_path: /nonexistent/x.lua\nbackends: {}\n");
+  auto m = LlmModule::create(c);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "script_missing");
+  EXPECT_NE(m.error().message.find("/nonexistent/x.lua"), std::string::npos);
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
-// What the module sends a provider, built from a contract's request: the checks on a Prompt's
-// images, the filling of the three templates' `#{...}` slots, and the provider-neutral prompt.
+// What the module sends a provider: the provider-neutral prompt a script's
+// exec_prompt_in_provider call describes, and the checks on a Prompt's images.
 //
-//   auto p = prompt_from_payload(config, payload);           // ExecPrompt
-//   auto t = prompt_from_template(config, template_payload); // ExecPromptTemplate
+//   if (auto r = check_images(payload.images)) refuse(*r);   // before the script runs
 //
-// These are the steps GenVM's lib-llm.lua does in exec_prompt_transform and
-// exec_prompt_template_transform; a Lua greybox layer would take their place.
+// Building the prompt (the JSON system message, the templates' `#{...}` slots, the size bound)
+// is the script's work, as in GenVM's lib-llm.lua (scripts/default.lua).
 #pragma once
 
 #include <cstdint>
@@ -52,12 +51,8 @@ struct PromptRefusal {
   std::string detail;
 };
 
-Result<ProviderPrompt, PromptRefusal> prompt_from_payload(const LlmConfig& config, const module::PromptPayload& payload);
-Result<ProviderPrompt, PromptRefusal> prompt_from_template(const LlmConfig& config,
-                                                           const module::PromptTemplatePayload& payload);
-
-// Every `#{name}` whose name is a key of `slots` becomes its value; other text (and unknown
-// slots) stays as written. Values are inserted once, never re-scanned.
-std::string fill_slots(std::string_view text, const std::map<std::string, std::string>& slots);
+// At most kMaxImages, each at most kMaxImageBytes and a PNG or JPEG by content (GenVM's handler
+// checks the same before its script runs): TOO_MANY_IMAGES, IMAGE_TOO_LARGE, INVALID_IMAGE.
+std::optional<PromptRefusal> check_images(const std::vector<calldata::Bytes>& images);
 
 }  // namespace genvm::llm
