@@ -5,7 +5,7 @@ frame, then Render frames, as src/common/module's wire has them), N renders of a
 served by an HTTP server on 127.0.0.1 in each mode; prints the module's start-to-listening
 time, the first render, then min / median / p90 / max per mode.
 
-  bench/web_render.py [-b BUILD_DIR] [-n RENDERS]
+  bench/web_render.py [-b BUILD_DIR] [-n RENDERS] [--gap MS]
 
 Needs the genvm-module-web target built and Debian's chromium.
 """
@@ -13,18 +13,15 @@ Needs the genvm-module-web target built and Debian's chromium.
 import argparse
 import http.server
 import os
-import socket
 import statistics
-import struct
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "conformance"))
-from gvm import calldata as cd  # noqa: E402
+sys.path.insert(0, HERE)
+from module_wire import cd, connect, frame, read_frame, start_module  # noqa: E402
 
 PAGE = (b"<!doctype html><html><head><title>bench</title><style>body{font:16px sans-serif}</style></head>"
         b"<body><h1>Price list</h1><p id=v>price: <b>42</b></p>" + b"<p>row</p>" * 50 + b"</body></html>")
@@ -42,24 +39,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(PAGE)
 
 
-def frame(value):
-    body = cd.encode(value)
-    return struct.pack(">I", len(body)) + body
-
-
-def read_frame(sock):
-    def exact(n):
-        out = b""
-        while len(out) < n:
-            chunk = sock.recv(n - len(out))
-            if not chunk:
-                raise EOFError("module closed the connection")
-            out += chunk
-        return out
-    (n,) = struct.unpack(">I", exact(4))
-    return cd.decode(exact(n))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build-render"))
@@ -75,22 +54,10 @@ def main():
     threading.Thread(target=http_server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{http_server.server_address[1]}/page"
     tmp = tempfile.mkdtemp(prefix="gvm-bench-render-")
-    sock_path = os.path.join(tmp, "web.sock")
-    config = os.path.join(tmp, "web.yaml")
-    with open(config, "w") as f:
-        f.write(f"bind_address: unix://{sock_path}\nalways_allow_hosts: [\"127.0.0.1\"]\n")
-    t0 = time.monotonic()
-    proc = subprocess.Popen([module, "--config", config, "--die-with-parent"], stderr=subprocess.DEVNULL)
+    proc, sock_path, start_ms = start_module(module, tmp, "web", "always_allow_hosts: [\"127.0.0.1\"]\n")
     try:
-        while not os.path.exists(sock_path):
-            if proc.poll() is not None:
-                sys.exit("bench/web_render.py: genvm-module-web exited")
-            time.sleep(0.005)
-        print(f"module start (browser included) to listening: {(time.monotonic() - t0) * 1000:.0f} ms")
-        s = socket.socket(socket.AF_UNIX)
-        s.connect(sock_path)
-        s.sendall(frame({"gas_data": {}, "genvm_id": 1, "host_data": {"node_address": "", "tx_id": ""},
-                         "initial_time_units_allocation": 0, "role": "Leader"}))
+        print(f"module start (browser included) to listening: {start_ms:.0f} ms")
+        s = connect(sock_path)
 
         def render(mode):
             if args.gap:

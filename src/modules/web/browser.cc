@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -155,6 +156,9 @@ std::optional<module::Answer> refusal_for(const UrlPolicy& policy, const std::st
 }
 
 bool status_good(std::uint64_t s) { return (s >= 200 && s < 300) || s == 304; }
+
+// Why the browser was restarted or a page dropped: the module's log is its stderr.
+void log_line(const std::string& line) { std::fprintf(stderr, "genvm-module-web: %s\n", line.c_str()); }
 
 }  // namespace
 
@@ -471,6 +475,7 @@ Result<Browser::Page> Browser::open_page() {
     // A broken connection or a dead browser: start again once; an answer from a live browser
     // is an error to report.
     if (attempt > 0 || e.code == "cdp_error") return e;
+    log_line("browser restarted: opening a page failed: " + e.to_string());
     stop_locked();
   }
 }
@@ -486,6 +491,7 @@ void Browser::close_page(const Page& page) {
   c.begin_object().key("browserContextId").string(page.context_id).end_object();
   auto disposed = browser_cdp_->call("Target.disposeBrowserContext", c.take(), deadline);
   if ((!closed && closed.error().code != "cdp_error") || (!disposed && disposed.error().code != "cdp_error")) {
+    log_line("browser stopped: closing a page failed: " + (closed ? disposed.error() : closed.error()).to_string());
     stop_locked();  // the connection is broken: the next render starts a new browser
   }
 }
@@ -542,8 +548,11 @@ Result<std::unique_ptr<Browser::PreparedPage>> Browser::take_page() {
     // A spare being prepared is nearer than a page opened from scratch (which would also
     // compete with it for the browser): wait for it, bounded like a render.
     std::unique_lock<std::mutex> l(spare_mutex_);
+    ++waiting_;
+    spare_cv_.notify_all();
     spare_cv_.wait_for(l, std::chrono::milliseconds(config_.render_timeout_ms),
                        [this] { return spare_ != nullptr || (!preparing_ && !want_spare_) || quit_; });
+    --waiting_;
     spare = std::move(spare_);
   }
   if (spare) {
@@ -559,7 +568,7 @@ Result<std::unique_ptr<Browser::PreparedPage>> Browser::take_page() {
       ++spares_used_;
       return spare;
     }
-    // Made by a browser that has died: its pages went with it.
+    log_line("spare page dropped: its browser has died");  // its pages went with it
   }
   return prepare_page();
 }
@@ -583,8 +592,9 @@ void Browser::maintain() {
   for (;;) {
     spare_cv_.wait(l, [this] { return quit_ || !to_close_.empty() || (want_spare_ && !spare_); });
     if (quit_) return;
-    // The spare first: a render may be waiting for it; closing used pages can wait.
-    if (!want_spare_ || spare_) {
+    // Used pages first (each holds a renderer process), unless a render waits for the spare.
+    bool spare_wanted = want_spare_ && !spare_;
+    if (!to_close_.empty() && !(spare_wanted && waiting_ > 0)) {
       std::vector<Page> pages = std::move(to_close_);
       to_close_.clear();
       l.unlock();
@@ -592,6 +602,7 @@ void Browser::maintain() {
       l.lock();
       continue;
     }
+    if (!spare_wanted) continue;
     want_spare_ = false;
     preparing_ = true;
     l.unlock();

@@ -99,6 +99,7 @@ class Browser {
   std::vector<Page> to_close_;
   bool want_spare_ = false;
   bool preparing_ = false;  // the background thread is preparing a spare now
+  int waiting_ = 0;         // renders waiting for that spare
   bool quit_ = false;
   int spares_used_ = 0;
   std::thread maintainer_;
