@@ -173,7 +173,7 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
     rec.status = "accepted";
     rec.result_kind = accepted->leader_run.kind;
     const Value* data = rep.find("data");
-    rec.result_text = data ? calldata::to_text(*data) : "null";
+    rec.result_text = data ? result_text(*data, opts_.result_text) : "null";
     rec.execution_hash = accepted->leader_run.execution_hash;
     const Value* changes = rep.find("storage_changes");
     fx.storage_changes = changes ? *changes : Value();

@@ -28,7 +28,9 @@
 #include "common/calldata.h"
 #include "common/debug_mode.h"
 #include "common/result.h"
+#include "node/result_text.h"
 #include "node/runner.h"
+#include "node/stale_host_dirs.h"
 #include "node/state.h"
 
 namespace genvm::node {
@@ -99,6 +101,9 @@ struct NodeOptions {
   // in its receipt (bounded: kDebugKeep*); `disabled` keeps nothing.
   DebugMode debug_mode = DebugMode::kDisabled;
   std::function<void(const Progress&)> progress;
+  // How much of a result a receipt keeps as text, and the largest integer rendered in decimal
+  // (node/result_text.h): the node's work on a result is bounded, whatever the run returned.
+  ResultTextLimits result_text;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
   std::function<std::string(int)> genvm_for_node;
 };
@@ -108,7 +113,8 @@ bool majority_agrees(const std::vector<Vote>& votes);
 
 class Node {
  public:
-  Node(State& state, NodeOptions opts) : state_(state), opts_(std::move(opts)) {}
+  // Sweeps the host-socket folders dead nodes left (a kill -9 cannot remove its own).
+  Node(State& state, NodeOptions opts) : state_(state), opts_(std::move(opts)) { sweep_stale_host_dirs(); }
 
   // `value` moves from sender to the contract with an accepted Return (the runs see it as
   // message.value on top of the stored balances); a sender holding less is

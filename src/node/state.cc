@@ -3,10 +3,12 @@
 #include <sqlite3.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "common/sha3.h"
@@ -87,6 +89,7 @@ class Stmt {
   }
   std::int64_t col_i64(int c) { return sqlite3_column_int64(s_, c); }
   bool col_null(int c) { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  int col_type(int c) { return sqlite3_column_type(s_, c); }
 
  private:
   sqlite3_stmt* s_ = nullptr;
@@ -238,7 +241,8 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
   // directory is one clear line rather than SQLite's "unable to open database file". stat()
   // only: opening the file ourselves and closing it would drop SQLite's POSIX locks on it.
   struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0) {
+  const bool exists = ::stat(path.c_str(), &sb) == 0;
+  if (!exists) {
     if (errno == ENOENT && mode == OpenMode::kCreate) {
       // created below
     } else if (errno == ENOENT) {
@@ -251,9 +255,23 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
     return make_error("state_open", "the state database " + path + " is a directory (--state names a file)");
   } else if (!S_ISREG(sb.st_mode)) {
     return make_error("state_open", "the state database " + path + " is not a regular file");
+  } else if (sb.st_size == 0) {
+    // SQLite would take a 0-byte file for a new database: a write would silently start a fresh
+    // chain where the user's state was (a truncated copy, a failed restore).
+    return make_error("state_foreign", path + " is an empty file (0 bytes), not a genvm-node state: remove it to "
+                                              "start a new chain (check --state)");
+  }
+  // A state we may not write (its file, or the folder its -wal and -shm live in): readers open
+  // it read-only, writers are refused in one line before anything runs.
+  const std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+  const bool read_only = exists && (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0);
+  if (read_only && mode == OpenMode::kCreate) {
+    return make_error("state_readonly", "the state database " + path +
+                                            " is read-only (a write needs the file and its folder writable)");
   }
   sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
+  int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_FULLMUTEX |
+              (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string m = db ? sqlite3_errmsg(db) : "out of memory";
@@ -269,6 +287,33 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
   // lock for a whole transaction (begin() .. commit()); a kill -9 at any point leaves the WAL
   // that the next connection recovers from (docs/PROTOCOLS.md, "genvm-node state").
   auto ours = st->identify(path);
+  if (!ours && read_only) {
+    // A read-only WAL database whose -shm SQLite cannot create: without a -wal left by a
+    // killed writer nothing is unread, so it is read as immutable.
+    struct stat wal {};
+    if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+      return make_error("state_readonly", "the state database " + path +
+                                              " is read-only and holds an unrecovered -wal (a writer was killed); "
+                                              "make it writable once so SQLite can recover it");
+    }
+    sqlite3_close(st->db_);
+    st->db_ = nullptr;
+    std::string uri = "file:";
+    for (char ch : path) {
+      if (ch == '?' || ch == '#' || ch == '%') {
+        char esc[4];
+        std::snprintf(esc, sizeof esc, "%%%02X", static_cast<unsigned char>(ch));
+        uri += esc;
+      } else {
+        uri += ch;
+      }
+    }
+    uri += "?immutable=1";
+    rc = sqlite3_open_v2(uri.c_str(), &st->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) return make_error("state_open", "cannot open state database " + path + ": " + sqlite3_errmsg(st->db_));
+    db = st->db_;
+    ours = st->identify(path);
+  }
   if (!ours) return ours.take_error();
   if (*ours == Identity::kEmpty && mode != OpenMode::kCreate) {
     return make_error("state_foreign", path + " is an empty database, not a genvm-node state (check --state)");
@@ -281,6 +326,7 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
   // only a power loss may drop the last commits, and then whole transactions, never half.
   if (auto s = st->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
   if (auto s = st->exec("PRAGMA foreign_keys=ON"); !s) return s.take_error();
+  st->read_only_ = read_only;
   if (mode == OpenMode::kCreate && *ours != Identity::kOurs) {
     // A new file (or one from before the marker): the schema and the marker in one transaction.
     if (auto s = st->exec("BEGIN IMMEDIATE"); !s) return s.take_error();
@@ -381,7 +427,11 @@ Result<std::array<std::uint8_t, 32>> State::balance(const Address& a) {
   int rc = q.step();
   if (rc == SQLITE_ROW) {
     Bytes b = q.col_blob(0);
-    if (b.size() == 32) std::memcpy(out.data(), b.data(), 32);
+    if (q.col_type(0) != SQLITE_BLOB || b.size() != 32) {
+      return make_error("state_inconsistent", "the balance of " + address_text(a) + " is not a u256 (" +
+                                                  std::to_string(b.size()) + " bytes, expected 32): the state is damaged");
+    }
+    std::memcpy(out.data(), b.data(), 32);
   } else if (rc != SQLITE_DONE) {
     return db_error(db_, "read balance");
   }
@@ -639,12 +689,14 @@ Result<std::vector<std::pair<int, std::int64_t>>> State::messages_of_tx(std::int
 }
 
 Status State::probe_writable() {
+  if (read_only_) return make_error("state_readonly", "the state database is read-only");
   if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
   return exec("ROLLBACK");
 }
 
 Status State::begin() {
   if (in_tx_) return make_error("state_nested", "a write transaction is already open");
+  if (read_only_) return make_error("state_readonly", "the state database is read-only");
   // IMMEDIATE takes the write lock up front, so a concurrent writer is refused here, before
   // anything is read or written, rather than halfway through.
   if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
@@ -801,6 +853,8 @@ Status State::check_consistency() {
       {"SELECT count(*) FROM transactions t WHERE t.kind='deploy' AND t.status='accepted' AND t.result_kind=0 AND"
        " t.target NOT IN (SELECT address FROM contracts)",
        "accepted deploy without its contract"},
+      {"SELECT count(*) FROM accounts WHERE typeof(balance) != 'blob' OR length(balance) != 32",
+       "balance that is not a u256 (32 bytes)"},
   };
   auto has_debug = has_table("run_debug");  // absent in a file no writer has opened since
   if (!has_debug) return has_debug.take_error();
@@ -824,7 +878,7 @@ Status State::check_consistency() {
       Bytes x = b.col_blob(0);
       U256 v{};
       if (x.size() == 32) std::memcpy(v.data(), x.data(), 32);
-      u256_add_to(held, v);
+      if (!u256_add_to(held, v)) return make_error("state_inconsistent", "balances sum past 2^256");
     }
     if (rc != SQLITE_DONE) return db_error(db_, "read balances");
     Stmt f(db_, "SELECT value FROM transactions WHERE kind='fund' AND status='accepted' AND result_kind=0");

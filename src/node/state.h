@@ -163,6 +163,9 @@ class State {
   // the last commit before it, however many commits other processes make meanwhile. Views.
   Status begin_read();
   bool in_transaction() const { return in_tx_; }
+  // Opened read-only (the file or its folder is not writable by us): begin() and commit() say
+  // `state_readonly` in one line.
+  bool read_only() const { return read_only_; }
 
   // Writes the receipt and, when it is accepted, its effects; bumps the sender's nonce. One SQL
   // transaction (the one begin() opened, or its own). Returns the new transaction id.
@@ -181,6 +184,7 @@ class State {
   Result<bool> has_table(const char* name);
   sqlite3* db_;
   bool in_tx_ = false;
+  bool read_only_ = false;
 };
 
 bool u256_less(const std::array<std::uint8_t, 32>& a, std::uint64_t v);  // a (u256 LE) < v

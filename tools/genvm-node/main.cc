@@ -148,7 +148,7 @@ int fail(int code, const std::string& line, const std::string& error_code = "") 
 bool is_bad_input(const std::string& code) {
   static const char* kBadInput[] = {"bad_arg",        "bad_file",      "bad_address",   "invalid_module",
                                     "bad_import",     "no_entrypoint", "bad_entrypoint", "unknown_address",
-                                    "state_missing",  "state_foreign", "state_open",    "insufficient_balance",
+                                    "state_missing",  "state_foreign", "state_open",    "insufficient_balance", "state_readonly",
                                     "genvm_missing",  "no_transaction"};
   for (const char* c : kBadInput) {
     if (code == c) return true;
@@ -407,8 +407,8 @@ int show_tx(State& state, std::int64_t tx_id) {
     w.key("parent").number(t.parent).key("value").unsigned_number(t.value);
     w.key("rounds").raw(t.votes_json.empty() ? "[]" : t.votes_json).key("events").begin_array();
     for (const auto& e : *events) {
-      w.begin_object().key("index").number(e.index).key("topics").string(genvm::calldata::to_text(e.topics));
-      w.key("blob").string(genvm::calldata::to_text(e.blob)).end_object();
+      w.begin_object().key("index").number(e.index).key("topics").string(genvm::node::result_text(e.topics));
+      w.key("blob").string(genvm::node::result_text(e.blob)).end_object();
     }
     w.end_array().key("messages").begin_array();
     for (const auto& [idx, fu] : *msgs) {
@@ -439,8 +439,8 @@ int show_tx(State& state, std::int64_t tx_id) {
   std::printf("  rounds:         %d\n", t.rounds);
   print_rounds(t.votes_json);
   for (const auto& e : *events) {
-    std::printf("  event %d: topics %s blob %s\n", e.index, genvm::calldata::to_text(e.topics).c_str(),
-                genvm::calldata::to_text(e.blob).c_str());
+    std::printf("  event %d: topics %s blob %s\n", e.index, genvm::node::result_text(e.topics).c_str(),
+                genvm::node::result_text(e.blob).c_str());
   }
   for (const auto& [idx, fu] : *msgs) {
     if (fu) {
@@ -513,7 +513,7 @@ int show_view(const RunReport& r, int timeout_s, genvm::DebugMode mode) {
                                       "): " + r.stderr_text.substr(0, r.stderr_text.find('\n')), "no_result");
   }
   const Value* data = r.report.find("data");
-  std::string text = data ? genvm::calldata::to_text(*data) : "null";
+  std::string text = data ? genvm::node::result_text(*data) : "null";
   const int code = r.kind == 0 ? kExitOk : kExitContractError;
   if (g_json) {
     JsonWriter w;
@@ -703,13 +703,13 @@ int show_schema(const Address& a, const RunReport& r, int timeout_s) {
   const Value* data = r.report.find("data");
   if (r.kind != 0) {
     return fail(kExitContractError, who + " exposes no schema: its #get-schema method answered " + kind_name(r.kind) +
-                                        " " + clip(data ? genvm::calldata::to_text(*data) : "null", 120), "no_schema");
+                                        " " + clip(data ? genvm::node::result_text(*data, {.max_chars = 120}) : "null", 120), "no_schema");
   }
   auto parsed = data && data->is_string() ? genvm::parse_json(data->as_string())
                                           : genvm::Result<JsonValue>(genvm::make_error("not_a_string", ""));
   if (!parsed || !parsed->is_object()) {
     return fail(kExitContractError, who + "'s #get-schema returned " +
-                                        clip(data ? genvm::calldata::to_text(*data) : "null", 80) +
+                                        clip(data ? genvm::node::result_text(*data, {.max_chars = 80}) : "null", 80) +
                                         ", not a string holding a JSON object", "bad_schema");
   }
   if (g_json) {
