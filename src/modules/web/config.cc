@@ -47,8 +47,11 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& e
     return make_error("bad_config", e.what());
   }
   WebConfig c;
-  if (!root || root.IsNull()) return c;
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) return make_error("bad_config", "the configuration is not a map");
+  auto script = greybox::read_script_config(root, exe_dir, "genvm-web-default.lua");
+  if (!script) return script.take_error();
+  c.script = std::move(*script);
   try {
     if (root["bind_address"] && !root["bind_address"].IsNull()) {
       c.bind_address = expand(root["bind_address"].as<std::string>(), exe_dir);

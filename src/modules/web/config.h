@@ -6,8 +6,8 @@
 // (GenVM's), and ours: tld_list_path, request_timeout, connect_timeout (seconds) and resolve
 // (curl-style "HOST:PORT:ADDRESS" pins), ca_file (a CA bundle TLS is verified against instead
 // of the system's); for WebRender max_wait_after_loaded (GenVM's) and ours chromium_path,
-// chromium_flags, render_timeout. GenVM's keys for its Lua runtime, webdriver, signer
-// and thread pools are accepted and not used yet. `${exeDir}` in a path is the binary's folder.
+// chromium_flags, render_timeout; the script's keys (greybox/script_config.h). GenVM's
+// webdriver, vm_count, signer and thread-pool keys are accepted and not used. `${exeDir}` in a path is the binary's folder.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "modules/greybox/script_config.h"
 
 namespace genvm::web {
 
@@ -34,6 +35,9 @@ struct WebConfig {
   std::vector<std::string> chromium_flags;
   std::uint64_t max_wait_after_loaded_ms = 60'000;
   std::uint64_t render_timeout_ms = 30'000;
+  // lua_script_path (default ${exeDir}/../config/genvm-web-default.lua), lua_path, data_dir,
+  // log_level and our lua_* limits (greybox/script_config.h).
+  greybox::ScriptConfig script;
 };
 
 // Error "bad_config" naming the key.

@@ -82,6 +82,7 @@ class RenderTest : public ::testing::Test {
     c.resolve = {"internal.example.com:80:127.0.0.1"};
     c.max_wait_after_loaded_ms = 1500;
     c.render_timeout_ms = 20'000;
+    c.script.script_path = GENVM_SOURCE_DIR "/src/modules/web/scripts/default.lua";
     // Chromium's resolver sends internal.example.com to the private server, as a DNS answer
     // naming a private address would.
     c.chromium_flags = {"--host-resolver-rules=MAP internal.example.com 127.0.0.1:" +

@@ -12,6 +12,9 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "modules/web/fetch.h"
 #include "modules/web/web_module.h"
@@ -129,6 +132,8 @@ WebConfig test_config() {
   // address check can refuse it.
   c.resolve = {"internal.example.com:80:127.0.0.1"};
   c.request_timeout_ms = 10'000;
+  c.script.script_path = GENVM_SOURCE_DIR "/src/modules/web/scripts/default.lua";
+  c.script.log_level = "error";
   return c;
 }
 
@@ -327,6 +332,44 @@ TEST(module_web_handler, AnswersRequestsAndDispatchesRenders) {
   EXPECT_EQ((*m)->answer(hello, Value("garbage")).kind, AnswerKind::kFatalError);
 }
 
+// The handler goes through the script: a failing one is a structured FatalError, its user
+// errors reach the contract as UserError, a missing one refuses to start.
+TEST(module_web_script, ScriptFaultsAreStructuredAndAMissingScriptRefusesToStart) {
+  policy();
+  auto with_script = [](const std::string& name, const std::string& text) {
+    WebConfig c = test_config();
+    c.script.script_path = ::testing::TempDir() + "web_script_" + std::to_string(::getpid()) + "_" + name + ".lua";
+    std::ofstream(c.script.script_path) << "function Render() end\n" << text;
+    c.script.limits.instructions = 1'000'000;
+    auto m = WebModule::create(c);
+    EXPECT_TRUE(m) << (m ? "" : m.error().to_string());
+    return std::move(*m);
+  };
+  module::Hello hello;
+  module::WebMessage req{get("http://127.0.0.1:1/"), 1 << 20};
+  auto fails = with_script("fails", "function Request(ctx, p) return p.nothing.here end\n");
+  module::Answer a = fails->answer(hello, module::web_message_value(req));
+  ASSERT_EQ(a.kind, AnswerKind::kFatalError);
+  EXPECT_EQ(a.value.as_string().rfind("LUA_ERROR: ", 0), 0u) << a.value.as_string();
+  auto loops = with_script("loops", "function Request() while true do end end\n");
+  a = loops->answer(hello, module::web_message_value(req));
+  ASSERT_EQ(a.kind, AnswerKind::kFatalError);
+  EXPECT_EQ(a.value.as_string().rfind("LUA_INSTRUCTION_LIMIT: ", 0), 0u) << a.value.as_string();
+  auto bad_answer = with_script("bad", "function Request() return {status = 'x'} end\n");
+  EXPECT_EQ(bad_answer->answer(hello, module::web_message_value(req)).value.as_string().rfind("LUA_BAD_RESULT", 0), 0u);
+  // The host's refusal, caught and re-raised by the script, stays the contract's error.
+  auto refuses = with_script("refuses", "function Request(ctx, p)\n"
+                                        "  local ok, e = pcall(__web.check_url, 'ftp://x.com/')\n"
+                                        "  __dflt.user_error(__dflt.as_user_error(e)) end\n");
+  EXPECT_EQ(cause(refuses->answer(hello, module::web_message_value(req))), "SCHEMA_FORBIDDEN");
+
+  WebConfig missing = test_config();
+  missing.script.script_path = "/nonexistent/genvm-web-default.lua";
+  auto m = WebModule::create(missing);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "script_missing");
+}
+
 TEST(module_web_config, ReadsThePublicKeysAndOurs) {
   auto c = parse_web_config(
       "bind_address: unix://${exeDir}/web.sock\nwebdriver_host: http://127.0.0.1:4444\nvm_count: 6\n"
@@ -341,6 +384,19 @@ TEST(module_web_config, ReadsThePublicKeysAndOurs) {
   EXPECT_EQ(c->resolve.size(), 1u);
   EXPECT_FALSE(parse_web_config("extra_tld: 3\n", "").ok());
   EXPECT_FALSE(parse_web_config("request_timeout: -1\n", "").ok());
+  // The script keys: GenVM's install layout by default, ${exeDir} expanded, our limits.
+  EXPECT_EQ(c->script.script_path, "/opt/genvm/bin/../config/genvm-web-default.lua");
+  auto s = parse_web_config("lua_script_path: ${exeDir}/../config/genvm-web-default.lua\nlua_path: ${exeDir}/../lib/genvm-lua/?.lua\n"
+                            "lua_memory_limit: 16777216\nlua_instruction_limit: 50000\nlua_time_limit: 2s\nlog_level: debug\n",
+                            "/g/bin");
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(s->script.script_path, "/g/bin/../config/genvm-web-default.lua");
+  EXPECT_EQ(s->script.lua_path, "/g/bin/../lib/genvm-lua/?.lua");
+  EXPECT_EQ(s->script.limits.memory_bytes, 16u << 20);
+  EXPECT_EQ(s->script.limits.instructions, 50000u);
+  EXPECT_EQ(s->script.limits.wall_ms, 2000u);
+  EXPECT_EQ(s->script.log_level, "debug");
+  EXPECT_FALSE(parse_web_config("lua_memory_limit: 12\n", "").ok());
 }
 
 TEST(module_web_config, RenderKeysAndGenVMTimeoutStrings) {
