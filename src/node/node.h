@@ -106,6 +106,8 @@ struct NodeOptions {
   ResultTextLimits result_text;
   // Test hook: replaces the genvm path for node i (0 = first leader); empty: opts.genvm.
   std::function<std::string(int)> genvm_for_node;
+  // The LLM and web modules every run gets (runner.h ModuleFiles); none by default.
+  ModuleFiles modules;
 };
 
 // Majority rule: accepted iff more than half of the validators agree.
@@ -144,7 +146,7 @@ class Node {
 
   State& state_;
   NodeOptions opts_;
-  Runner runner_;  // every executor run goes through the manager library
+  Runner runner_{opts_.modules};  // every executor run goes through the manager library
 };
 
 // The `{"": method, "args": [...]}` entry (args omitted when empty; method omitted when empty).

@@ -22,6 +22,7 @@
 #include "common/vm_error.h"
 #include "manager/config.h"
 #include "manager/log.h"
+#include "manager/modules.h"
 #include "manager/registry.h"
 #include "node/host_server.h"
 
@@ -64,6 +65,9 @@ Error interrupted_error(int sig) {
 struct Runner::Impl {
   boost::asio::io_context io;
   manager::Log log{-1};  // the manager's JSON log lines are not the node's output
+  ModuleFiles module_files;
+  std::unique_ptr<manager::ModuleSet> modules;  // made on the first run when module_files.any()
+  int module_restarts = 0;
   std::map<std::string, std::unique_ptr<manager::Registry>> registries;  // by executor path
   std::string dir, socket_path;
   int listen_fd = -1;
@@ -108,8 +112,39 @@ struct Runner::Impl {
     c.executor_protocol = manager::Config::ExecutorProtocol::kGenvm;
     c.execution_retention = std::chrono::minutes(1);  // we ack at once; this only bounds a leak
     auto reg = std::make_unique<manager::Registry>(io, c, log);
+    reg->set_modules(modules.get());
     return *registries.emplace(genvm, std::move(reg)).first->second;
   }
+
+  // Both modules running before a run that needs them: started on the first run, and again when
+  // one was found stopped (the ModuleSet stops a module whose process exited).
+  Status ensure_modules() {
+    if (!modules) {
+      manager::ModulesConfig mc;
+      mc.llm.default_config = module_files.llm_config;
+      mc.web.default_config = module_files.web_config;
+      modules = std::make_unique<manager::ModuleSet>(io, mc, log);
+      for (auto& [path, reg] : registries) reg->set_modules(modules.get());
+    }
+    io.restart();
+    io.poll();  // a module's exit noticed during the last run is handled before its state is read
+    for (manager::ModuleType t : manager::kModuleTypes) {
+      if (modules->state(t) == manager::ModuleState::kRunning) continue;
+      const std::string& file = t == manager::ModuleType::kLlm ? module_files.llm_config : module_files.web_config;
+      manager::ModuleStartRequest req;
+      req.type = t;
+      req.user_error = file.empty();  // served by the ModuleSet itself: every call a UserError
+      if (auto s = modules->start_and_wait(req); !s) {
+        std::string name(manager::module_name(t));
+        return make_error("module_start", "the " + name + " module did not start (--module-" + name + "-config " + file +
+                                              "): " + s.error().message);
+      }
+      if (started_once[static_cast<int>(t)]) ++module_restarts;  // it ran and was found stopped
+      started_once[static_cast<int>(t)] = true;
+    }
+    return {};
+  }
+  bool started_once[2] = {false, false};  // by ModuleType
 
   // Host 0 for the life of one run: connections are served one after another until `wake`.
   // A connection left in the backlog by an earlier, dead executor reads EOF at once and the
@@ -130,8 +165,10 @@ struct Runner::Impl {
   }
 };
 
-Runner::Runner() : impl_(std::make_unique<Impl>()) {}
+Runner::Runner(ModuleFiles modules) : impl_(std::make_unique<Impl>()) { impl_->module_files = std::move(modules); }
 Runner::~Runner() = default;
+
+int Runner::module_restarts() const { return impl_->module_restarts; }
 
 Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_data, const std::string& permissions,
                               State& state, int timeout_ms, DebugMode debug) {
@@ -141,6 +178,10 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   if (!execution_data.is_map()) return make_error("node_internal", "execution data is not a map");
   if (int sig = interrupt_signal()) return interrupted_error(sig);
   if (auto s = impl_->ensure_socket(); !s) return s.take_error();
+  const bool with_modules = impl_->module_files.any();
+  if (with_modules) {
+    if (auto s = impl_->ensure_modules(); !s) return s.take_error();
+  }
   manager::Registry& reg = impl_->registry_for(genvm);
 
   // The GenvmRunRequest: the ExecutionData's fields the request carries (the manager derives
@@ -149,7 +190,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   for (const char* derived : {"method_hosts", "remaining_recursion", "nested"}) body.erase(derived);
   body["selector"] = Value::map({{"kind", "major"}, {"major", 0}});
   body["is_sync"] = false;
-  body["no_modules"] = true;  // the node serves no LLM or web module
+  body["no_modules"] = !with_modules;  // with modules, every run with permission n gets both
   const Value* msg = execution_data.find("message");
   const Value* dt = msg ? msg->find("datetime") : nullptr;
   body["timestamp"] = dt && dt->is_string() ? *dt : Value("2024-11-26T06:42:42.424242Z");

@@ -5,7 +5,8 @@
 //   Result<RunReport> r = runner.run(genvm, exec_data, "wscn", state, /*timeout_ms=*/120000);
 //
 // Contract:
-//  - The run request carries the ExecutionData's fields, `host: unix://<dir>/host.sock` and
+//  - The run request carries the ExecutionData's fields, `host: unix://<dir>/host.sock`,
+//    `no_modules` unless set_modules gave modules (ModuleFiles), and
 //    `debug_mode` (the level asked for, at least `safe`: see Runner::run) from a trusted caller; the Registry (executor_protocol genvm) spawns
 //    `genvm run` through the supervisor in its own process group, serves host connection 1
 //    (consume_result, resolve_callcontract_executor; `method_hosts` routes them there), applies
@@ -47,6 +48,18 @@ struct RunReport {
   std::uint64_t stdout_bytes = 0, stderr_bytes = 0, log_entries = 0;  // as captured in full
 };
 
+// The LLM and web modules a node's runs get (genvm-node --module-llm-config / --module-web-config):
+// each a module configuration file (genvm-module-llm / genvm-module-web YAML), empty for none.
+// With at least one set, Runner starts both modules through src/manager's ModuleSet on the first
+// run (a run needing modules needs both, as the public manager's leases do): a module without a
+// file is served by the manager itself, answering every call UserError MODULE_USER_ERROR. Every
+// run then gets its own connections (`--module-llm=fd:// --module-web=fd://`, the Registry's
+// path). A module found dead before a run (it crashed or was killed) is started again first.
+struct ModuleFiles {
+  std::string llm_config, web_config;
+  bool any() const { return !llm_config.empty() || !web_config.empty(); }
+};
+
 // What Runner keeps of one run's capture (the manager's `safe` capture is larger).
 inline constexpr std::uint32_t kRunnerKeepStream = 64 * 1024;  // per stream, the tail
 inline constexpr std::size_t kRunnerKeepLogEntries = 128;      // the newest
@@ -61,7 +74,8 @@ Error interrupted_error(int sig);  // code "interrupted"
 
 class Runner {
  public:
-  Runner();
+  // `modules`: what every run gets (ModuleFiles; none by default).
+  explicit Runner(ModuleFiles modules = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -74,6 +88,11 @@ class Runner {
   Result<RunReport> run(const std::string& genvm, const calldata::Value& execution_data,
                         const std::string& permissions, State& state, int timeout_ms,
                         DebugMode debug = DebugMode::kSafe);
+
+  // A module that cannot be started fails the run that needed it with code module_start,
+  // naming the module and its file.
+  // How many times a module found dead was started again (for the node's progress line).
+  int module_restarts() const;
 
  private:
   struct Impl;
