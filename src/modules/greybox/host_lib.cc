@@ -347,6 +347,12 @@ std::string normalize_ws(std::string_view s) {
 
 }  // namespace
 
+void raise_error(lua_State* L, const std::string& message) {
+  lua_pushlstring(L, message.data(), message.size());
+  lua_error(L);
+  std::abort();  // lua_error throws (the C++ build of Lua)
+}
+
 void* host_upvalue(lua_State* L) { return lua_touserdata(L, lua_upvalueindex(1)); }
 
 std::string_view arg_string(lua_State* L, int index, const char* fn) {
@@ -354,6 +360,20 @@ std::string_view arg_string(lua_State* L, int index, const char* fn) {
   std::size_t len = 0;
   const char* s = lua_tolstring(L, index, &len);
   return {s, len};
+}
+
+void raise_answer_error(lua_State* L, const module::Answer& a) {
+  if (a.kind == module::AnswerKind::kUserError) {
+    std::vector<std::string> causes;
+    Value::Map ctx;
+    if (const Value* c = a.value.find("causes"); c != nullptr && c->is_array()) {
+      for (const auto& v : c->as_array()) causes.push_back(v.is_string() ? v.as_string() : calldata::to_text(v));
+    }
+    if (const Value* c = a.value.find("ctx"); c != nullptr && c->is_map()) ctx = c->as_map();
+    raise_user_error(L, causes, ctx, false);
+  }
+  std::string text = a.value.is_string() ? a.value.as_string() : calldata::to_text(a.value);
+  raise_user_error(L, {"MODULE_ERROR"}, {{"message", Value(text)}}, true);
 }
 
 Result<std::string> apply_text_filter(std::string_view text, std::string_view filter) {

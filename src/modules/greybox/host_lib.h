@@ -42,10 +42,16 @@ Status register_host_function(LuaVm& vm, const char* table_name, const char* nam
 // Sets the global `name` to `value` (push_value's form).
 Status set_global_value(LuaVm& vm, const char* name, const Value& value);
 
+// A plain Lua error (a fault of the script: a bad argument) with `message`.
+[[noreturn]] void raise_error(lua_State* L, const std::string& message);
 // For host functions: the upvalue given at registration.
 void* host_upvalue(lua_State* L);
 // A required string argument; raises a Lua error naming the function when it is not one.
 std::string_view arg_string(lua_State* L, int index, const char* fn);
+
+// Raises a module answer that is not Ok as the script's user error: UserError {causes, ctx} as a
+// non-fatal one, FatalError's text as a fatal one with ctx.message (answer_of turns both back).
+[[noreturn]] void raise_answer_error(lua_State* L, const module::Answer& a);
 
 // Text filters (filter_text). Error "unsupported_filter" for a name it does not implement.
 Result<std::string> apply_text_filter(std::string_view text, std::string_view filter);

@@ -17,7 +17,7 @@ std::string with_exe_dir(std::string s, const std::string& exe_dir) {
 
 Result<std::string> string_key(const YAML::Node& root, const char* key, std::string fallback, const std::string& exe_dir) {
   const YAML::Node n = root[key];
-  if (!n || n.IsNull()) return fallback;
+  if (!n || n.IsNull()) return with_exe_dir(std::move(fallback), exe_dir);
   if (!n.IsScalar()) return bad(key, "not a string");
   return with_exe_dir(n.Scalar(), exe_dir);
 }
