@@ -63,6 +63,12 @@ sqlite3 "$db" "SELECT result_text FROM transactions ORDER BY id DESC LIMIT 1" | 
 [ "$(wc -c <"$dir/out")" -lt 200 ] && grep -qF 'Return "<integer of 2097152 bits, not rendered: 0xffffffffffffffff...>" ... (cut: the full text would be about 631307 characters; 65536 kept)' "$dir/out" &&
   ok || bad "the 256 KiB integer: $(wc -c <"$dir/out") bytes: $(cut -c1-200 "$dir/out")"
 [ "$("$node" --state "$db" view "$bigc" int 4)" = "Return 4294967295" ] && ok || bad "a small integer is exact"
+# --result-text sets the bound: 300 characters of a 5,000-byte result, then the note.
+"$node" --state "$db" --result-text 300 view "$bigc" bytes 5000 >"$dir/out" 2>"$dir/err"
+grep -qx 'Return b#\(5a\)\{149\} \.\.\. (cut: the full text would be about 10002 characters; 300 kept)' "$dir/out" && ok ||
+  bad "--result-text 300: $(cut -c1-100 "$dir/out") $(cat "$dir/err")"
+one_line "--result-text 10" 2 '^genvm-node: --result-text needs a number of characters from 256 to 16777216$' \
+  "$node" --state "$db" --result-text 10 view "$bigc" bytes 1
 
 # A 0-byte state file is not a fresh chain: refused in one line and left as it is.
 : >"$dir/empty.db"

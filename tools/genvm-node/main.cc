@@ -1,15 +1,11 @@
 // genvm-node: deploy contracts and send them transactions on one machine — a leader and N
 // validators, each a real `genvm run`, over a SQLite state file.
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,16 +83,6 @@ constexpr const char* kUsage =
     "  --timeout SECONDS  each executor run (leader, validator, view) still going after this is\n"
     "                     killed and counts as `timeout` (default 5: a contract that loops\n"
     "                     forever costs rounds x 5 s; raise it for slow contracts)\n"
-    "  --module-llm-config FILE\n"
-    "                     give every run the LLM module: genvm-module-llm (found beside this\n"
-    "                     binary), started by the node with FILE, its YAML configuration\n"
-    "                     (backends, models, prompt templates; keys from the environment)\n"
-    "  --module-web-config FILE\n"
-    "                     the same for the web module (genvm-module-web: allowed hosts, ...).\n"
-    "                     With either, both modules start before the first run (the one without\n"
-    "                     a file answers every call with the user error MODULE_USER_ERROR) and a\n"
-    "                     module found dead before a run is started again; without them,\n"
-    "                     ExecPrompt, ExecPromptTemplate, WebRender and WebRequest are forbidden\n"
     "  --from ADDRESS     the sender (default 0x00000000000000000000000000000000000000a1)\n"
     "  --value N          deploy/call: move N from the sender to the contract with an accepted Return\n"
     "  --json             machine-readable output on stdout, one object with \"exit_code\"\n"
@@ -109,6 +95,9 @@ constexpr const char* kUsage =
     "                     log entries within 32 KiB, at most 1 MiB per transaction (later runs\n"
     "                     keep their sizes only). disabled keeps nothing. unsafe-tracing gives\n"
     "                     contracts real time: validators may then disagree.\n"
+    "  --result-text N    keep and show at most N characters of a result's text (default 65536,\n"
+    "                     256 to 16777216; past it the text is cut with a note, and an integer\n"
+    "                     above 32768 bits is shown by its size, never converted to decimal)\n"
     "  --limit N          contracts, txs, storage: at most N rows (default 20, 1 to 1000)\n"
     "  --offset N         contracts, txs, storage: skip the first N rows (default 0)\n"
     "  --bytes N          storage: show at most N bytes of each slot (default 64, 0 to 65536)\n"
@@ -141,6 +130,8 @@ constexpr const char* kUsage =
     "  130  interrupted by SIGINT, 143 by SIGTERM: the transaction running was rolled back\n";
 
 bool g_json = false;
+// --result-text: how much of a result (a receipt's, a view's, an event's) is kept and shown.
+genvm::node::ResultTextLimits g_result_text;
 
 std::string json_str(std::string_view s) {
   JsonWriter w;
@@ -421,8 +412,8 @@ int show_tx(State& state, std::int64_t tx_id) {
     w.key("parent").number(t.parent).key("value").unsigned_number(t.value);
     w.key("rounds").raw(t.votes_json.empty() ? "[]" : t.votes_json).key("events").begin_array();
     for (const auto& e : *events) {
-      w.begin_object().key("index").number(e.index).key("topics").string(genvm::node::result_text(e.topics));
-      w.key("blob").string(genvm::node::result_text(e.blob)).end_object();
+      w.begin_object().key("index").number(e.index).key("topics").string(genvm::node::result_text(e.topics, g_result_text));
+      w.key("blob").string(genvm::node::result_text(e.blob, g_result_text)).end_object();
     }
     w.end_array().key("messages").begin_array();
     for (const auto& [idx, fu] : *msgs) {
@@ -453,8 +444,8 @@ int show_tx(State& state, std::int64_t tx_id) {
   std::printf("  rounds:         %d\n", t.rounds);
   print_rounds(t.votes_json);
   for (const auto& e : *events) {
-    std::printf("  event %d: topics %s blob %s\n", e.index, genvm::node::result_text(e.topics).c_str(),
-                genvm::node::result_text(e.blob).c_str());
+    std::printf("  event %d: topics %s blob %s\n", e.index, genvm::node::result_text(e.topics, g_result_text).c_str(),
+                genvm::node::result_text(e.blob, g_result_text).c_str());
   }
   for (const auto& [idx, fu] : *msgs) {
     if (fu) {
@@ -527,7 +518,7 @@ int show_view(const RunReport& r, int timeout_s, genvm::DebugMode mode) {
                                       "): " + r.stderr_text.substr(0, r.stderr_text.find('\n')), "no_result");
   }
   const Value* data = r.report.find("data");
-  std::string text = data ? genvm::node::result_text(*data) : "null";
+  std::string text = data ? genvm::node::result_text(*data, g_result_text) : "null";
   const int code = r.kind == 0 ? kExitOk : kExitContractError;
   if (g_json) {
     JsonWriter w;
@@ -758,27 +749,9 @@ bool parse_int(std::string_view s, long long lo, long long hi, long long* out) {
   return ec == std::errc() && p == s.data() + s.size() && *out >= lo && *out <= hi;
 }
 
-// A module configuration file as the module will open it: absolute (the module is not started
-// from here), readable, a regular file. Error code bad_file, one line naming the option.
-genvm::Result<std::string> module_config_path(std::string_view option, const char* path) {
-  char* real = ::realpath(path, nullptr);
-  if (!real) return genvm::make_error("bad_file", std::string(option) + ": " + path + ": " + std::strerror(errno));
-  std::string abs(real);
-  std::free(real);
-  struct stat st {};
-  if (::stat(abs.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return genvm::make_error("bad_file", std::string(option) + ": " + path + " is not a file");
-  }
-  if (::access(abs.c_str(), R_OK) != 0) {
-    return genvm::make_error("bad_file", std::string(option) + ": " + path + ": " + std::strerror(errno));
-  }
-  return abs;
-}
-
 struct Options {
   std::string state_path = "genvm-node.db";
   std::string genvm_path;
-  genvm::node::ModuleFiles modules;
   int validators = kDefaultValidators, rounds = kDefaultRounds, timeout_s = kDefaultTimeoutS;
   Address sender;
   std::uint64_t value = 0;
@@ -808,18 +781,19 @@ int parse_options(int argc, char** argv, Options& o) {
     } else if (a == "--help") {
       std::fputs(kUsage, stdout);
       return -1;
+    } else if (a == "--result-text") {
+      const char* v = value_arg();
+      long long n = 0;
+      if (!v || !parse_int(v, 256, 16777216, &n)) {
+        return fail(kExitBadInput, "--result-text needs a number of characters from 256 to 16777216", "usage");
+      }
+      g_result_text.max_chars = static_cast<std::size_t>(n);
     } else if (a == "--json") {
       g_json = true;
     } else if (a == "--state" || a == "--genvm") {
       const char* v = value_arg();
       if (!v || !*v) return fail(kExitBadInput, std::string(a) + " needs a path", "usage");
       (a == "--state" ? o.state_path : o.genvm_path) = v;
-    } else if (a == "--module-llm-config" || a == "--module-web-config") {
-      const char* v = value_arg();
-      if (!v || !*v) return fail(kExitBadInput, std::string(a) + " needs a module configuration file", "usage");
-      auto path = module_config_path(a, v);
-      if (!path) return fail(path.error());
-      (a == "--module-llm-config" ? o.modules.llm_config : o.modules.web_config) = *path;
     } else if (a == "--validators") {
       if (!int_opt(1, 100, &o.validators)) return fail(kExitBadInput, "--validators needs a number from 1 to 100", "usage");
     } else if (a == "--rounds") {
@@ -960,7 +934,7 @@ int main(int argc, char** argv) {
   opts.rounds = o.rounds;
   opts.run_timeout_ms = o.timeout_s * 1000;
   opts.debug_mode = o.debug_mode;
-  opts.modules = o.modules;
+  opts.result_text = g_result_text;
   if (cmd == "deploy" || cmd == "call" || cmd == "view" || cmd == "schema") {
     if (::access(opts.genvm.c_str(), X_OK) != 0) {
       return fail(kExitBadInput, "the executor '" + opts.genvm + "' is not an executable file (use --genvm PATH)",
