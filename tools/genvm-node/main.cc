@@ -1,11 +1,15 @@
 // genvm-node: deploy contracts and send them transactions on one machine — a leader and N
 // validators, each a real `genvm run`, over a SQLite state file.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,6 +87,16 @@ constexpr const char* kUsage =
     "  --timeout SECONDS  each executor run (leader, validator, view) still going after this is\n"
     "                     killed and counts as `timeout` (default 5: a contract that loops\n"
     "                     forever costs rounds x 5 s; raise it for slow contracts)\n"
+    "  --module-llm-config FILE\n"
+    "                     give every run the LLM module: genvm-module-llm (found beside this\n"
+    "                     binary), started by the node with FILE, its YAML configuration\n"
+    "                     (backends, models, prompt templates; keys from the environment)\n"
+    "  --module-web-config FILE\n"
+    "                     the same for the web module (genvm-module-web: allowed hosts, ...).\n"
+    "                     With either, both modules start before the first run (the one without\n"
+    "                     a file answers every call with the user error MODULE_USER_ERROR) and a\n"
+    "                     module found dead before a run is started again; without them,\n"
+    "                     ExecPrompt, ExecPromptTemplate, WebRender and WebRequest are forbidden\n"
     "  --from ADDRESS     the sender (default 0x00000000000000000000000000000000000000a1)\n"
     "  --value N          deploy/call: move N from the sender to the contract with an accepted Return\n"
     "  --json             machine-readable output on stdout, one object with \"exit_code\"\n"
@@ -749,9 +763,27 @@ bool parse_int(std::string_view s, long long lo, long long hi, long long* out) {
   return ec == std::errc() && p == s.data() + s.size() && *out >= lo && *out <= hi;
 }
 
+// A module configuration file as the module will open it: absolute (the module is not started
+// from here), readable, a regular file. Error code bad_file, one line naming the option.
+genvm::Result<std::string> module_config_path(std::string_view option, const char* path) {
+  char* real = ::realpath(path, nullptr);
+  if (!real) return genvm::make_error("bad_file", std::string(option) + ": " + path + ": " + std::strerror(errno));
+  std::string abs(real);
+  std::free(real);
+  struct stat st {};
+  if (::stat(abs.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return genvm::make_error("bad_file", std::string(option) + ": " + path + " is not a file");
+  }
+  if (::access(abs.c_str(), R_OK) != 0) {
+    return genvm::make_error("bad_file", std::string(option) + ": " + path + ": " + std::strerror(errno));
+  }
+  return abs;
+}
+
 struct Options {
   std::string state_path = "genvm-node.db";
   std::string genvm_path;
+  genvm::node::ModuleFiles modules;
   int validators = kDefaultValidators, rounds = kDefaultRounds, timeout_s = kDefaultTimeoutS;
   Address sender;
   std::uint64_t value = 0;
@@ -794,6 +826,12 @@ int parse_options(int argc, char** argv, Options& o) {
       const char* v = value_arg();
       if (!v || !*v) return fail(kExitBadInput, std::string(a) + " needs a path", "usage");
       (a == "--state" ? o.state_path : o.genvm_path) = v;
+    } else if (a == "--module-llm-config" || a == "--module-web-config") {
+      const char* v = value_arg();
+      if (!v || !*v) return fail(kExitBadInput, std::string(a) + " needs a module configuration file", "usage");
+      auto path = module_config_path(a, v);
+      if (!path) return fail(path.error());
+      (a == "--module-llm-config" ? o.modules.llm_config : o.modules.web_config) = *path;
     } else if (a == "--validators") {
       if (!int_opt(1, 100, &o.validators)) return fail(kExitBadInput, "--validators needs a number from 1 to 100", "usage");
     } else if (a == "--rounds") {
@@ -935,6 +973,7 @@ int main(int argc, char** argv) {
   opts.run_timeout_ms = o.timeout_s * 1000;
   opts.debug_mode = o.debug_mode;
   opts.result_text = g_result_text;
+  opts.modules = o.modules;
   if (cmd == "deploy" || cmd == "call" || cmd == "view" || cmd == "schema") {
     if (::access(opts.genvm.c_str(), X_OK) != 0) {
       return fail(kExitBadInput, "the executor '" + opts.genvm + "' is not an executable file (use --genvm PATH)",
