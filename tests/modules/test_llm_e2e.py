@@ -14,6 +14,7 @@ import http.server
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -130,11 +131,22 @@ class LlmModuleEndToEnd(ExecutorCase):
             p.wait(10)
             return p
         deadline = time.monotonic() + 10
-        while not os.path.exists(sock):
+        while not self.accepts(sock):  # the file exists from bind(); wait for listen() too
             if p.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError("genvm-module-llm did not start: " + p.stderr.read().decode())
             time.sleep(0.02)
         return f"unix://{sock}"
+
+    @staticmethod
+    def accepts(sock):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(sock)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
 
     def script(self, name, text):
         path = os.path.join(self.tmp, name + ".lua")
