@@ -200,6 +200,38 @@ class WebModuleEndToEnd(ExecutorCase):
                                    module_uri="unix://" + os.path.join(self.tmp, "nobody.sock"))
         self.assertEqual(rep.kind, "InternalError")
 
+    def test_scripts_that_are_missing_or_loop(self):
+        # A missing greybox script: the module exits at once with one line.
+        config = os.path.join(self.tmp, "noscript.yaml")
+        with open(config, "w") as f:
+            f.write(f"bind_address: unix://{self.tmp}/noscript.sock\nlua_script_path: /nonexistent/web.lua\n")
+        p = subprocess.run([MODULE, "--config", config], capture_output=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        lines = p.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("script_missing: cannot read the Lua script /nonexistent/web.lua", lines[0])
+        # A script whose Request loops: the run ends with the module's bounded error, not a hang.
+        script_path = os.path.join(self.tmp, "loop.lua")
+        with open(script_path, "w") as f:
+            f.write("function Render() end\nfunction Request() while true do end end\n")
+        sock = os.path.join(self.tmp, "loop.sock")
+        with open(config, "w") as f:
+            f.write(f"bind_address: unix://{sock}\nlua_script_path: {script_path}\nlua_instruction_limit: 10000000\n")
+        module = subprocess.Popen([MODULE, "--config", config, "--die-with-parent"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while not os.path.exists(sock) and module.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.2)  # bind() makes the file, listen() follows
+            rep, _ = self.leader_block(web_request(self.base + "/hello"),
+                                       module_uri=f"unix://{sock}")
+            self.assertEqual(rep.kind, "InternalError")
+            self.assertIn("LUA_INSTRUCTION_LIMIT", rep.data)
+        finally:
+            module.terminate()
+            module.wait(10)
+
 
 if __name__ == "__main__":
     unittest.main()
