@@ -62,6 +62,7 @@ function Caught()
   local u = __dflt.as_user_error(e)
   assert(not ok and u and u.causes[1] == "DESERIALIZING" and u.fatal == true)
   assert(__dflt.as_user_error("plain") == nil)
+  assert(getmetatable(e) == false and not pcall(setmetatable, e, {}))
   u.fatal = false
   __dflt.user_error(u)
 end

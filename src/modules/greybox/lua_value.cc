@@ -307,6 +307,10 @@ std::string valid_utf8(std::string_view s) {
 
 void register_user_error_type(lua_State* L) {
   luaL_newmetatable(L, kUserErrorMeta);
+  // Locked: getmetatable(e) answers false and setmetatable(e, ...) fails, so a script cannot
+  // give user errors metamethods.
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
 }
 

@@ -240,13 +240,18 @@ ScriptError LuaVm::failure_after_pcall(int status) {
     e.kind = ScriptFailure::kMemoryLimit;
     e.message = "the script's state reached " + std::to_string(limits_.memory_bytes) + " bytes";
   } else if (is_user_error(L_, -1)) {
-    lua_getfield(L_, -1, "fatal");
+    // Raw reads: outside a protected call no script code (a metamethod) may run.
+    auto raw_field = [this](const char* name) {
+      lua_pushstring(L_, name);
+      lua_rawget(L_, -2);
+    };
+    raw_field("fatal");
     bool fatal = lua_toboolean(L_, -1) != 0;
     lua_pop(L_, 1);
-    lua_getfield(L_, -1, "causes");
+    raw_field("causes");
     auto causes = read_value(L_, -1);
     lua_pop(L_, 1);
-    lua_getfield(L_, -1, "ctx");
+    raw_field("ctx");
     auto ctx = read_value(L_, -1);
     lua_pop(L_, 1);
     e.kind = fatal ? ScriptFailure::kFatalUserError : ScriptFailure::kUserError;
