@@ -112,6 +112,41 @@ def children_named(pid, prefix):
     return found
 
 
+def script_line(module):
+    """The build tree's default greybox script, named (the modules' own default is the same file,
+    through ${exeDir})."""
+    script = os.path.join(BUILD, "tools", "config", f"genvm-{module}-default.lua")
+    return f"lua_script_path: {script}\n" if os.path.exists(script) else ""
+
+
+def write_module_configs(folder, llm_url):
+    """The two module configurations (also scripts/demo_module_servers.py's): the LLM module with
+    one OpenAI-compatible backend at llm_url, temperature 0 and a seed (every node gets the same
+    answer), the web module allowing 127.0.0.1. template_max_tokens leaves the random model room
+    to close its JSON object (its keys are free text), so EqComparative answers a bool when the
+    model is asked."""
+    llm_config = os.path.join(folder, "llm.yaml")
+    with open(llm_config, "w") as f:
+        f.write("temperature: 0\nseed: 1\nretries: 0\nmax_tokens: 24\ntemplate_max_tokens: 600\nmax_prompt_bytes: 2048\n"
+                "backends:\n  local:\n    host: " + llm_url + "\n    provider: openai-compatible\n"
+                "    key: ''\n    models:\n      local: {supports_json: true}\n" + TEMPLATES + script_line("llm"))
+    web_config = os.path.join(folder, "web.yaml")
+    with open(web_config, "w") as f:
+        f.write('always_allow_hosts: ["127.0.0.1"]\nrender_timeout: 20\n' + script_line("web"))
+    return llm_config, web_config
+
+
+def start_inference_server(folder):
+    """The model written into `folder`, served by llm_server/server.mjs: (process, its URL)."""
+    model = make_model(folder)
+    proc = subprocess.Popen(["node", os.path.join(SERVER_DIR, "server.mjs"), "--model", model],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = proc.stdout.readline().decode()
+    if not line.startswith("listening "):
+        raise AssertionError("inference server did not start: " + line + proc.stderr.read().decode())
+    return proc, f"http://127.0.0.1:{int(line.split()[1])}"
+
+
 class NodeModulesEndToEnd(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -119,34 +154,10 @@ class NodeModulesEndToEnd(unittest.TestCase):
             if not os.path.exists(path):
                 raise AssertionError(f"{path} missing (set GENVM_BUILD_DIR to a build tree)")
         cls.tmp = tempfile.mkdtemp(prefix="gvm-node-modules-")
-        model = make_model(cls.tmp)
-        cls.inference = subprocess.Popen(["node", os.path.join(SERVER_DIR, "server.mjs"), "--model", model],
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        line = cls.inference.stdout.readline().decode()
-        if not line.startswith("listening "):
-            raise AssertionError("inference server did not start: " + line + cls.inference.stderr.read().decode())
-        Relay.upstream = f"http://127.0.0.1:{int(line.split()[1])}"
+        cls.inference, Relay.upstream = start_inference_server(cls.tmp)
         cls.relay, relay_url = serve(Relay)
         cls.pages, cls.page_url = serve(PageServer)
-        # The LLM module's configuration: one backend, the relay in front of the real server.
-        # template_max_tokens leaves the random model room to close its JSON object (its keys are
-        # free text), so EqComparative answers a bool when the model is asked.
-        cls.llm_config = os.path.join(cls.tmp, "llm.yaml")
-        with open(cls.llm_config, "w") as f:
-            f.write("temperature: 0\nseed: 1\nretries: 0\nmax_tokens: 24\ntemplate_max_tokens: 600\nmax_prompt_bytes: 2048\n"
-                    "backends:\n  local:\n    host: " + relay_url + "\n    provider: openai-compatible\n"
-                    "    key: ''\n    models:\n      local: {supports_json: true}\n" + TEMPLATES)
-            f.write(cls.script_line("llm"))
-        cls.web_config = os.path.join(cls.tmp, "web.yaml")
-        with open(cls.web_config, "w") as f:
-            f.write('always_allow_hosts: ["127.0.0.1"]\nrender_timeout: 20\n' + cls.script_line("web"))
-
-    @staticmethod
-    def script_line(module):
-        """The build tree's default greybox script, named (the modules' own default is the same
-        file, through ${exeDir})."""
-        script = os.path.join(BUILD, "tools", "config", f"genvm-{module}-default.lua")
-        return f"lua_script_path: {script}\n" if os.path.exists(script) else ""
+        cls.llm_config, cls.web_config = write_module_configs(cls.tmp, relay_url)
 
     @classmethod
     def tearDownClass(cls):
