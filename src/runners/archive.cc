@@ -277,10 +277,11 @@ Result<Archive> archive_from_code(std::shared_ptr<const std::string> code, const
     }
     header->append(line);
   }
-  // The archive owns both the code and the derived texts.
+  // The archive owns both the code and the derived texts; `blob` is the code (its size is the
+  // runner's size for the load charge).
   struct Owned { std::shared_ptr<const std::string> code; std::string header, version; };
   auto owned = std::make_shared<Owned>(Owned{code, std::move(*header), std::move(version)});
-  std::shared_ptr<const std::string> alias(owned, &owned->header);
+  std::shared_ptr<const std::string> alias(owned, owned->code.get());
   Archive a;
   a.blob = alias;
   a.files.emplace("file", std::string_view(*owned->code));

@@ -68,7 +68,7 @@ struct ArchiveLimits {
 };
 
 struct Archive {
-  std::shared_ptr<const std::string> blob;  // the bytes every file view points into
+  std::shared_ptr<const std::string> blob;  // the code blob; owns what every file view points into
   std::map<std::string, std::string_view, std::less<>> files;
   const std::string_view* find(std::string_view name) const;
 };
