@@ -28,6 +28,8 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
   EXPECT_EQ(c->connections.idle_timeout, std::chrono::seconds(60));
   EXPECT_EQ(c->connections.max_queued_bytes, 16u * 1024 * 1024);
   EXPECT_EQ(c->connections.stall_timeout, std::chrono::seconds(10));
+  // 2.5 x the 4 GiB run budget + 1 GiB: the executor's measured host cost with room.
+  EXPECT_EQ(c->executor_memory_max_bytes, 4294967295ull * 5 / 2 + (1ull << 30));
 }
 
 TEST(ManagerConfig, ParsesEveryKey) {
@@ -77,6 +79,31 @@ socket: /tmp/m.sock
   EXPECT_EQ(c->socket, "/tmp/m.sock");
 }
 
+TEST(ManagerConfig, ModuleProgramsAndTheirDefaults) {
+  auto d = parse_config("");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->modules.web.binary.empty());
+  EXPECT_TRUE(d->modules.llm.default_config.empty());
+  EXPECT_FALSE(d->modules.llm.autostart);
+  EXPECT_EQ(d->modules.start_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(d->modules.stop_timeout, std::chrono::seconds(5));
+  auto c = parse_config(
+      "modules:\n"
+      "  llm: {binary: /opt/llm, default_config: \"${exeDir}/llm.yaml\", autostart: true}\n"
+      "  web: {autostart: false}\n"
+      "  runtime_dir: /run/genvm\n"
+      "  start_timeout: 90s\n"
+      "  stop_timeout: 250ms\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->modules.llm.binary, "/opt/llm");
+  EXPECT_EQ(c->modules.llm.default_config, "${exeDir}/llm.yaml");
+  EXPECT_TRUE(c->modules.llm.autostart);
+  EXPECT_FALSE(c->modules.web.autostart);
+  EXPECT_EQ(c->modules.runtime_dir, "/run/genvm");
+  EXPECT_EQ(c->modules.start_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(c->modules.stop_timeout, std::chrono::milliseconds(250));
+}
+
 TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
   struct Case { const char* yaml; const char* mentions; };
   for (auto c : {Case{"retention: 5m", "unknown key \"retention\""},
@@ -103,6 +130,10 @@ TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
                  Case{"manifest_path: [a]", "manifest_path"},
                  Case{"max_message_bytes: 10", "max_message_bytes"},
                  Case{"port: 70000", "port"},
+                 Case{"modules: {gpu: {}}", "unknown key \"gpu\""},
+                 Case{"modules: {web: {path: x}}", "modules.web: unknown key \"path\""},
+                 Case{"modules: {llm: {binary: [a]}}", "modules.llm.binary"},
+                 Case{"modules: {start_timeout: 0s}", "modules.start_timeout"},
                  Case{"[1, 2", ""}}) {
     auto r = parse_config(c.yaml);
     ASSERT_FALSE(r.ok()) << c.yaml;
