@@ -589,8 +589,10 @@ op_memory_size:
   NEXT();
 op_memory_grow: {
   uint64_t old = 0;
-  bool ok = grow_memory(store, *inst->mem0, uint32_t(S(1)), &old);
-  S(2) = ok ? uint32_t(old) : uint32_t(-1);
+  GrowResult grown = grow_memory(store, *inst->mem0, uint32_t(S(1)), &old);
+  // The budget allowed it but the host could not map it: no result about the contract.
+  if (grown == GrowResult::kHostFault) TRAP(kHostError);
+  S(2) = grown == GrowResult::kGrown ? uint32_t(old) : uint32_t(-1);
   RELOAD_MEM();
   pc += 3;
   NEXT();

@@ -67,6 +67,17 @@ Value slot_to_value(ValType t, uint64_t bits) {
   }
 }
 
+uint64_t reservation_pages(const RamBudget& ram, uint64_t need_pages, uint64_t max_pages, uint64_t own_reserved) {
+  // Headroom beyond `need_pages`: what the budget has left, and what its limit leaves once the
+  // other live memories' reservations and this need are counted, so a run's reservations
+  // together stay within its budget (nested sub-VMs no longer map 4 GiB each).
+  uint64_t others = ram.reserved() - std::min(own_reserved, ram.reserved());
+  uint64_t taken = others + need_pages * kPage;
+  uint64_t free_space = ram.limit() > taken ? ram.limit() - taken : 0;
+  uint64_t headroom_pages = std::min(ram.left(), free_space) / kPage;
+  return std::min(max_pages, need_pages + headroom_pages);
+}
+
 MemInst::~MemInst() {
   if (base && reserved) munmap(base, reserved);
 }
@@ -107,16 +118,24 @@ std::vector<Module::ExportDesc> Module::exports() const {
 // ---------------------------------------------------------------------------------------------
 // Store
 
-Store::Store(StoreConfig cfg) : cfg_(cfg), impl_(std::make_unique<Impl>()) {
+Store::Store(StoreConfig cfg)
+    : cfg_(cfg),
+      impl_(std::make_unique<Impl>()),
+      ram_(cfg_.shared_ram ? cfg_.shared_ram : std::make_shared<RamBudget>(cfg_.ram_budget)) {
   calls_left_ = cfg_.call_stack_limit;
   values_left_ = cfg_.value_stack_limit;
   fuel_ = int64_t(std::min<uint64_t>(cfg_.fuel, uint64_t(INT64_MAX)));
 }
 
-Store::~Store() = default;
+// Everything this store charged goes back to the (maybe shared) budget, and so does the
+// address space of its memories, which Impl unmaps right after.
+Store::~Store() {
+  for (const auto& m : impl_->memories) ram_->remove_reserved(m->reserved);
+  ram_->release(ram_used_);
+}
 
 bool Store::charge_ram(uint64_t bytes) {
-  if (bytes > cfg_.ram_budget || ram_used_ > cfg_.ram_budget - bytes) return false;
+  if (!ram_->charge(bytes)) return false;
   ram_used_ += bytes;
   return true;
 }
@@ -145,15 +164,10 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
   if (max > 65536) max = 65536;
   if (min_pages > max) return make_error("invalid", "memory minimum exceeds maximum");
   if (!charge_ram(uint64_t(min_pages) * kPage)) return make_error(InstantiateError::kResourceExhausted, "resource_exhausted", "memory exceeds the RAM budget");
-  // Reserve address space for the largest size this memory can reach within what is left of
-  // the budget, so the base never moves and a store (a sub-VM) with a small budget left does
-  // not map 4 GiB.
-  uint64_t left_pages = (cfg_.ram_budget - ram_used_) / kPage;
-  uint64_t reserve_pages = std::min(max, uint64_t(min_pages) + left_pages);
   auto mem = std::make_unique<MemInst>();
   mem->max_pages = max;
   mem->size = uint64_t(min_pages) * kPage;
-  mem->reserved = reserve_pages * kPage;
+  mem->reserved = reservation_pages(*ram_, min_pages, max, 0) * kPage;
   if (mem->reserved) {
     void* p = mmap(nullptr, mem->reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
@@ -164,6 +178,7 @@ Result<MemInst*> Store::new_memory(uint32_t min_pages, std::optional<uint32_t> m
                         std::string("cannot reserve address space for a memory: ") + std::strerror(errno));
     }
     mem->base = static_cast<uint8_t*>(p);
+    ram_->add_reserved(mem->reserved);
   }
   impl_->memories.push_back(std::move(mem));
   return impl_->memories.back().get();
@@ -179,14 +194,32 @@ GlobalInst* Store::new_global(ValType type, bool mut, Value init) {
   return impl_->globals.back().get();
 }
 
-bool grow_memory(Store& s, MemInst& m, uint64_t delta, uint64_t* old_pages) {
+GrowResult grow_memory(Store& s, MemInst& m, uint64_t delta, uint64_t* old_pages) {
   uint64_t old = m.size / kPage;
   *old_pages = old;
-  if (delta == 0) return true;
-  if (old + delta > m.max_pages || (old + delta) * kPage > m.reserved) return false;
-  if (!s.charge_ram(delta * kPage)) return false;
-  m.size = (old + delta) * kPage;
-  return true;
+  if (delta == 0) return GrowResult::kGrown;
+  if (old + delta > m.max_pages) return GrowResult::kRefused;
+  if (!s.charge_ram(delta * kPage)) return GrowResult::kRefused;
+  uint64_t want = (old + delta) * kPage;
+  if (want > m.reserved) {
+    // Past the reservation (other memories of the budget hold the address space): the mapping
+    // moves to a new one sized as a fresh memory's would be. The interpreter reloads the base
+    // after every memory.grow, so no pointer into the old mapping survives.
+    RamBudget& ram = s.ram();
+    uint64_t bytes = reservation_pages(ram, old + delta, m.max_pages, m.reserved) * kPage;
+    void* p = m.reserved ? mremap(m.base, m.reserved, bytes, MREMAP_MAYMOVE)
+                         : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      s.refund_ram(delta * kPage);
+      return GrowResult::kHostFault;
+    }
+    ram.remove_reserved(m.reserved);
+    ram.add_reserved(bytes);
+    m.base = static_cast<uint8_t*>(p);
+    m.reserved = bytes;
+  }
+  m.size = want;
+  return GrowResult::kGrown;
 }
 
 bool grow_table(Store& s, TableInst& t, uint64_t delta, uint64_t init, uint64_t* old_size) {

@@ -73,7 +73,14 @@ struct Store::Impl {
 std::optional<Trap> interpret(Store& s, FuncInst* f);
 
 Value slot_to_value(ValType t, uint64_t bits);
-bool grow_memory(Store& s, MemInst& m, uint64_t delta_pages, uint64_t* old_pages);
+// memory.grow: kRefused (the maximum or the RAM budget; the guest sees -1), kHostFault (the budget
+// allowed it but the host could not map it: the run ends, it is no result about the contract).
+// The base may move; callers reload it.
+enum class GrowResult { kGrown, kRefused, kHostFault };
+GrowResult grow_memory(Store& s, MemInst& m, uint64_t delta_pages, uint64_t* old_pages);
+// Pages a memory needing `need_pages` reserves: up to its maximum, what the budget has left and
+// no other live memory of it holds reserved (`own_reserved`: this memory's current mapping).
+uint64_t reservation_pages(const RamBudget& ram, uint64_t need_pages, uint64_t max_pages, uint64_t own_reserved);
 bool grow_table(Store& s, TableInst& t, uint64_t delta, uint64_t init, uint64_t* old_size);
 
 }  // namespace genvm::wasm

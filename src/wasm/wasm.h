@@ -8,7 +8,7 @@
 //   auto out = store.call(export_func, {Value::i32(1)});  // Outcome: values, or a Trap value
 //
 // Contract: a module that loads is valid per the core spec (+ the enabled extensions); nothing a
-// module does crashes the process or allocates host memory beyond StoreConfig::ram_budget; every
+// module does crashes the process or allocates host memory beyond its RAM budget; every
 // failure is a value. Calls never recurse on the native stack. Not thread-safe except
 // Store::interrupt(), which any thread may call.
 #pragma once
@@ -105,10 +105,47 @@ struct Outcome {
   bool ok() const { return !trap.has_value(); }
 };
 
+// A RAM budget several stores share (the executor: every sub-VM of one run, docs/PROTOCOLS.md
+// "Memory model of a run"): memories and tables charge it as they grow, an embedder charges its
+// own buffers, and each store gives back what it charged when it is destroyed. It also counts
+// the address space memories hold (`reserved`) so that reservations stay near the budget
+// instead of 4 GiB per store. Not thread-safe.
+class RamBudget {
+ public:
+  explicit RamBudget(uint64_t limit) : limit_(limit) {}
+  RamBudget(const RamBudget&) = delete;
+  RamBudget& operator=(const RamBudget&) = delete;
+  uint64_t limit() const { return limit_; }
+  uint64_t used() const { return used_; }
+  uint64_t left() const { return limit_ - used_; }
+  uint64_t peak() const { return peak_; }
+  // False (and nothing charged) when `bytes` do not fit what is left.
+  bool charge(uint64_t bytes) {
+    if (bytes > left()) return false;
+    used_ += bytes;
+    if (used_ > peak_) peak_ = used_;
+    return true;
+  }
+  void release(uint64_t bytes) { used_ -= bytes < used_ ? bytes : used_; }
+  // Address space reserved by live memories (their mappings), for sizing new reservations.
+  uint64_t reserved() const { return reserved_; }
+  void add_reserved(uint64_t bytes) { reserved_ += bytes; }
+  void remove_reserved(uint64_t bytes) { reserved_ -= bytes < reserved_ ? bytes : reserved_; }
+
+ private:
+  uint64_t limit_;
+  uint64_t used_ = 0;
+  uint64_t peak_ = 0;
+  uint64_t reserved_ = 0;
+};
+
 struct StoreConfig {
   uint32_t call_stack_limit = 1024;     // frames
   uint32_t value_stack_limit = 65535;   // value slots (declared locals + max operand depth)
   uint64_t ram_budget = uint64_t(4) << 30;  // bytes: memories + 64 bytes per table element
+  // Shared with other stores when set (ram_budget is then unused); unset: the store has its own
+  // budget of ram_budget bytes.
+  std::shared_ptr<RamBudget> shared_ram;
   bool fuel_enabled = false;            // only meaningful for modules loaded with metering
   uint64_t fuel = 0;
   uint32_t max_trap_frames = 20;        // cap on Trap::frames (deep recursion keeps the innermost)
@@ -218,7 +255,9 @@ class Store {
   // Counters the stack rule charges (remaining). For tests.
   uint32_t calls_left() const { return calls_left_; }
   uint32_t values_left() const { return values_left_; }
-  uint64_t ram_used() const { return ram_used_; }
+  uint64_t ram_used() const { return ram_used_; }  // what this store charged
+  RamBudget& ram() { return *ram_; }                // the budget it charges (maybe shared)
+  const RamBudget& ram() const { return *ram_; }
 
   // Every instance made in this store, in creation order, with its module name (may be "").
   const std::vector<std::pair<std::string, Instance*>>& instances() const { return instances_; }
@@ -227,7 +266,10 @@ class Store {
   struct Impl;
   Impl& impl() { return *impl_; }
   bool charge_ram(uint64_t bytes);
-  void refund_ram(uint64_t bytes) { ram_used_ -= bytes; }
+  void refund_ram(uint64_t bytes) {
+    ram_used_ -= bytes;
+    ram_->release(bytes);
+  }
 
  private:
   friend class Linker;
@@ -241,6 +283,7 @@ class Store {
   uint32_t calls_left_ = 0;
   uint32_t values_left_ = 0;
   uint64_t ram_used_ = 0;
+  std::shared_ptr<RamBudget> ram_;
 };
 
 class Instance {

@@ -380,6 +380,47 @@ TEST(WasmBudget, MemoryGrowBeyondRamBudgetReturnsMinusOne) {
   EXPECT_EQ(e.call("grow", {Value::i32(0x7fffffff)}).values[0].as_i32(), -1);
 }
 
+// Stores sharing one RamBudget (the executor's sub-VMs of one run): what one holds the other
+// cannot have, everything returns when a store goes, and the second store's memory reserves only
+// what the first left unreserved, moving its mapping when it grows past that (data kept).
+TEST(WasmBudget, StoresSharingABudgetSeeEachOthersUseAndReservations) {
+  REQUIRE_WAT2WASM();
+  auto ram = std::make_shared<RamBudget>(64 * 65536);
+  StoreConfig cfg;
+  cfg.shared_ram = ram;
+  const auto bytes = wat(R"((module (memory (export "mem") 1)
+      (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0)))
+      (func (export "poke") (param i32 i32) (i32.store8 (local.get 0) (local.get 1)))
+      (func (export "peek") (param i32) (result i32) (i32.load8_u (local.get 0)))))");
+  Env first(cfg);
+  first.load(bytes);
+  // The first memory reserved the whole budget's address space for its growth.
+  EXPECT_EQ(ram->reserved(), 64u * 65536);
+  EXPECT_EQ(first.call("grow", {Value::i32(40)}).values[0].as_i32(), 1);
+  {
+    Env second(cfg);
+    second.load(bytes);
+    EXPECT_EQ(ram->used(), 42u * 65536);
+    // 22 pages are left of the one budget, not 63 of a budget of its own.
+    EXPECT_EQ(second.call("grow", {Value::i32(23)}).values[0].as_i32(), -1);
+    second.call("poke", {Value::i32(65535), Value::i32(0x5a)});
+    // Past its 1-page reservation: the mapping moves, the bytes come along.
+    EXPECT_EQ(second.call("grow", {Value::i32(22)}).values[0].as_i32(), 1);
+    EXPECT_EQ(second.call("peek", {Value::i32(65535)}).values[0].as_i32(), 0x5a);
+    second.call("poke", {Value::i32(23 * 65536 - 1), Value::i32(7)});
+    EXPECT_EQ(second.call("peek", {Value::i32(23 * 65536 - 1)}).values[0].as_i32(), 7);
+    EXPECT_EQ(ram->left(), 0u);
+    EXPECT_EQ(first.call("grow", {Value::i32(1)}).values[0].as_i32(), -1);
+    // The run's reservations together: the first's 64 pages and the second's 23.
+    EXPECT_EQ(ram->reserved(), (64u + 23u) * 65536);
+  }
+  // The second store is gone: its pages and its address space are back.
+  EXPECT_EQ(ram->used(), 41u * 65536);
+  EXPECT_EQ(ram->reserved(), 64u * 65536);
+  EXPECT_EQ(first.call("grow", {Value::i32(23)}).values[0].as_i32(), 41);
+  EXPECT_EQ(ram->peak(), 64u * 65536);
+}
+
 TEST(WasmBudget, TableGrowCountsSixtyFourBytesPerElement) {
   REQUIRE_WAT2WASM();
   StoreConfig cfg;
