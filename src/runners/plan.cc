@@ -266,6 +266,7 @@ Result<std::uint64_t> map_archive_file(const Archive& arch, std::string_view fil
     return cost;
   }
   if (auto s = check_target(to); !s) return s.take_error();
+  if (to.back() == '/') return malformed("MapFile of the file " + std::string(file) + " to a folder path " + std::string(to));
   const std::string_view* bytes = arch.find(file);
   if (!bytes) return malformed("MapFile: no file " + std::string(file));
   out.insert_or_assign(std::string(to), *bytes);

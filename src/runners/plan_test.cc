@@ -195,6 +195,7 @@ TEST(RunnersPlan, MalformedRunnerJsonAndPlans) {
   EXPECT_NE(plan_error(R"({"AddEnv": {"name": "A", "val": "${A"}})").message.find("unterminated"), std::string::npos);
   EXPECT_NE(plan_error(R"({"MapFile": {"file": "file", "to": "/vm/x"}})").message.find("/vm/"), std::string::npos);
   EXPECT_NE(plan_error(R"({"MapFile": {"file": "file", "to": "rel"}})").message.find("absolute"), std::string::npos);
+  EXPECT_NE(plan_error(R"({"MapFile": {"file": "file", "to": "/etc/"}})").message.find("folder path"), std::string::npos);
   EXPECT_NE(plan_error(R"({"MapFile": {"file": "file", "to": "/a/../vm"}})").message.find("clean"), std::string::npos);
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += R"({"Seq": [)";
