@@ -88,12 +88,19 @@ build_python="$native_dir/python"
 sdk="$wasm_dir/wasi-sdk"
 rm -rf "$wasm_dir" && mkdir -p "$sdk/bin" "$sdk/share"
 ln -s /usr "$sdk/share/wasi-sysroot"
+# Reproducible bytes (runner ids will hash them): configure runs as ../src/configure (as
+# CPython's Tools/wasm/wasi.py does), so the source folder the build bakes in (VPATH, for
+# getpath) is relative; __FILE__ paths (asserts) name /cpython, not this cache folder; and
+# __DATE__/__TIME__ (sys.version) are the source's own date (the mtime tar keeps of
+# Include/patchlevel.h), not the build's.
+build_date="$(date -u -r "$src_dir/Include/patchlevel.h" '+%b %e %Y')"
 for pair in clang:clang-14 clang++:clang++-14 clang-cpp:clang-cpp-14; do
   name="${pair%%:*}"; tool="${pair#*:}"
   # No -mbulk-memory: with it (and without atomics) LLVM 14 keeps thread_local as real TLS
   # (__tls_base), which CPython 3.13's _Py_tss_tstate then needs and bookworm's wasi-libc
   # (errno not TLS) does not provide; without it, thread-locals become plain globals.
-  printf '#!/bin/sh\nexec %s --target=wasm32-wasi "$@"\n' "$tool" >"$sdk/bin/$name"
+  printf '#!/bin/sh\nexec %s --target=wasm32-wasi -ffile-prefix-map=%s=/cpython -Wno-builtin-macro-redefined %s %s "$@"\n' \
+    "$tool" "$wasm_dir" "'-D__DATE__=\"$build_date\"'" "'-D__TIME__=\"00:00:00\"'" >"$sdk/bin/$name"
 done
 ln -s "$(command -v wasm-ld-14)" "$sdk/bin/wasm-ld"
 ln -s "$(command -v llvm-ar-14)" "$sdk/bin/llvm-ar"
@@ -118,7 +125,7 @@ say "configuring for wasm32-wasi in $build"
   WASI_SDK_PATH="$sdk" CONFIG_SITE="$wasm_src/Tools/wasm/config.site-wasm32-wasi" \
     OPT="-DNDEBUG -O2" LDFLAGS="-Wl,--strip-debug" \
     ac_cv_have_pthread_t=yes ac_cv_sizeof_pthread_t=4 \
-    run "$wasm_src/Tools/wasm/wasi-env" "$wasm_src/configure" -q \
+    run "$wasm_src/Tools/wasm/wasi-env" ../src/configure -q \
       --host=wasm32-wasi --build="$("$wasm_src/config.guess")" \
       --with-build-python="$build_python" --prefix=/ \
       --disable-test-modules --without-ensurepip >configure.log 2>&1) ||
@@ -136,6 +143,9 @@ stage="$wasm_dir/stage"
 mkdir -p "$result/lib"
 cp "$build/python.wasm" "$result/python.wasm"
 mv "$stage/lib/python3.13" "$result/lib/python3.13"
+# The build's sysconfig data names its folders; name them as the compiler's prefix map does.
+sed -i -e "s|$wasm_dir|/cpython|g" -e "s|$native_dir|/cpython-native|g" \
+  "$result/lib/python3.13/"_sysconfigdata_*.py
 # Every module is built in: lib-dynload stays empty, but its presence is how CPython finds its
 # exec_prefix (else it warns on every start).
 mkdir -p "$result/lib/python3.13/lib-dynload"
