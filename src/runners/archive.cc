@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/sha3.h"
 #include "runners/errors.h"
 #include "runners/runners.h"
 
@@ -288,6 +289,18 @@ Result<Archive> archive_from_code(std::shared_ptr<const std::string> code, const
   a.files.emplace("runner.json", std::string_view(owned->header));
   if (!owned->version.empty()) a.files.emplace("version", std::string_view(owned->version));
   return a;
+}
+
+std::string custom_runner_id(std::string_view code) {
+  Sha3_256Digest digest = sha3_256(code);
+  return "custom:" + gvm32_encode(digest);
+}
+
+Result<CustomRunner> parse_custom_runner(std::shared_ptr<const std::string> code, const ArchiveLimits& limits) {
+  std::string id = custom_runner_id(*code);
+  auto arch = archive_from_code(std::move(code), limits);
+  if (!arch) return Error{arch.error().code, id + ": " + arch.error().message, arch.error().errc};
+  return CustomRunner{std::move(id), std::make_shared<const Archive>(std::move(*arch))};
 }
 
 }  // namespace genvm::runners

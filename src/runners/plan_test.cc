@@ -164,17 +164,27 @@ TEST(RunnersPlan, LatestResolvesOnlyInUnsafeDebugModes) {
 }
 
 TEST(RunnersPlan, CustomRunnersComeFromTheRegisteredSet) {
-  auto blob = std::make_shared<const std::string>(make_zip({{"runner.json", R"({"StartWasm": "w"})"}, {"w", "W"}}));
-  auto arch = read_zip(blob);
-  ASSERT_TRUE(arch.ok());
+  std::string code = make_zip({{"runner.json", R"({"StartWasm": "w"})"}, {"w", "W"}});
+  auto custom = parse_custom_runner(std::make_shared<const std::string>(code));
+  ASSERT_TRUE(custom.ok()) << custom.error().to_string();
+  // GVM32 of SHA3-256: the id's hash decodes back to the digest of the code.
+  ASSERT_EQ(custom->id.substr(0, 7), "custom:");
+  auto parsed = parse_runner_id(custom->id);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->canonical(), custom->id);
+  EXPECT_NE(parsed->hash, sha256(code));
+  EXPECT_EQ(custom_runner_id(""), "custom:" + gvm32_encode(std::vector<std::uint8_t>{
+      0xa7, 0xff, 0xc6, 0xf8, 0xbf, 0x1e, 0xd7, 0x66, 0x51, 0xc1, 0x47, 0x56, 0xa0, 0x61, 0xd6, 0x62,
+      0xf5, 0x80, 0xff, 0x4d, 0xe4, 0x3b, 0x49, 0xfa, 0x82, 0xd8, 0x0a, 0x4b, 0x80, 0xf8, 0x43, 0x4a}));
   PlanOptions options;
-  RunnerId id;
-  id.kind = RunnerId::Kind::kCustom;
-  id.hash = sha256(*blob);
-  options.custom.emplace(id.canonical(), std::make_shared<const Archive>(std::move(*arch)));
-  auto plan = make_plan(contract("# {\"Depends\": \"" + id.canonical() + "\"}\n"), nullptr, options);
+  options.custom.emplace(custom->id, custom->archive);
+  auto plan = make_plan(contract("# {\"Depends\": \"" + custom->id + "\"}\n"), nullptr, options);
   ASSERT_TRUE(plan.ok()) << plan.error().to_string();
   EXPECT_EQ(plan->start.bytes, "W");
+  EXPECT_EQ(plan->start.runner, custom->id);
+  auto bad = parse_custom_runner(std::make_shared<const std::string>("no header"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "invalid_contract runner absent");
 }
 
 Error plan_error(const std::string& runner_json, PlanOptions options = {}) {

@@ -82,6 +82,17 @@ Result<Archive> archive_from_code(std::shared_ptr<const std::string> code,
 // The spec's entry-name rules (no empty / "." / ".." components, no '\\', not absolute).
 bool is_valid_entry_name(std::string_view name, bool is_directory);
 
+// RegisterRunner (spec 02-gl_call.rst): `code` (a ZIP, raw wasm or commented text) under
+// `custom:<GVM32 of its SHA3-256>`. The caller charges runner_load_cost + code length before
+// calling and keeps the result in its sub-VM's loaded set (PlanOptions::custom).
+struct CustomRunner {
+  std::string id;  // canonical "custom:..."
+  std::shared_ptr<const Archive> archive;
+};
+std::string custom_runner_id(std::string_view code);
+Result<CustomRunner> parse_custom_runner(std::shared_ptr<const std::string> code,
+                                         const ArchiveLimits& limits = {});
+
 // ---- runner.json ----
 inline constexpr std::size_t kMaxActionDepth = 128;    // runner_limits.init_action_depth
 inline constexpr std::size_t kMaxEnvNameLen = 128;     // runner_limits.env_name_len
@@ -124,7 +135,8 @@ struct PlanOptions {
   bool deterministic = true;  // selects When { cond: det | nondet }
   DebugMode debug_mode = kDefaultDebugMode;  // `:latest` / `:test` need allows_latest_resolution
   std::uint64_t ram_budget = UINT64_MAX;     // loads, mappings and env values are charged
-  // Runners registered with RegisterRunner (or granted by a parent), by canonical id.
+  // Runners registered with RegisterRunner (or granted by a parent), by canonical id; their
+  // load was charged when they entered the sub-VM's loaded set, so a plan does not charge them.
   std::map<std::string, std::shared_ptr<const Archive>, std::less<>> custom;
   ArchiveLimits limits;
 };
