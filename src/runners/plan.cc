@@ -17,6 +17,24 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// v<major>.<minor>.<patch>, decimal numbers without sign (the `version` file's format).
+bool is_version(std::string_view v) {
+  if (v.size() < 6 || v.size() > 64 || v[0] != 'v') return false;
+  int parts = 0;
+  std::size_t digits = 0;
+  for (char c : v.substr(1)) {
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.' && digits > 0 && parts < 2) {
+      ++parts;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return parts == 2 && digits > 0;
+}
+
 bool valid_env_name(std::string_view name) {
   if (name.empty() || name.size() > kMaxEnvNameLen) return false;
   for (unsigned char c : name) {
@@ -278,7 +296,7 @@ Result<Plan> make_plan(std::shared_ptr<const Archive> contract, const RunnerDire
   Plan plan;
   const std::string_view* version = contract->find("version");
   plan.version = version ? trim(*version) : std::string(kDefaultRunnerVersion);
-  if (plan.version.size() < 2 || plan.version[0] != 'v') {
+  if (!is_version(plan.version)) {
     return malformed("version \"" + plan.version.substr(0, 64) + "\" is not v<major>.<minor>.<patch>");
   }
   Interpreter interp(dir, options, plan);

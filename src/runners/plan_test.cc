@@ -219,6 +219,16 @@ TEST(RunnersPlan, MalformedRunnerJsonAndPlans) {
   EXPECT_NE(plan_error(doubling).message.find("exceeds 1 MiB"), std::string::npos);
 }
 
+TEST(RunnersPlan, VersionMustBeMajorMinorPatch) {
+  for (std::string bad : {"v1", "v1.2", "v1.2.3.4", "1.2.3", "v1..3", "v1.2.x", "vx"}) {
+    auto plan = make_plan(contract("# " + bad + "\n# {\"StartWasm\": \"file\"}\n"), nullptr, {});
+    EXPECT_FALSE(plan.ok()) << bad;
+  }
+  auto plan = make_plan(contract("#  v10.20.30 \n# {\"StartWasm\": \"file\"}\n"), nullptr, {});
+  ASSERT_TRUE(plan.ok()) << plan.error().to_string();
+  EXPECT_EQ(plan->version, "v10.20.30");
+}
+
 TEST(RunnersPlan, RamBudgetIsEnforced) {
   PlanOptions small;
   small.ram_budget = kRunnerLoadCost + 10;
