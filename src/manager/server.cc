@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +21,7 @@
 
 #include "common/sha3.h"
 #include "manager/http_api.h"
+#include "manager/llm_check.h"
 #include "common/json.h"
 
 namespace genvm::manager {
@@ -593,6 +595,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     if (route({"module", "start"}) && post) return module_start(req.body(), /*restart=*/false);
     if (route({"module", "restart"}) && post) return module_start(req.body(), /*restart=*/true);
     if (route({"module", "stop"}) && post) return module_stop(req.body());
+    if (route({"llm", "check"}) && post) return llm_check(req.body());
     if (route({"vm-error", "describe"}) && get) return describe(t);
     if (route({"contract", "detect-version"}) && post) {
       auto ts = req["Deployment-Timestamp"];
@@ -820,6 +823,22 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     modules->stop(*type, [self](bool was_running) {
       self->respond(http::status::ok, was_running ? "{\"result\":\"module_stopped\"}" : "{\"result\":\"module_not_running\"}");
     });
+  }
+
+  // handlers.rs handle_llm_check: the provider calls block, so they run on a thread of their
+  // own and the answer is posted back to io.
+  void llm_check(const std::string& body) {
+    auto v = json_body(body);
+    if (!v) return;
+    auto req = parse_llm_check_request(*v);
+    if (!req) return internal_error(req.error().message);
+    auto self = this->shared_from_this();
+    std::thread([self, req = std::move(*req)] {
+      std::string answer = run_llm_check(req);
+      asio::post(self->impl_->io, [self, answer = std::move(answer)]() mutable {
+        self->respond(http::status::ok, std::move(answer));
+      });
+    }).detach();
   }
 
   void describe(const Target& t) {

@@ -9,7 +9,9 @@
 // Routes (manager-api.yaml): GET /ws (upgrade), POST /genvm/run, GET /genvm/{id}[?wait=],
 // DELETE /genvm/{id}, GET /genvm/{id}/artifact?field=&offset=&max_len=, GET /status,
 // GET|POST /permits, POST /log/level, GET /vm-error/describe?error=, POST
-// /contract/detect-version, POST /manifest/reload; and ours, GET /metrics. Anything else,
+// /contract/detect-version, POST /manifest/reload, POST /module/start|stop|restart (the
+// registry's ModuleSet, modules.h), POST /llm/check (llm_check.h); and ours, GET /metrics.
+// Anything else,
 // a wrong method included, is 404 {"error":"Not Found"} (mod.rs). Bodies: http_api.h.
 // Trust (docs/PROTOCOLS.md, "Trust model"): a unix-socket peer whose uid (SO_PEERCRED) is
 // listed in `trusted.uids`, or a request carrying `Authorization: Bearer <t>` with t in

@@ -15,6 +15,8 @@ import argparse
 import http.server
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -43,6 +45,7 @@ from gvm import fees, host, result  # noqa: E402
 from gvm import execution_data as xd  # noqa: E402
 from test_executor import CONTRACT, ORIGIN, RETURN_ANSWERS, SENDER, SIGNER, call, run_nondet, script  # noqa: E402
 
+MODULES_TESTS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "modules")
 MANAGER = os.path.join(BUILD, "tools", "genvm-manager", "genvm-manager")
 PROBE = os.environ["GENVM_CONFORMANCE_PROBE"]
 NEEDED = [MANAGER, PROBE, os.path.join(BUILD, "tools", "genvm-module-web", "genvm-module-web"),
@@ -162,6 +165,58 @@ class ManagerOwnsTheModules(unittest.TestCase):
         self.assertEqual(self.post("/module/stop", {"module_type": "web"}), (200, {"result": "module_stopped"}))
         self.assertEqual(self.status(), ("stopped", "stopped"))
         s.close()
+
+
+class LlmCheck(unittest.TestCase):
+    """API /llm/check (handlers.rs handle_llm_check): each config asked each test prompt directly,
+    here a real inference server (tests/modules/llm_server: node-llama-cpp on the CPU with the
+    random-weight model make_model.py writes) and an address where nothing listens."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, MODULES_TESTS)
+        from test_llm_e2e import SERVER_DIR, make_model  # noqa: E402
+
+        cls.tmp = tempfile.mkdtemp(prefix="genvm-mgr-llm-check-")
+        cls.server = subprocess.Popen(["node", os.path.join(SERVER_DIR, "server.mjs"), "--model", make_model(cls.tmp)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = cls.server.stdout.readline().decode()
+        if not line.startswith("listening "):
+            raise AssertionError("inference server did not start: " + line + cls.server.stderr.read().decode())
+        cls.llm = f"http://127.0.0.1:{int(line.split()[1])}"
+        cls.m = mgr.Manager(MANAGER, "")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.m.stop()
+        cls.server.terminate()
+        cls.server.wait(10)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_each_config_with_each_prompt(self):
+        prompt = {"system_message": None, "user_message": "Say hello.", "temperature": 0, "images": [],
+                  "max_tokens": 8, "use_max_completion_tokens": False}
+        body = {"configs": [{"host": self.llm, "provider": "openai-compatible", "model": "local", "key": ""},
+                            {"host": "http://127.0.0.1:1", "provider": "openai-compatible", "model": "m",
+                             "key": "${ENV[GENVM_TEST_UNSET_KEY]}"}],
+                "test_prompts": [prompt, dict(prompt, system_message="Answer briefly.", seed=1)]}
+        code, got = self.m.http("POST", "/llm/check", json.dumps(body))
+        self.assertEqual(code, 200, got)
+        self.assertEqual([(r["config_index"], r["prompt_index"]) for r in got], [(0, 0), (0, 1), (1, 0), (1, 1)])
+        for r in got[:2]:
+            self.assertTrue(r["available"], r)
+            self.assertIsNone(r["error"])
+            self.assertIsInstance(r["response"], str)
+        for r in got[2:]:
+            self.assertFalse(r["available"], r)
+            self.assertIsInstance(r["error"], str)
+            self.assertIsNone(r["response"])
+
+    def test_bad_bodies(self):
+        self.assertEqual(self.m.http("POST", "/llm/check", "{")[0], 400)
+        code, got = self.m.http("POST", "/llm/check", json.dumps({"configs": 1, "test_prompts": []}))
+        self.assertEqual(code, 500, got)
+        self.assertIn("configs", got["error"])
 
 
 if __name__ == "__main__":
