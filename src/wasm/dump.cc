@@ -27,4 +27,18 @@ std::string dump_function(const Module& mod, uint32_t defined_index) {
   return out;
 }
 
+std::string dump_module(const Module& mod) {
+  const ModuleImpl& m = mod.impl();
+  std::string out;
+  for (uint32_t i = 0; i < m.compiled.size(); ++i) {
+    const CompiledFunc& cf = m.compiled[i];
+    out += "func " + std::to_string(i) + " type=" + std::to_string(cf.type_index) + " code=" + std::to_string(cf.code) +
+           " results=" + std::to_string(cf.num_results) + " ";
+    out += dump_function(mod, i);
+  }
+  out += "code_offsets " + std::to_string(m.code_offsets.size()) + "\n";
+  for (const auto& [pc, off] : m.code_offsets) out += std::to_string(pc) + " " + std::to_string(off) + "\n";
+  return out;
+}
+
 }  // namespace genvm::wasm

@@ -346,6 +346,8 @@ class Linker {
 
 // Debug listing of a defined function's compiled code (genvm-wasm dump).
 std::string dump_function(const Module& m, uint32_t defined_index);
+// The whole compiled form: every function's listing, then the trap-offset table.
+std::string dump_module(const Module& m);
 
 // Type of an external function (for hosts and tests).
 const FuncType& func_type(const FuncInst* f);

@@ -25,7 +25,11 @@ const char kUsage[] =
     "                                          run a WASI preview1 command (_start)\n"
     "  spectest FILE.wast|FILE.json... [--allow-failures N]\n"
     "                                          run spec testsuite files; last line is\n"
-    "                                          `N passed, N failed, N skipped`\n";
+    "                                          `N passed, N failed, N skipped`\n"
+    "  dump FILE.wasm [DEFINED_FUNC_INDEX] [--metering] [--det]\n"
+    "                                          listing of the compiled code (one function,\n"
+    "                                          or all and the trap-offset table); a module\n"
+    "                                          that does not load prints `error: ...`, exit 1\n";
 
 bool read_file(const std::string& path, std::vector<uint8_t>& out) {
   std::ifstream in(path, std::ios::binary);
@@ -226,6 +230,32 @@ int cmd_run(int argc, char** argv) {
   return run_wasi(prog, opts);
 }
 
+// genvm-wasm dump FILE [INDEX] [--metering] [--det]
+int cmd_dump(int argc, char** argv) {
+  std::string file;
+  std::optional<uint32_t> index;
+  LoadOptions opts;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    uint64_t n = 0;
+    if (a == "--metering") opts.metering = true;
+    else if (a == "--det") opts.deterministic = true;
+    else if (file.empty()) file = a;
+    else if (!index && parse_u64(a, n) && n <= UINT32_MAX) index = uint32_t(n);
+    else return die("dump: unexpected argument " + a + " (see --help)");
+  }
+  if (file.empty()) return die("dump: missing FILE.wasm (see --help)");
+  std::vector<uint8_t> bytes;
+  if (!read_file(file, bytes)) return die("cannot read " + file);
+  auto m = Module::load(bytes, opts);
+  if (!m) {
+    std::printf("error: %s\n", m.error().to_string().c_str());
+    return 1;
+  }
+  std::fputs((index ? dump_function(**m, *index) : dump_module(**m)).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,13 +276,6 @@ int main(int argc, char** argv) {
   if (cmd == "spectest") return cmd_spectest(argc - 2, argv + 2);
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
   if (cmd == "fuzzexec" && argc == 3) return fuzz_exec(argv[2]);  // debug: see fuzzexec.cc
-  if (cmd == "dump" && argc == 4) {  // debug: genvm-wasm dump FILE DEFINED_FUNC_INDEX
-    std::vector<uint8_t> bytes;
-    if (!read_file(argv[2], bytes)) return die("cannot read file");
-    auto m = Module::load(bytes);
-    if (!m) return die(m.error().to_string(), 1);
-    std::fputs(dump_function(**m, uint32_t(std::atoi(argv[3]))).c_str(), stdout);
-    return 0;
-  }
+  if (cmd == "dump") return cmd_dump(argc - 2, argv + 2);
   return die("unknown command " + cmd + " (see --help)");
 }
