@@ -129,7 +129,7 @@ Result<Config> parse_root(const YAML::Node& root) {
                           {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
                            "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
                            "host", "port", "socket", "threads", "blocking_threads", "log_disable", "extra_args",
-                           "connections", "modules"});
+                           "connections", "modules", "executor_memory_max"});
       !s) {
     return s.take_error();
   }
@@ -181,6 +181,15 @@ Result<Config> parse_root(const YAML::Node& root) {
     // the machine.
     if (*v < 64 || *v > (1ull << 30)) return bad("max_message_bytes: must be between 64 and 1073741824");
     c.max_message_bytes = *v;
+  }
+  if (const auto& m = root["executor_memory_max"]) {
+    if (m.IsScalar() && m.as<std::string>() == "0") {
+      c.executor_memory_max_bytes = 0;
+    } else {
+      auto v = positive(m, "executor_memory_max");
+      if (!v) return v.take_error();
+      c.executor_memory_max_bytes = *v;
+    }
   }
   if (root["permits"]) {
     if (auto s = parse_permits(root["permits"], c.permits); !s) return s.take_error();

@@ -65,6 +65,13 @@ struct ModulesConfig {
   Millis stop_timeout = std::chrono::seconds(5);    // SIGTERM to the group, then SIGKILL
 };
 
+// The default executor_memory_max: a run's deterministic RAM budget (4294967295 octets, spec
+// 03-ram-limiting.rst) times 2.5, plus 1 GiB. The executor's host memory is at most 1.25 times
+// what its budget holds plus ~64 MiB, and its address space adds the memories' reservations (at
+// most the budget together) and the 512 MiB run thread stack: 2.5 x budget + 1 GiB covers both
+// with room, so the backstop only ever stops an executor whose own accounting failed.
+inline constexpr std::uint64_t kDefaultExecutorMemoryMax = 4294967295ull * 5 / 2 + (1ull << 30);
+
 struct Config {
   // Where executor lines live: a line's executor is <executors_dir>/<version key>/bin/genvm
   // (run.rs). Empty: genvm-manager sets <its own directory>/../executor, the public default;
@@ -95,6 +102,10 @@ struct Config {
   std::vector<uid_t> trusted_uids;          // unix-socket peers (SO_PEERCRED) that are trusted
   std::vector<std::string> trusted_tokens;  // `Authorization: Bearer <token>` that is trusted
   bool containment = true;                  // a cgroup per run where the machine allows it
+  // The OS memory limit of each executor run, the backstop behind the executor's own RAM budget
+  // (docs/PROTOCOLS.md, "Memory model of a run"): the run cgroup's memory.max, or RLIMIT_AS
+  // without a cgroup. Config key `executor_memory_max` (bytes; 0: no limit).
+  std::uint64_t executor_memory_max_bytes = kDefaultExecutorMemoryMax;
   // Listener; the command line overrides these.
   std::string host = "127.0.0.1";
   std::uint16_t port = 3999;

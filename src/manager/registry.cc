@@ -388,6 +388,11 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   sr->capture = capture(run->mode);
   sr->stdin_pipe = true;
   sr->log_fd = kChildLogFd;
+  // The backstop behind the executor's own RAM budget (config.h kDefaultExecutorMemoryMax). Not
+  // in an ASan build: without a cgroup it is RLIMIT_AS, and ASan's shadow needs terabytes of it.
+#if !defined(__SANITIZE_ADDRESS__)
+  sr->limits.memory_max_bytes = config_.executor_memory_max_bytes;
+#endif
   run->state = Run::State::kSpawning;
   // On the supervisor thread: the fork+exec (and its cgroup setup) no longer holds up io_.
   Spawner* sp = spawner_.get();
