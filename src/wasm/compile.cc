@@ -1,162 +1,25 @@
-// Validator and compiler. validate_module checks the module-level rules; compile_functions
-// decodes each body once, type-checking it with the spec's operand/control-stack algorithm and,
-// in the same walk, emitting slot-addressed internal code (see ops.h and DESIGN.md).
+// Compiler: compile_functions decodes each body once, type-checking it with the spec's
+// operand/control-stack algorithm and, in the same walk, emitting slot-addressed internal code
+// (see ops.h and DESIGN.md). Module-level validation is validate.cc.
 //
 // Why one walk for body validation and code generation: the compiler needs exactly what the
 // validator computes (operand stack heights, label arities, reachability), so a second decode
 // would duplicate the decoder without separating anything a caller could use alone.
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <set>
-#include <unordered_set>
 
+#include "wasm/decode_error.h"
 #include "wasm/leb128.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
+#include "wasm/validate.h"
 
 namespace genvm::wasm {
-
-uint32_t canonical_type_id(const FuncType& t) {
-  static std::mutex mu;
-  static std::vector<FuncType>* types = new std::vector<FuncType>();
-  std::lock_guard<std::mutex> lock(mu);
-  for (size_t i = 0; i < types->size(); ++i)
-    if ((*types)[i] == t) return uint32_t(i);
-  types->push_back(t);
-  return uint32_t(types->size() - 1);
-}
-
 namespace {
 
-struct Fail {
-  size_t offset;
-  std::string msg;
-  bool malformed = false;
-};
-
+using Fail = DecodeError;
 constexpr ValType kUnknown = ValType(0);
-constexpr uint32_t kMaxMemoryPages = 65536;
-
-[[noreturn]] void invalid(size_t at, std::string msg) { throw Fail{at, std::move(msg), false}; }
-
-// ---------------------------------------------------------------------------------------------
-// Module-level validation.
-
-void check_limits(const Limits& l, uint64_t bound, const char* what, size_t at) {
-  if (l.min > bound) invalid(at, std::string(what) + " size must be at most " + std::to_string(bound) + (bound == kMaxMemoryPages ? " pages (4GiB)" : ""));
-  if (l.max) {
-    if (*l.max > bound) invalid(at, std::string(what) + " size must be at most " + std::to_string(bound) + (bound == kMaxMemoryPages ? " pages (4GiB)" : ""));
-    if (*l.max < l.min) invalid(at, "size minimum must not be greater than maximum");
-  }
-}
-
-ValType check_const_expr(const ModuleImpl& m, const ConstExpr& e, ValType expect, size_t num_globals_visible,
-                         std::set<uint32_t>* refs) {
-  if (e.instrs.empty()) invalid(e.offset, "type mismatch: empty constant expression");
-  for (const auto& ci : e.instrs) {
-    switch (ci.op) {
-      case 0x41: case 0x42: case 0x43: case 0x44: case 0xd0: break;
-      case 0xd2:
-        if (ci.imm >= m.funcs.size()) invalid(e.offset, "unknown function " + std::to_string(ci.imm));
-        if (refs) refs->insert(uint32_t(ci.imm));
-        break;
-      case 0x23:
-        if (ci.imm >= num_globals_visible) invalid(e.offset, "unknown global " + std::to_string(ci.imm));
-        if (m.globals[ci.imm].mut) invalid(e.offset, "constant expression required");
-        break;
-      default:
-        invalid(e.offset, "constant expression required");
-    }
-  }
-  if (e.instrs.size() != 1) invalid(e.offset, "type mismatch");
-  const auto& ci = e.instrs[0];
-  ValType t;
-  switch (ci.op) {
-    case 0x41: t = ValType::I32; break;
-    case 0x42: t = ValType::I64; break;
-    case 0x43: t = ValType::F32; break;
-    case 0x44: t = ValType::F64; break;
-    case 0xd0: t = ci.ref_type; break;
-    case 0xd2: t = ValType::FuncRef; break;
-    default: t = m.globals[ci.imm].type; break;
-  }
-  if (t != expect) invalid(e.offset, "type mismatch");
-  return t;
-}
-
-}  // namespace
-
-Status validate_module(ModuleImpl& m) {
-  try {
-    for (const auto& im : m.imports) {
-      if (im.kind == 'f' && im.func_type >= m.types.size()) invalid(0, "unknown type " + std::to_string(im.func_type));
-    }
-    for (uint32_t t : m.funcs)
-      if (t >= m.types.size()) invalid(0, "unknown type " + std::to_string(t));
-    for (const auto& t : m.tables) check_limits(t.limits, 0xffffffffull, "table", 0);
-    if (m.memories.size() > 1) invalid(0, "multiple memories");
-    for (const auto& mem : m.memories) check_limits(mem.limits, kMaxMemoryPages, "memory", 0);
-    std::set<uint32_t> refs;
-    for (size_t i = 0; i < m.global_inits.size(); ++i) {
-      size_t gi = m.num_imported_globals + i;
-      check_const_expr(m, m.global_inits[i], m.globals[gi].type, m.num_imported_globals, &refs);
-    }
-    std::unordered_set<std::string> names;
-    for (const auto& e : m.exports) {
-      if (!names.insert(e.name).second) invalid(0, "duplicate export name " + e.name);
-      size_t limit = e.kind == 'f' ? m.funcs.size() : e.kind == 't' ? m.tables.size()
-                     : e.kind == 'm' ? m.memories.size() : m.globals.size();
-      const char* what = e.kind == 'f' ? "function" : e.kind == 't' ? "table" : e.kind == 'm' ? "memory" : "global";
-      if (e.index >= limit) invalid(0, std::string("unknown ") + what + " " + std::to_string(e.index));
-      if (e.kind == 'f') refs.insert(e.index);
-    }
-    if (m.start) {
-      if (*m.start >= m.funcs.size()) invalid(0, "unknown function " + std::to_string(*m.start));
-      const auto& ft = m.types[m.funcs[*m.start]];
-      if (!ft.params.empty() || !ft.results.empty()) invalid(0, "start function must have type [] -> []");
-    }
-    for (const auto& s : m.elems) {
-      if (s.mode == ElemSegment::kActive) {
-        if (s.table >= m.tables.size()) invalid(s.offset.offset, "unknown table " + std::to_string(s.table));
-        check_const_expr(m, s.offset, ValType::I32, m.num_imported_globals, nullptr);
-        if (m.tables[s.table].elem != s.type) invalid(s.offset.offset, "type mismatch");
-      }
-      for (const auto& it : s.items) check_const_expr(m, it, s.type, m.num_imported_globals, &refs);
-    }
-    for (const auto& d : m.datas) {
-      if (d.active) {
-        if (d.memory >= m.memories.size()) invalid(d.offset.offset, "unknown memory " + std::to_string(d.memory));
-        check_const_expr(m, d.offset, ValType::I32, m.num_imported_globals, nullptr);
-      }
-    }
-    m.type_ids.clear();
-    for (const auto& t : m.types) m.type_ids.push_back(canonical_type_id(t));
-    // Remember the declared references for the body validator (ref.func).
-    m.compiled.clear();
-    m.code.clear();
-    (void)refs;
-  } catch (const Fail& f) {
-    return make_error("invalid", (f.offset ? "at offset " + std::to_string(f.offset) + ": " : std::string()) + f.msg);
-  }
-  return {};
-}
-
-namespace {
-
-std::set<uint32_t> declared_refs(const ModuleImpl& m) {
-  std::set<uint32_t> refs;
-  auto scan = [&](const ConstExpr& e) {
-    for (const auto& ci : e.instrs)
-      if (ci.op == 0xd2) refs.insert(uint32_t(ci.imm));
-  };
-  for (const auto& g : m.global_inits) scan(g);
-  for (const auto& s : m.elems)
-    for (const auto& it : s.items) scan(it);
-  for (const auto& e : m.exports)
-    if (e.kind == 'f') refs.insert(e.index);
-  return refs;
-}
 
 bool is_float_op(uint32_t op) {
   return (op >= 0x5b && op <= 0x66) || (op >= 0x8b && op <= 0xa6) || (op >= 0xa8 && op <= 0xab) ||
