@@ -9,8 +9,8 @@
 #include <array>
 #include <set>
 
+#include "wasm/byte_cursor.h"
 #include "wasm/decode_error.h"
-#include "wasm/leb128.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
 #include "wasm/validate.h"
@@ -18,7 +18,6 @@
 namespace genvm::wasm {
 namespace {
 
-using Fail = DecodeError;
 constexpr ValType kUnknown = ValType(0);
 
 bool is_float_op(uint32_t op) {
@@ -225,7 +224,7 @@ class FuncCompiler {
                std::vector<uint32_t>& local_calls)
       : m_(m), def_(def_index), refs_(refs), local_calls_(local_calls), body_(m.bodies[def_index]),
         ft_(m.types[m.funcs[m.num_imported_funcs + def_index]]), code_(m.code),
-        pos_(body_.body_offset), end_(body_.body_end) {}
+        in_(m.bytes.data(), body_.body_offset, body_.body_end) {}
 
   CompiledFunc run() {
     CompiledFunc cf;
@@ -248,10 +247,10 @@ class FuncCompiler {
     // The entry fuel check (if any) belongs to the function's first instruction.
     if (code_.size() > cf.code) m_.code_offsets.emplace_back(cf.code, uint32_t(body_.body_offset));
     while (!ctrls_.empty()) {
-      if (pos_ >= end_) throw Fail{pos_, "unexpected end of section or function", true};
+      if (in_.at_end()) throw DecodeError{in_.pos(), "unexpected end of section or function", true};
       step();
     }
-    if (pos_ != end_) throw Fail{pos_, "section size mismatch: operators after function end", true};
+    if (!in_.at_end()) throw DecodeError{in_.pos(), "section size mismatch: operators after function end", true};
     uint64_t cost = uint64_t(cf.num_locals) + max_height_;
     if (cost > 65535) invalid(body_.body_offset, "function frame too large: locals + operand stack exceed 65535 values");
     cf.cost = uint32_t(cost);
@@ -280,60 +279,33 @@ class FuncCompiler {
     size_t outer_fuel_pos = SIZE_MAX;  // loops: the enclosing region's fuel word
   };
 
-  // --- decoding ---
-  uint8_t u8() {
-    if (pos_ >= end_) throw Fail{pos_, "unexpected end", true};
-    return m_.bytes[pos_++];
-  }
-  uint64_t uleb(int bits) { return leb(bits, false); }
-  int64_t sleb(int bits) { return int64_t(leb(bits, true)); }
-  uint64_t leb(int bits, bool is_signed) {
-    Leb r = read_leb(m_.bytes.data(), pos_, end_, bits, is_signed);
-    if (r.error) throw Fail{r.error_at, r.error, true};
-    pos_ = r.next;
-    return r.value;
-  }
-  uint32_t u32() { return uint32_t(uleb(32)); }
-  uint32_t fixed32() {
-    if (end_ - pos_ < 4) throw Fail{pos_, "unexpected end", true};
-    uint32_t v;
-    std::memcpy(&v, &m_.bytes[pos_], 4);
-    pos_ += 4;
-    return v;
-  }
-  uint64_t fixed64() {
-    if (end_ - pos_ < 8) throw Fail{pos_, "unexpected end", true};
-    uint64_t v;
-    std::memcpy(&v, &m_.bytes[pos_], 8);
-    pos_ += 8;
-    return v;
-  }
+  // --- decoding (the bytes come from in_) ---
   ValType valtype() {
-    size_t at = pos_;
-    uint8_t b = u8();
+    size_t at = in_.pos();
+    uint8_t b = in_.u8();
     switch (b) {
       case 0x7f: case 0x7e: case 0x7d: case 0x7c: case 0x70: case 0x6f: return ValType(b);
-      default: throw Fail{at, "malformed value type", true};
+      default: throw DecodeError{at, "malformed value type", true};
     }
   }
   ValType reftype() {
-    size_t at = pos_;
-    uint8_t b = u8();
-    if (b != 0x70 && b != 0x6f) throw Fail{at, "malformed reference type", true};
+    size_t at = in_.pos();
+    uint8_t b = in_.u8();
+    if (b != 0x70 && b != 0x6f) throw DecodeError{at, "malformed reference type", true};
     return ValType(b);
   }
 
   void block_type(std::vector<ValType>& params, std::vector<ValType>& results) {
-    size_t at = pos_;
-    uint8_t b = m_.bytes[pos_ < end_ ? pos_ : (throw Fail{pos_, "unexpected end", true}, 0)];
-    if (b == 0x40) { ++pos_; return; }
+    size_t at = in_.pos();
+    uint8_t b = in_.peek();
+    if (b == 0x40) { in_.skip(1); return; }
     if (b == 0x7f || b == 0x7e || b == 0x7d || b == 0x7c || b == 0x70 || b == 0x6f) {
-      ++pos_;
+      in_.skip(1);
       results.push_back(ValType(b));
       return;
     }
-    int64_t idx = sleb(33);
-    if (idx < 0) throw Fail{at, "malformed value type", true};
+    int64_t idx = in_.sleb(33);
+    if (idx < 0) throw DecodeError{at, "malformed value type", true};
     if (uint64_t(idx) >= m_.types.size()) invalid(at, "unknown type");
     params = m_.types[idx].params;
     results = m_.types[idx].results;
@@ -593,9 +565,9 @@ class FuncCompiler {
     if (m_.memories.empty()) invalid(op_at_, "unknown memory 0");
   }
   uint32_t memarg(uint32_t natural_log2) {
-    size_t at = pos_;
-    uint32_t align = u32();
-    uint32_t offset = u32();
+    size_t at = in_.pos();
+    uint32_t align = in_.u32();
+    uint32_t offset = in_.u32();
     check_memory();
     if (align > natural_log2) invalid(at, "alignment must not be larger than natural");
     return offset;
@@ -1002,7 +974,7 @@ class FuncCompiler {
   const FuncBody& body_;
   const FuncType& ft_;
   std::vector<uint32_t>& code_;
-  size_t pos_, end_;
+  ByteCursor in_;
   size_t op_at_ = 0;
   std::vector<ValType> locals_;
   uint32_t L_ = 0;
@@ -1026,8 +998,8 @@ void FuncCompiler::step() {
 }
 
 void FuncCompiler::step_inner() {
-  op_at_ = pos_;
-  uint32_t op = u8();
+  op_at_ = in_.pos();
+  uint32_t op = in_.u8();
   if (op != 0x0b && op != 0x05) count_instr();
   switch (op) {
     case 0x00:  // unreachable
@@ -1119,7 +1091,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x0c: {  // br
-      uint32_t d = u32();
+      uint32_t d = in_.u32();
       Ctrl& t = label(d);
       materialize_top(label_types(t).size());
       pop_vals(label_types(t));
@@ -1129,7 +1101,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x0d: {  // br_if
-      uint32_t d = u32();
+      uint32_t d = in_.u32();
       Ctrl& t = label(d);
       uint32_t cond = top_slot(0);
       uint32_t cond_home = vals_.size() > ctrls_.back().height ? home(vals_.size() - 1) : UINT32_MAX;
@@ -1166,10 +1138,10 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x0e: {  // br_table
-      uint32_t n = u32();
-      if (uint64_t(n) > end_ - pos_) throw Fail{pos_, "unexpected end", true};
+      uint32_t n = in_.u32();
+      if (uint64_t(n) > in_.remaining()) throw DecodeError{in_.pos(), "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
-      for (uint32_t i = 0; i <= n; ++i) depths[i] = u32();
+      for (uint32_t i = 0; i <= n; ++i) depths[i] = in_.u32();
       size_t idx_producer = fresh_producer(0);
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
@@ -1230,7 +1202,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x10: case 0x12: {  // call, return_call
-      uint32_t f = u32();
+      uint32_t f = in_.u32();
       if (f >= m_.funcs.size()) invalid(op_at_, "unknown function " + std::to_string(f));
       if (op == 0x10 && f >= m_.num_imported_funcs) {
         // A call within the module: the callee is known, so the call needs no FuncInst (see
@@ -1247,9 +1219,9 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x11: case 0x13: {  // call_indirect, return_call_indirect
-      uint32_t ti = u32();
-      size_t tat = pos_;
-      uint32_t table = u32();
+      uint32_t ti = in_.u32();
+      size_t tat = in_.pos();
+      uint32_t table = in_.u32();
       (void)tat;
       if (ti >= m_.types.size()) invalid(op_at_, "unknown type " + std::to_string(ti));
       check_table(table);
@@ -1266,7 +1238,7 @@ void FuncCompiler::step_inner() {
     case 0x1b: case 0x1c: {  // select
       ValType want = kUnknown;
       if (op == 0x1c) {
-        uint32_t n = u32();
+        uint32_t n = in_.u32();
         if (n != 1) invalid(op_at_, "invalid result arity");
         want = valtype();
       }
@@ -1285,7 +1257,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x20: {  // local.get
-      uint32_t x = u32();
+      uint32_t x = in_.u32();
       if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
       push(locals_[x]);
       vals_.back().local = int32_t(x);
@@ -1295,7 +1267,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x21: case 0x22: {  // local.set, local.tee
-      uint32_t x = u32();
+      uint32_t x = in_.u32();
       if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
       if (op == 0x21 && live() && top_is_const(0)) {
         // A constant goes straight into the local.
@@ -1339,14 +1311,14 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x23: {  // global.get
-      uint32_t g = u32();
+      uint32_t g = in_.u32();
       if (g >= m_.globals.size()) invalid(op_at_, "unknown global " + std::to_string(g));
       uint32_t d = push_result(m_.globals[g].type);
       emit_simple({kGlobalGet, g, d});
       break;
     }
     case 0x24: {  // global.set
-      uint32_t g = u32();
+      uint32_t g = in_.u32();
       if (g >= m_.globals.size()) invalid(op_at_, "unknown global " + std::to_string(g));
       if (!m_.globals[g].mut) invalid(op_at_, "global is immutable");
       uint32_t s = top_slot(0);
@@ -1355,7 +1327,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x25: {  // table.get
-      uint32_t t = u32();
+      uint32_t t = in_.u32();
       check_table(t);
       uint32_t i = top_slot(0);
       pop(ValType::I32);
@@ -1364,7 +1336,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x26: {  // table.set
-      uint32_t t = u32();
+      uint32_t t = in_.u32();
       check_table(t);
       uint32_t v = top_slot(0), i = top_slot(1);
       pop(m_.tables[t].elem);
@@ -1422,8 +1394,8 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0x3f: case 0x40: {  // memory.size, memory.grow
-      size_t at = pos_;
-      if (u8() != 0) throw Fail{at, "zero byte expected", true};
+      size_t at = in_.pos();
+      if (in_.u8() != 0) throw DecodeError{at, "zero byte expected", true};
       check_memory();
       if (op == 0x3f) {
         uint32_t d = push_result(ValType::I32);
@@ -1436,10 +1408,10 @@ void FuncCompiler::step_inner() {
       }
       break;
     }
-    case 0x41: push_const(ValType::I32, uint32_t(int32_t(sleb(32)))); break;
-    case 0x42: push_const(ValType::I64, uint64_t(sleb(64))); break;
-    case 0x43: push_const(ValType::F32, fixed32()); break;
-    case 0x44: push_const(ValType::F64, fixed64()); break;
+    case 0x41: push_const(ValType::I32, uint32_t(int32_t(in_.sleb(32)))); break;
+    case 0x42: push_const(ValType::I64, uint64_t(in_.sleb(64))); break;
+    case 0x43: push_const(ValType::F32, in_.fixed32()); break;
+    case 0x44: push_const(ValType::F64, in_.fixed64()); break;
     case 0xd0: {  // ref.null
       ValType t = reftype();
       push_const(t, 0);
@@ -1454,7 +1426,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0xd2: {  // ref.func
-      uint32_t f = u32();
+      uint32_t f = in_.u32();
       if (f >= m_.funcs.size()) invalid(op_at_, "unknown function " + std::to_string(f));
       if (!refs_.count(f)) invalid(op_at_, "undeclared function reference");
       uint32_t d = push_result(ValType::FuncRef);
@@ -1462,7 +1434,7 @@ void FuncCompiler::step_inner() {
       break;
     }
     case 0xfc: {
-      uint32_t sub = u32();
+      uint32_t sub = in_.u32();
       if (sub <= 7) {
         static const ValType kIn[] = {ValType::F32, ValType::F32, ValType::F64, ValType::F64,
                                       ValType::F32, ValType::F32, ValType::F64, ValType::F64};
@@ -1476,9 +1448,9 @@ void FuncCompiler::step_inner() {
       }
       switch (sub) {
         case 8: {  // memory.init
-          uint32_t seg = u32();
-          size_t at = pos_;
-          if (u8() != 0) throw Fail{at, "zero byte expected", true};
+          uint32_t seg = in_.u32();
+          size_t at = in_.pos();
+          if (in_.u8() != 0) throw DecodeError{at, "zero byte expected", true};
           check_memory();
           check_data(seg);
           uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
@@ -1487,14 +1459,14 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 9: {
-          uint32_t seg = u32();
+          uint32_t seg = in_.u32();
           check_data(seg);
           emit({kDataDrop, seg});
           break;
         }
         case 10: {  // memory.copy
-          size_t at = pos_;
-          if (u8() != 0 || u8() != 0) throw Fail{at, "zero byte expected", true};
+          size_t at = in_.pos();
+          if (in_.u8() != 0 || in_.u8() != 0) throw DecodeError{at, "zero byte expected", true};
           check_memory();
           uint32_t n = top_slot(0), s = top_slot(1), d = top_slot(2);
           pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
@@ -1502,8 +1474,8 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 11: {  // memory.fill
-          size_t at = pos_;
-          if (u8() != 0) throw Fail{at, "zero byte expected", true};
+          size_t at = in_.pos();
+          if (in_.u8() != 0) throw DecodeError{at, "zero byte expected", true};
           check_memory();
           uint32_t n = top_slot(0), v = top_slot(1), d = top_slot(2);
           pop(ValType::I32); pop(ValType::I32); pop(ValType::I32);
@@ -1511,8 +1483,8 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 12: {  // table.init seg table
-          uint32_t seg = u32();
-          uint32_t t = u32();
+          uint32_t seg = in_.u32();
+          uint32_t t = in_.u32();
           check_elem(seg);
           check_table(t);
           if (m_.elems[seg].type != m_.tables[t].elem) invalid(op_at_, "type mismatch");
@@ -1522,14 +1494,14 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 13: {
-          uint32_t seg = u32();
+          uint32_t seg = in_.u32();
           check_elem(seg);
           emit({kElemDrop, seg});
           break;
         }
         case 14: {  // table.copy dst src
-          uint32_t td = u32();
-          uint32_t ts = u32();
+          uint32_t td = in_.u32();
+          uint32_t ts = in_.u32();
           check_table(td);
           check_table(ts);
           if (m_.tables[td].elem != m_.tables[ts].elem) invalid(op_at_, "type mismatch");
@@ -1539,7 +1511,7 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 15: {  // table.grow
-          uint32_t t = u32();
+          uint32_t t = in_.u32();
           check_table(t);
           uint32_t n = top_slot(0), v = top_slot(1);
           pop(ValType::I32);
@@ -1549,14 +1521,14 @@ void FuncCompiler::step_inner() {
           break;
         }
         case 16: {  // table.size
-          uint32_t t = u32();
+          uint32_t t = in_.u32();
           check_table(t);
           uint32_t d = push_result(ValType::I32);
           emit_simple({kTableSize, t, d});
           break;
         }
         case 17: {  // table.fill
-          uint32_t t = u32();
+          uint32_t t = in_.u32();
           check_table(t);
           uint32_t n = top_slot(0), v = top_slot(1), i = top_slot(2);
           pop(ValType::I32);
@@ -1566,7 +1538,7 @@ void FuncCompiler::step_inner() {
           break;
         }
         default:
-          throw Fail{op_at_, "illegal opcode 0xfc " + std::to_string(sub), true};
+          throw DecodeError{op_at_, "illegal opcode 0xfc " + std::to_string(sub), true};
       }
       break;
     }
@@ -1575,7 +1547,7 @@ void FuncCompiler::step_inner() {
         numeric(op);
         break;
       }
-      throw Fail{op_at_, "illegal opcode " + std::to_string(op), true};
+      throw DecodeError{op_at_, "illegal opcode " + std::to_string(op), true};
   }
 }
 
@@ -1592,7 +1564,7 @@ Status compile_functions(ModuleImpl& m) {
     try {
       FuncCompiler fc(m, i, refs, local_calls);
       m.compiled.push_back(fc.run());
-    } catch (const Fail& f) {
+    } catch (const DecodeError& f) {
       return make_error(f.malformed ? "malformed" : "invalid",
                         "at offset " + std::to_string(f.offset) + ": " + f.msg);
     }

@@ -4,74 +4,32 @@
 #include <algorithm>
 #include <cstring>
 
-#include "wasm/leb128.h"
+#include "wasm/byte_cursor.h"
 #include "wasm/module.h"
 
 namespace genvm::wasm {
 namespace {
 
-struct Fail {
-  size_t offset;
-  std::string msg;
-};
-
-class Reader {
+// The section reader: the shared cursor plus the reader's own shapes (counts, names).
+class Reader : public ByteCursor {
  public:
-  Reader(const uint8_t* data, size_t begin, size_t end) : d_(data), pos_(begin), end_(end) {}
+  using ByteCursor::ByteCursor;
 
-  size_t pos() const { return pos_; }
-  size_t end() const { return end_; }
-  bool at_end() const { return pos_ >= end_; }
-  size_t remaining() const { return end_ - pos_; }
-
-  uint8_t u8() {
-    if (pos_ >= end_) throw Fail{pos_, "unexpected end"};
-    return d_[pos_++];
-  }
-  uint64_t uleb(int bits) { return leb(bits, false); }
-  int64_t sleb(int bits) { return int64_t(leb(bits, true)); }
-  uint64_t leb(int bits, bool is_signed) {
-    Leb r = read_leb(d_, pos_, end_, bits, is_signed);
-    if (r.error) throw Fail{r.error_at, r.error};
-    pos_ = r.next;
-    return r.value;
-  }
-  uint32_t u32() { return uint32_t(uleb(32)); }
-  uint32_t fixed32() {
-    if (remaining() < 4) throw Fail{pos_, "unexpected end"};
-    uint32_t v;
-    std::memcpy(&v, d_ + pos_, 4);
-    pos_ += 4;
-    return v;
-  }
-  uint64_t fixed64() {
-    if (remaining() < 8) throw Fail{pos_, "unexpected end"};
-    uint64_t v;
-    std::memcpy(&v, d_ + pos_, 8);
-    pos_ += 8;
-    return v;
-  }
   // A count of items that each take at least min_size bytes: checked against what remains.
   uint32_t count(size_t min_size = 1) {
-    size_t at = pos_;
+    size_t at = pos();
     uint32_t n = u32();
-    if (uint64_t(n) * min_size > remaining()) throw Fail{at, "unexpected end of section or function"};
+    if (uint64_t(n) * min_size > remaining()) throw DecodeError{at, "unexpected end of section or function"};
     return n;
   }
   std::string name() {
     uint32_t len = u32();
-    if (len > remaining()) throw Fail{pos_, "unexpected end of section or function: length out of bounds"};
-    std::string s(reinterpret_cast<const char*>(d_ + pos_), len);
-    if (!valid_utf8(s)) throw Fail{pos_, "malformed UTF-8 encoding"};
-    pos_ += len;
+    if (len > remaining()) throw DecodeError{pos(), "unexpected end of section or function: length out of bounds"};
+    std::string s(reinterpret_cast<const char*>(data() + pos()), len);
+    if (!valid_utf8(s)) throw DecodeError{pos(), "malformed UTF-8 encoding"};
+    skip(len);
     return s;
   }
-  void skip(size_t n) {
-    if (n > remaining()) throw Fail{pos_, "unexpected end"};
-    pos_ += n;
-  }
-  const uint8_t* data() const { return d_; }
-
   static bool valid_utf8(const std::string& s) {
     size_t i = 0, n = s.size();
     auto* p = reinterpret_cast<const uint8_t*>(s.data());
@@ -95,11 +53,6 @@ class Reader {
     }
     return true;
   }
-
- private:
-  const uint8_t* d_;
-  size_t pos_;
-  size_t end_;
 };
 
 ValType read_valtype(Reader& r) {
@@ -109,16 +62,16 @@ ValType read_valtype(Reader& r) {
     case 0x7f: case 0x7e: case 0x7d: case 0x7c: case 0x70: case 0x6f:
       return ValType(b);
     case 0x7b:
-      throw Fail{at, "SIMD (v128) is not supported yet"};
+      throw DecodeError{at, "SIMD (v128) is not supported yet"};
     default:
-      throw Fail{at, "malformed value type"};
+      throw DecodeError{at, "malformed value type"};
   }
 }
 
 ValType read_reftype(Reader& r) {
   size_t at = r.pos();
   uint8_t b = r.u8();
-  if (b != 0x70 && b != 0x6f) throw Fail{at, "malformed reference type"};
+  if (b != 0x70 && b != 0x6f) throw DecodeError{at, "malformed reference type"};
   return ValType(b);
 }
 
@@ -126,7 +79,7 @@ Limits read_limits(Reader& r, bool is_memory) {
   Limits l;
   size_t at = r.pos();
   uint8_t flags = r.u8();
-  if (flags > 1) throw Fail{at, is_memory ? "integer too large: malformed limits flags" : "malformed limits flags"};
+  if (flags > 1) throw DecodeError{at, is_memory ? "integer too large: malformed limits flags" : "malformed limits flags"};
   l.min = r.u32();
   if (flags & 1) l.max = r.u32();
   return l;
@@ -144,7 +97,7 @@ GlobalType read_global_type(Reader& r) {
   g.type = read_valtype(r);
   size_t at = r.pos();
   uint8_t m = r.u8();
-  if (m > 1) throw Fail{at, "malformed mutability"};
+  if (m > 1) throw DecodeError{at, "malformed mutability"};
   g.mut = m == 1;
   return g;
 }
@@ -172,7 +125,7 @@ ConstExpr read_const_expr(Reader& r) {
         (void)at;
         ci.op = 0x100 | op;
         e.instrs.push_back(ci);
-        throw Fail{at, "constant expression required"};
+        throw DecodeError{at, "constant expression required"};
     }
     e.instrs.push_back(ci);
   }
@@ -183,7 +136,7 @@ void read_types(Reader& r, ModuleImpl& m) {
   m.types.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     size_t at = r.pos();
-    if (r.u8() != 0x60) throw Fail{at, "integer representation too long: malformed function type"};
+    if (r.u8() != 0x60) throw DecodeError{at, "integer representation too long: malformed function type"};
     FuncType ft;
     uint32_t np = r.count();
     for (uint32_t k = 0; k < np; ++k) ft.params.push_back(read_valtype(r));
@@ -227,7 +180,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
         ++m.num_imported_globals;
         break;
       default:
-        throw Fail{at, "malformed import kind"};
+        throw DecodeError{at, "malformed import kind"};
     }
     m.imports.push_back(std::move(im));
   }
@@ -239,7 +192,7 @@ void read_elem(Reader& r, ModuleImpl& m) {
     ElemSegment s;
     size_t at = r.pos();
     uint32_t flags = r.u32();
-    if (flags > 7) throw Fail{at, "malformed elements segment kind"};
+    if (flags > 7) throw DecodeError{at, "malformed elements segment kind"};
     bool passive_or_decl = flags & 1;
     bool explicit_table = flags & 2;
     bool uses_exprs = flags & 4;
@@ -255,7 +208,7 @@ void read_elem(Reader& r, ModuleImpl& m) {
         s.type = read_reftype(r);
       } else {
         size_t kat = r.pos();
-        if (r.u8() != 0x00) throw Fail{kat, "malformed element kind"};
+        if (r.u8() != 0x00) throw DecodeError{kat, "malformed element kind"};
         s.type = ValType::FuncRef;
       }
     }
@@ -277,12 +230,12 @@ void read_elem(Reader& r, ModuleImpl& m) {
 void read_data(Reader& r, ModuleImpl& m) {
   uint32_t n = r.count();
   if (m.data_count && *m.data_count != n)
-    throw Fail{r.pos(), "data count and data section have inconsistent lengths"};
+    throw DecodeError{r.pos(), "data count and data section have inconsistent lengths"};
   for (uint32_t i = 0; i < n; ++i) {
     DataSegment s;
     size_t at = r.pos();
     uint32_t flags = r.u32();
-    if (flags > 2) throw Fail{at, "malformed data segment kind"};
+    if (flags > 2) throw DecodeError{at, "malformed data segment kind"};
     if (flags == 1) {
       s.active = false;
     } else {
@@ -290,7 +243,7 @@ void read_data(Reader& r, ModuleImpl& m) {
       s.offset = read_const_expr(r);
     }
     uint32_t len = r.u32();
-    if (len > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function"};
+    if (len > r.remaining()) throw DecodeError{r.pos(), "unexpected end of section or function"};
     s.bytes.assign(r.data() + r.pos(), r.data() + r.pos() + len);
     r.skip(len);
     m.datas.push_back(std::move(s));
@@ -300,10 +253,10 @@ void read_data(Reader& r, ModuleImpl& m) {
 void read_code(Reader& r, ModuleImpl& m) {
   uint32_t n = r.count();
   size_t defined = m.funcs.size() - m.num_imported_funcs;
-  if (n != defined) throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+  if (n != defined) throw DecodeError{r.pos(), "function and code section have inconsistent lengths"};
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t size = r.u32();
-    if (size > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function"};
+    if (size > r.remaining()) throw DecodeError{r.pos(), "unexpected end of section or function"};
     Reader b(r.data(), r.pos(), r.pos() + size);
     FuncBody fb;
     uint32_t groups = b.count();
@@ -314,14 +267,14 @@ void read_code(Reader& r, ModuleImpl& m) {
       total += cnt;
       // GenVM's stack rule rejects any function whose locals alone exceed the value budget,
       // so cap here before expanding the list.
-      if (total > 65536) throw Fail{at, "too many locals"};
+      if (total > 65536) throw DecodeError{at, "too many locals"};
       ValType t = read_valtype(b);
       fb.locals.insert(fb.locals.end(), cnt, t);
     }
     fb.body_offset = b.pos();
     fb.body_end = b.end();
     if (fb.body_end <= fb.body_offset || r.data()[fb.body_end - 1] != 0x0b)
-      throw Fail{fb.body_end, "unexpected end of section or function: END opcode expected"};
+      throw DecodeError{fb.body_end, "unexpected end of section or function: END opcode expected"};
     m.bodies.push_back(std::move(fb));
     r.skip(size);
   }
@@ -345,7 +298,7 @@ void read_names(Reader& r, ModuleImpl& m) {
       }
       r.skip(size);
     }
-  } catch (const Fail&) {
+  } catch (const DecodeError&) {
     m.func_names.clear();
   }
   // The spec asks for increasing indices; a producer that breaks that still gets its names
@@ -365,10 +318,10 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
   const uint8_t* d = m->bytes.data();
   try {
     Reader r(d, 0, m->bytes.size());
-    if (r.remaining() < 4 || std::memcmp(d, "\0asm", 4) != 0) throw Fail{0, "magic header not detected"};
+    if (r.remaining() < 4 || std::memcmp(d, "\0asm", 4) != 0) throw DecodeError{0, "magic header not detected"};
     r.skip(4);
-    if (r.remaining() < 4) throw Fail{4, "unexpected end: unknown binary version"};
-    if (r.fixed32() != 1) throw Fail{4, "unknown binary version"};
+    if (r.remaining() < 4) throw DecodeError{4, "unexpected end: unknown binary version"};
+    if (r.fixed32() != 1) throw DecodeError{4, "unknown binary version"};
     // Section order: type 1, import 2, function 3, table 4, memory 5, global 6, export 7,
     // start 8, element 9, datacount 12, code 10, data 11.
     static const int kOrder[13] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
@@ -377,12 +330,12 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
     while (!r.at_end()) {
       size_t sec_at = r.pos();
       uint8_t id = r.u8();
-      if (id > 12) throw Fail{sec_at, "malformed section id"};
+      if (id > 12) throw DecodeError{sec_at, "malformed section id"};
       uint32_t size = r.u32();
-      if (size > r.remaining()) throw Fail{r.pos(), "unexpected end of section or function: length out of bounds"};
+      if (size > r.remaining()) throw DecodeError{r.pos(), "unexpected end of section or function: length out of bounds"};
       Reader s(d, r.pos(), r.pos() + size);
       if (id != 0) {
-        if (kOrder[id] <= last) throw Fail{sec_at, "unexpected content after last section: junk after last section / section out of order"};
+        if (kOrder[id] <= last) throw DecodeError{sec_at, "unexpected content after last section: junk after last section / section out of order"};
         last = kOrder[id];
       }
       switch (id) {
@@ -425,7 +378,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
             e.name = s.name();
             size_t at = s.pos();
             uint8_t k = s.u8();
-            if (k > 3) throw Fail{at, "malformed export kind"};
+            if (k > 3) throw DecodeError{at, "malformed export kind"};
             e.kind = "ftmg"[k];
             e.index = s.u32();
             m->exports.push_back(std::move(e));
@@ -438,16 +391,16 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
         case 11: read_data(s, *m); break;
         case 12: m->data_count = s.u32(); break;
       }
-      if (!s.at_end()) throw Fail{s.pos(), "section size mismatch"};
+      if (!s.at_end()) throw DecodeError{s.pos(), "section size mismatch"};
       r.skip(size);
     }
     if (saw_func && !saw_code && m->funcs.size() > m->num_imported_funcs)
-      throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+      throw DecodeError{r.pos(), "function and code section have inconsistent lengths"};
     if (!saw_code && m->funcs.size() > m->num_imported_funcs)
-      throw Fail{r.pos(), "function and code section have inconsistent lengths"};
+      throw DecodeError{r.pos(), "function and code section have inconsistent lengths"};
     if (m->data_count && *m->data_count != m->datas.size())
-      throw Fail{r.pos(), "data count and data section have inconsistent lengths"};
-  } catch (const Fail& f) {
+      throw DecodeError{r.pos(), "data count and data section have inconsistent lengths"};
+  } catch (const DecodeError& f) {
     return make_error("malformed", "at offset " + std::to_string(f.offset) + ": " + f.msg);
   }
   return m;
