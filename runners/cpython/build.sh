@@ -59,7 +59,12 @@ link_out() {
   ln -sfn "$result" "$out.tmp" && mv -T "$out.tmp" "$out"
 }
 if [ -f "$wasm_dir/DONE" ]; then link_out; exit 0; fi
+# One build at a time per cache (two build folders configured at once would otherwise clear
+# each other's work); a waiter finds the result done.
 mkdir -p "$cache_root"
+exec 9>"$cache_root/lock"
+flock 9
+if [ -f "$wasm_dir/DONE" ]; then link_out; exit 0; fi
 start=$SECONDS
 
 # ---- the source: the upstream tarball only (Debian's patches are for Debian's own layout)
