@@ -67,9 +67,11 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        if (!guest_bytes(c, buf, len) || !c.read(slot_ptr, slot.data(), slot.size())) {
                          return set_ret(r, kFault), std::nullopt;
                        }
-                       auto data = ctx_.storage->read(frame_.state, frame_.self, slot, index, len, frame_.own_contract);
-                       if (!data) return internal(data.error());
-                       if (len && !c.write(buf, data->data(), len)) return set_ret(r, kFault), std::nullopt;
+                       // Straight into guest memory (already charged), through a bounded host
+                       // buffer: a read costs no host copy of its size.
+                       auto dest = c.memory().subspan(buf, len);
+                       auto read = ctx_.storage->read_into(frame_.state, frame_.self, slot, index, dest, frame_.own_contract);
+                       if (!read) return internal(read.error());
                        set_ret(r, kSuccess);
                        return std::nullopt;
                      });
@@ -83,7 +85,6 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        SlotId slot;
                        auto guest = guest_bytes(c, buf, len);
                        if (!guest || !c.read(slot_ptr, slot.data(), slot.size())) return set_ret(r, kFault), std::nullopt;
-                       calldata::Bytes data(guest->begin(), guest->end());
                        if (!ctx_.sender_is_upgrader &&
                            std::find(ctx_.locked_slots.begin(), ctx_.locked_slots.end(), slot) != ctx_.locked_slots.end()) {
                          return set_ret(r, kForbidden), std::nullopt;
@@ -91,12 +92,12 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                        // A region's first write costs RAM (spec 03-ram-limiting.rst); past the
                        // budget the sub-VM ends, so writes cannot grow host memory without bound.
                        std::uint64_t new_pages = ctx_.storage->unwritten_pages(slot, index, len);
-                       if (!c.store().charge_ram(new_pages * kNewStoragePageCost)) {
-                         return end_vm_error(VmError::out_of().memory());
-                       }
+                       // The charge follows the storage, not this sub-VM: it stays with the run
+                       // (a Sandbox's writes are its caller's, spec 03-ram-limiting.rst).
+                       if (!ctx_.ram->charge(new_pages * kNewStoragePageCost)) return out_of_memory();
                        // And each page a run writes first costs the storage fee (gl_fees.cc).
                        if (auto t = charge_storage_pages(new_pages)) return t;
-                       auto s = ctx_.storage->write(slot, index, data);
+                       auto s = ctx_.storage->write(slot, index, *guest);
                        if (!s) return internal(s.error());
                        set_ret(r, kSuccess);
                        return std::nullopt;
@@ -135,34 +136,45 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     ret = kFault;
     return std::nullopt;
   }
-  calldata::Bytes req(guest->begin(), guest->end());
-  auto v = calldata::decode(req);
+  // The decoded request is a host copy of guest bytes: charged while it is served (and, for
+  // Return / UserError, until the result has been handed on).
+  auto copy = charge_copy(len);
+  if (!copy) return out_of_memory();
+  auto v = calldata::decode(*guest);
   if (!v || !v->is_map() || v->as_map().size() != 1) {
     ret = kInval;
     return std::nullopt;
   }
-  const auto& [method, body] = *v->as_map().begin();
+  auto& [method, body] = *v->as_map().begin();
   auto handler = gl_handlers().find(method);
   if (handler == gl_handlers().end()) {
     ret = kInval;
     return std::nullopt;
   }
-  GlCall g{c, req, method, body, fd_ptr, ret};
+  GlCall g{c, method, body, fd_ptr, ret, *copy};
   return (this->*handler->second)(g);
 }
 
 std::optional<Trap> VmState::give_fd(GlCall& g, calldata::Bytes data) {
-  std::uint32_t fd = new_fd(std::move(data));
-  if (!write_u32(g.caller, g.fd_ptr, fd)) {
-    fds_.erase(fd);
+  auto fd = new_fd(std::move(data));
+  if (!fd) return out_of_memory();
+  if (!write_u32(g.caller, g.fd_ptr, *fd)) {
+    fds_.erase(*fd);
     g.ret = kFault;
   }
   return std::nullopt;
 }
 
-std::optional<Trap> VmState::gl_return(GlCall& g) { return end(ResultCode::kReturn, g.body); }
+// The value stays charged (the request's charge moves with it) until the result is handed on.
+std::optional<Trap> VmState::gl_return(GlCall& g) {
+  ending_charge_ = std::move(g.request_charge);
+  return end(ResultCode::kReturn, std::move(g.body));
+}
 
-std::optional<Trap> VmState::gl_user_error(GlCall& g) { return end(ResultCode::kUserError, g.body); }
+std::optional<Trap> VmState::gl_user_error(GlCall& g) {
+  ending_charge_ = std::move(g.request_charge);
+  return end(ResultCode::kUserError, std::move(g.body));
+}
 
 std::optional<Trap> VmState::no_fd(GlCall& g) {
   if (!write_u32(g.caller, g.fd_ptr, kNoFd)) g.ret = kFault;

@@ -52,10 +52,9 @@ std::optional<Trap> VmState::gl_web(GlCall& g) {
     if (!p) return answer(g, kInval);
     message.payload = std::move(*p);
   }
-  // The module may answer with at most 3/4 of the RAM this sub-VM has left (the public
+  // The module may answer with at most 3/4 of the RAM the run has left (the public
   // executor's space_left_with_overhead); too little left is this sub-VM's OOM.
-  std::uint64_t used = g.caller.store().ram_used();
-  std::uint64_t left = frame_.ram_budget > used ? frame_.ram_budget - used : 0;
+  std::uint64_t left = ctx_.ram->left();
   if (left < (render ? kWebRenderMinSpace : kWebRequestMinSpace)) return end_vm_error(VmError::out_of().memory());
   message.size_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, UINT32_MAX) * 3 / 4);
   auto reply = ctx_.module_web->call(module::web_message_value(message));

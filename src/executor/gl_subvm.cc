@@ -51,7 +51,6 @@ std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
   child.deterministic = true;
   child.depth = frame_.depth + 1;
   child.own_contract = false;
-  child.ram_budget = frame_.ram_budget;
   Value::Map msg = frame_.startup_message.as_map();
   msg["contract_address"] = callee;
   Value::Array stack = msg["stack"].is_array() ? msg["stack"].as_array() : Value::Array{};
@@ -99,10 +98,8 @@ std::optional<Trap> VmState::call_contract_nested(GlCall& g, const VmFrame& chil
   call.state_mode = child.state;
   call.remaining_recursion = static_cast<std::uint32_t>(kMaxVmDepth - child.depth);
   call.remaining_det_fuel = std::move(det_fuel);
-  // The derived limiter's remaining memory: what this sub-VM has not used of its budget.
-  std::uint64_t used = g.caller.store().ram_used();
-  std::uint64_t left = frame_.ram_budget > used ? frame_.ram_budget - used : 0;
-  call.memory_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, 0xffffffffu));
+  // The derived limiter's remaining memory: what the run has left of its one budget.
+  call.memory_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctx_.ram->left(), 0xffffffffu));
   auto envelope = nested_envelope(call);
   if (!envelope) return failed("building nested envelope", envelope.error());
   auto reply = ctx_.host->run_nested(*envelope);
@@ -140,7 +137,6 @@ std::optional<Trap> VmState::gl_sandbox(GlCall& g) {
   child.permissions.call_others = p.call_others;
   child.permissions.spawn_nondet = false;  // nondet blocks only from the entry VM (docs: ## Consensus)
   child.depth = frame_.depth + 1;
-  child.ram_budget = frame_.ram_budget;
   child.fuel = frame_.fuel;
   child.own_contract = frame_.own_contract;
   Value::Map msg = frame_.startup_message.as_map();
@@ -186,7 +182,6 @@ std::optional<Trap> VmState::gl_run_nondet(GlCall& g) {
   child.permissions = Permissions{};
   child.deterministic = false;
   child.depth = frame_.depth + 1;
-  child.ram_budget = frame_.ram_budget;  // seeded from the caller's
   child.fuel = ctx_.nondet_fuel;
   Value::Map msg = frame_.startup_message.as_map();
   msg["entry_kind"] = static_cast<int>(EntryKind::kConsensusStage);

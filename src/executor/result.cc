@@ -120,13 +120,89 @@ Value reported_result_value(const RunOutcome& o) {
 
 calldata::Bytes encode_reported_result(const RunOutcome& o) { return calldata::encode(reported_result_value(o)); }
 
-calldata::Bytes encode_consumed_result(const RunOutcome& o) {
-  calldata::Bytes map = encode_reported_result(o);
-  // Sized up front and filled in place (GCC 12 misreads an insert after a one-byte vector).
-  calldata::Bytes out(1 + map.size());
-  out[0] = static_cast<std::uint8_t>(o.kind);
-  std::copy(map.begin(), map.end(), out.begin() + 1);
+calldata::Bytes encode_consumed_result(const RunOutcome& o) { return encode_consumed_result(RunOutcome(o)); }
+
+// The same bytes as reported_result_value, built from an outcome whose large parts (data, storage
+// changes, emissions, nondet results) are moved into each map in turn (the execution hash's, the
+// small hash's, the report's) instead of copied into each: a result costs the executor its own
+// size plus one encoding, whatever its size (docs/PROTOCOLS.md, "Memory model of a run").
+calldata::Bytes encode_consumed_result(RunOutcome&& o) {
+  bool internal = o.kind == ResultCode::kInternalError;
+  Value data = std::move(o.data);
+  Value::Array change_items;
+  change_items.reserve(o.storage_changes.size());
+  for (StorageDelta& d : o.storage_changes) {
+    change_items.push_back(Value::array({calldata::Bytes(d.key.begin(), d.key.end()), Value()}));
+    change_items.back().as_array()[1] = Value(std::move(d.value));
+  }
+  o.storage_changes.clear();
+  Value changes(std::move(change_items));
+  Value emissions(Value::Array(std::move(o.emissions)));
+  Value stores = wasm_store_hashes_value(o.wasm_store_hashes);
+  Value subvm = digest_value(o.subvm_hashes);
+  Value backtrace = backtrace_value(o.backtrace);
+  Value fees_consumed = buckets_value(o.data_fees_consumed);
+  Value fees_remaining = ints_value(o.data_fees_remaining);
+  Value kind = std::string(wire_name(o.kind));
+  // Moves a value into a map under `key`, and (take) back out of it.
+  auto put = [](Value& map, const char* key, Value& v) { map.as_map()[key] = std::move(v); };
+  auto take = [](Value& map, const char* key, Value& v) { v = std::move(map.as_map()[key]); };
+  Value exec_hash = Value(calldata::Bytes{}), small = Value(calldata::Bytes{});
+  if (!internal) {
+    Value m = Value::map({{"backtrace", backtrace},
+                          {"data_fees_consumed", fees_consumed},
+                          {"data_fees_remaining", fees_remaining},
+                          {"kind", kind},
+                          {"subvm_hashes", subvm},
+                          {"wasm_store_hashes", stores}});
+    put(m, "data", data), put(m, "emissions", emissions), put(m, "storage_changes", changes);
+    exec_hash = digest_value(hash_value(m));
+    take(m, "data", data), take(m, "emissions", emissions), take(m, "storage_changes", changes);
+    Value sm = Value::map({{"kind", std::string(hash_kind(o.kind))}, {"subvm_hashes", subvm}, {"wasm_store_hashes", stores}});
+    put(sm, "result", data);
+    small = digest_value(hash_value(sm));
+    take(sm, "result", data);
+  }
+  Value::Array nondet;
+  nondet.reserve(o.nondet_results.size());
+  for (auto& b : o.nondet_results) nondet.emplace_back(std::move(b));
+  Value report = Value::map({
+      {"backtrace", std::move(backtrace)},
+      {"data_fees_consumed", std::move(fees_consumed)},
+      {"data_fees_remaining", std::move(fees_remaining)},
+      {"execution_hash", std::move(exec_hash)},
+      {"kind", std::move(kind)},
+      {"llm_consumption", o.llm_consumption},
+      {"nondet_disagreement", o.nondet_disagreement ? Value(*o.nondet_disagreement) : Value()},
+      {"small_hash", std::move(small)},
+      {"wasm_store_hashes", std::move(stores)},
+  });
+  put(report, "data", data), put(report, "emissions", emissions), put(report, "storage_changes", changes);
+  Value nondet_value(std::move(nondet));
+  put(report, "nondet_results", nondet_value);
+  calldata::Bytes out;
+  out.reserve(64);
+  out.push_back(static_cast<std::uint8_t>(o.kind));
+  calldata::encode_to(report, out);
   return out;
+}
+
+bool apply_result_size_limit(RunOutcome& o, std::uint64_t max_bytes) {
+  if (o.kind != ResultCode::kReturn && o.kind != ResultCode::kUserError) return false;
+  std::uint64_t size = 0;
+  for (const StorageDelta& d : o.storage_changes) size += d.key.size() + d.value.size();
+  if (size <= max_bytes) {
+    for (const Value& e : o.emissions) size += calldata::encode(e).size();
+  }
+  // The value last and only when the rest fits: its encoding is the one large copy made here.
+  if (size <= max_bytes) size += calldata::encode(o.data).size();
+  if (size <= max_bytes) return false;
+  o.kind = ResultCode::kVmError;
+  o.data = Value(VmError(VmError::out_of().memory(), "result too large").to_string());
+  o.storage_changes.clear();
+  o.emissions.clear();
+  o.backtrace = std::vector<Frame>{};
+  return true;
 }
 
 calldata::Bytes subvm_result_buffer(ResultCode kind, const Value& data) {

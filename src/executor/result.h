@@ -95,6 +95,8 @@ calldata::Bytes encode_reported_result(const RunOutcome& o);
 // The consume_result payload (impl-spec manager-socket.rst, "consumed_result"): one outer
 // ResultCode byte equal to the map's kind, then encode_reported_result(o).
 calldata::Bytes encode_consumed_result(const RunOutcome& o);
+// The same bytes, taking the outcome apart instead of copying it (what a run sends).
+calldata::Bytes encode_consumed_result(RunOutcome&& o);
 
 // Pieces, for sub-VM transport and tests.
 calldata::Value backtrace_value(const std::optional<std::vector<Frame>>& bt);
@@ -110,6 +112,13 @@ std::string gvm32(std::span<const std::uint8_t> data);
 // P the first 6 GVM32 characters of SHA3-256 of the sub-VM result buffer the run would have
 // returned. Call before publish(); it leaves `o` alone when provided <= consumed.
 void apply_leader_surplus(RunOutcome& o, std::size_t provided, std::size_t consumed);
+
+// A Return / UserError whose deterministic bytes (the value's encoding, the storage changes, the
+// emissions) exceed `max_bytes` becomes VMError `out_of memory` with the detail "result too
+// large": the host protocol carries a result in one slice (host::kMaxHostSlice), so a larger
+// one would be lost. Its size is the contract's doing, the same on every node. Call before
+// publish(); false when `o` was left alone.
+bool apply_result_size_limit(RunOutcome& o, std::uint64_t max_bytes);
 
 // [result_code][data]: the sub-VM result buffer (03-schemas.rst): calldata for Return and
 // UserError, UTF-8 for a VM error.

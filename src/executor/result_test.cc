@@ -261,5 +261,27 @@ TEST(LeaderEntry, StripsTheDetailForTheNondetChannel) {
   EXPECT_EQ(strip_vm_error_detail("exit_code 1"), "exit_code 1");
 }
 
+// A result the host protocol could not carry becomes the contract's VM error, delivered; one at
+// the limit is left alone.
+TEST(ResultSizeLimit, AResultAboveTheLimitIsOutOfMemoryWithNothingWritten) {
+  RunOutcome o;
+  o.kind = ResultCode::kReturn;
+  o.data = calldata::Value(calldata::Bytes(1000, 7));
+  StorageDelta d{};
+  d.value = calldata::Bytes(64, 1);
+  o.storage_changes.push_back(d);
+  std::uint64_t exact = calldata::encode(o.data).size() + d.key.size() + d.value.size();
+  RunOutcome fits = o;
+  EXPECT_FALSE(apply_result_size_limit(fits, exact));
+  EXPECT_EQ(fits.kind, ResultCode::kReturn);
+  EXPECT_EQ(fits.storage_changes.size(), 1u);
+  ASSERT_TRUE(apply_result_size_limit(o, exact - 1));
+  EXPECT_EQ(o.kind, ResultCode::kVmError);
+  EXPECT_EQ(o.data, calldata::Value("out_of memory # result too large"));
+  EXPECT_TRUE(o.storage_changes.empty());
+  ASSERT_TRUE(o.backtrace.has_value());
+  EXPECT_TRUE(o.backtrace->empty());
+}
+
 }  // namespace
 }  // namespace genvm::executor

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "common/host/wire.h"
 #include "common/module/protocol.h"
 #include "executor/host_client.h"
 #include "executor/nested.h"
@@ -17,6 +18,7 @@
 #include "executor/storage.h"
 #include "executor/u256.h"
 #include "executor/vm.h"
+#include "wasm/wasm.h"
 
 namespace genvm::executor {
 
@@ -121,6 +123,8 @@ RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext&
   frame.deterministic = top.deterministic;
   frame.depth = top.depth;
   if (top.ram_budget) frame.ram_budget = *top.ram_budget;
+  // The run's one RAM budget: every sub-VM, nondet block and sandbox of it charges this.
+  ctx.ram = std::make_shared<wasm::RamBudget>(frame.ram_budget);
   frame.startup_message = startup_message(d, EntryKind::kMain);
   VmResult r = run_vm(ctx, frame, code);
   o.kind = r.kind;
@@ -128,7 +132,7 @@ RunOutcome execute(const ExecutionData& d, const ImportedFrame& top, RunContext&
   o.backtrace = std::move(r.backtrace);
   o.wasm_store_hashes = std::move(r.wasm_store_hashes);
   o.subvm_hashes = r.subvm_hashes;
-  o.storage_changes = storage.changes();
+  o.storage_changes = storage.take_changes();
   o.emissions = std::move(ctx.emissions);
   return o;
 }
@@ -245,9 +249,15 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   if (data->leader_nondet_results && o.kind != ResultCode::kInternalError && o.kind != ResultCode::kFatalVmError) {
     apply_leader_surplus(o, data->leader_nondet_results->size(), ctx.nondet_calls);
   }
+  // What one host slice can carry, less room for the report's other fields (hashes, fees,
+  // nondet results are bounded far below it).
+  apply_result_size_limit(o, host::kMaxHostSlice - (std::uint64_t(16) << 20));
   o = publish(std::move(o));
-  log.info("genvm::run", "result", {{"kind", LogValue::str(wire_name(o.kind))}});
-  auto delivered = (*client)->consume_result(encode_consumed_result(o));
+  // ram_peak: the most the run's one RAM budget held at once (docs/PROTOCOLS.md, "Memory model
+  // of a run"), what its host memory is a constant factor of.
+  log.info("genvm::run", "result",
+           {{"kind", LogValue::str(wire_name(o.kind))}, {"ram_peak", LogValue::num(ctx.ram ? ctx.ram->peak() : 0)}});
+  auto delivered = (*client)->consume_result(encode_consumed_result(std::move(o)));
   if (!delivered) {
     *err = "result not delivered: " + delivered.error().to_string();
     return 1;

@@ -38,57 +38,75 @@ const Storage::Page* Storage::find(StorageType view, const calldata::Address& ad
   return c == cache_.end() ? nullptr : &c->second;
 }
 
-Status Storage::fetch(StorageType view, const calldata::Address& address, const SlotId& slot,
-                      std::uint32_t first, std::uint32_t last, bool own) {
-  std::uint32_t p = first;
-  for (;;) {
-    // Skip pages already present, then take the longest run of missing ones.
-    while (find(view, address, slot, p, own)) {
-      if (p == last) return {};
+std::uint64_t Storage::next_present(StorageType view, const calldata::Address& address, const SlotId& slot,
+                                    std::uint32_t page, bool own) const {
+  std::uint64_t next = std::uint64_t(1) << 32;  // none before the end of the slot
+  if (own) {
+    auto w = written_.lower_bound({slot, page});
+    if (w != written_.end() && w->first.first == slot) next = w->first.second;
+  }
+  CacheKey key{static_cast<std::uint8_t>(view), address.bytes, slot, page};
+  auto c = cache_.lower_bound(key);
+  if (c != cache_.end() && std::get<0>(c->first) == std::get<0>(key) && std::get<1>(c->first) == address.bytes &&
+      std::get<2>(c->first) == slot) {
+    next = std::min<std::uint64_t>(next, std::get<3>(c->first));
+  }
+  return next;
+}
+
+Status Storage::read_into(StorageType view, const calldata::Address& address, const SlotId& slot,
+                          std::uint32_t index, std::span<std::uint8_t> out, bool with_own_writes) {
+  if (auto s = check_range(index, out.size()); !s) return s;
+  if (out.empty()) return {};
+  bool own = with_own_writes && address == self_ && view == StorageType::kDefault;
+  std::uint64_t end = std::uint64_t(index) + out.size();
+  // Copies the part of page `p` (whose bytes are `src`) that [index, end) covers.
+  auto copy_page = [&](std::uint64_t p, const std::uint8_t* src) {
+    std::uint64_t ps = p * kPageSize;
+    std::uint64_t from = std::max<std::uint64_t>(ps, index), to = std::min<std::uint64_t>(ps + kPageSize, end);
+    std::memcpy(out.data() + (from - index), src + (from - ps), to - from);
+  };
+  std::uint64_t p = index / kPageSize;
+  const std::uint64_t last = (end - 1) / kPageSize;
+  std::vector<std::uint8_t> chunk;
+  while (p <= last) {
+    if (const Page* pg = find(view, address, slot, static_cast<std::uint32_t>(p), own)) {
+      copy_page(p, pg->data());
       ++p;
+      continue;
     }
-    std::uint32_t run_end = p;
-    while (run_end < last && !find(view, address, slot, run_end + 1, own)) ++run_end;
-    std::uint64_t bytes = (std::uint64_t(run_end) - p + 1) * kPageSize;
-    // A run covers at most the whole slot; its byte length fits u32 except for exactly 4 GiB,
-    // which is split in two.
-    if (bytes > 0xffffffffu) {
-      run_end = p + static_cast<std::uint32_t>((std::uint64_t(1) << 31) / kPageSize) - 1;
-      bytes = (std::uint64_t(run_end) - p + 1) * kPageSize;
-    }
-    auto data = reader_.read(view, address, slot, p * kPageSize, static_cast<std::uint32_t>(bytes));
+    // The longest run of missing pages, at most one host chunk: the host's bytes pass through
+    // a buffer of bounded size straight into `out`, so a read costs no copy of its own size.
+    std::uint64_t run_end = std::min<std::uint64_t>({last, next_present(view, address, slot, static_cast<std::uint32_t>(p), own) - 1,
+                                                     p + kReadChunkPages - 1});
+    std::uint64_t bytes = (run_end - p + 1) * kPageSize;
+    auto data = reader_.read(view, address, slot, static_cast<std::uint32_t>(p * kPageSize), static_cast<std::uint32_t>(bytes));
     ++host_reads_;
     if (!data) return data.take_error();
     if (data->size() != bytes) {
       return make_error(HostError::kProtocol, "host_protocol", "storage read returned a wrong number of bytes");
     }
-    for (std::uint32_t q = p; q <= run_end; ++q) {
-      Page pg;
-      std::memcpy(pg.data(), data->data() + std::size_t(q - p) * kPageSize, kPageSize);
-      cache_.emplace(CacheKey{static_cast<std::uint8_t>(view), address.bytes, slot, q}, pg);
+    for (std::uint64_t q = p; q <= run_end; ++q) {
+      const std::uint8_t* src = data->data() + std::size_t(q - p) * kPageSize;
+      copy_page(q, src);
+      // The cache is bounded: past kMaxCachedPages reads go to the host again (the host's
+      // storage does not change during a run, so this changes no answer).
+      if (cache_.size() < kMaxCachedPages) {
+        Page pg;
+        std::memcpy(pg.data(), src, kPageSize);
+        cache_.emplace(CacheKey{static_cast<std::uint8_t>(view), address.bytes, slot, static_cast<std::uint32_t>(q)}, pg);
+      }
     }
-    if (run_end == last) return {};
     p = run_end + 1;
   }
+  return {};
 }
 
 Result<calldata::Bytes> Storage::read(StorageType view, const calldata::Address& address, const SlotId& slot,
                                       std::uint32_t index, std::uint32_t len, bool with_own_writes) {
   if (auto s = check_range(index, len); !s) return s.take_error();
   calldata::Bytes out(len);
-  if (len == 0) return out;
-  bool own = with_own_writes && address == self_ && view == StorageType::kDefault;
-  std::uint32_t first = index / kPageSize;
-  std::uint32_t last = static_cast<std::uint32_t>((std::uint64_t(index) + len - 1) / kPageSize);
-  if (auto s = fetch(view, address, slot, first, last, own); !s) return s.take_error();
-  for (std::uint32_t p = first;; ++p) {
-    const Page* pg = find(view, address, slot, p, own);
-    std::uint64_t page_start = std::uint64_t(p) * kPageSize;
-    std::uint64_t from = std::max<std::uint64_t>(page_start, index);
-    std::uint64_t to = std::min<std::uint64_t>(page_start + kPageSize, std::uint64_t(index) + len);
-    std::memcpy(out.data() + (from - index), pg->data() + (from - page_start), to - from);
-    if (p == last) break;
-  }
+  if (auto s = read_into(view, address, slot, index, out, with_own_writes); !s) return s.take_error();
   return out;
 }
 
@@ -111,51 +129,90 @@ Status Storage::write(const SlotId& slot, std::uint32_t index, std::span<const s
   std::uint64_t end = std::uint64_t(index) + data.size();
   std::uint32_t first = index / kPageSize;
   std::uint32_t last = static_cast<std::uint32_t>((end - 1) / kPageSize);
-  // Only the edge pages can be partially covered; fetch those that are.
-  auto need = [&](std::uint32_t p) -> Status {
-    std::uint64_t ps = std::uint64_t(p) * kPageSize;
-    bool partial = index > ps || end < ps + kPageSize;
-    if (!partial || written_.count({slot, p})) return {};
-    if (auto s = fetch(StorageType::kDefault, self_, slot, p, p, true); !s) return s;
-    return {};
-  };
-  if (auto s = need(first); !s) return s;
-  if (last != first) {
-    if (auto s = need(last); !s) return s;
-  }
+  auto hint = written_.lower_bound({slot, first});
   for (std::uint32_t p = first;; ++p) {
-    Page pg{};
-    if (const Page* base = find(StorageType::kDefault, self_, slot, p, true)) pg = *base;
     std::uint64_t ps = std::uint64_t(p) * kPageSize;
     std::uint64_t from = std::max<std::uint64_t>(ps, index);
     std::uint64_t to = std::min<std::uint64_t>(ps + kPageSize, end);
-    std::memcpy(pg.data() + (from - ps), data.data() + (from - index), to - from);
-    written_[{slot, p}] = pg;
+    bool exists = hint != written_.end() && hint->first == WriteKey{slot, p};
+    if (!exists) {
+      Page pg{};
+      // Only an edge page can be partially covered: its other bytes are what a read sees.
+      if (to - from != kPageSize) {
+        if (auto s = read_into(StorageType::kDefault, self_, slot, static_cast<std::uint32_t>(ps), pg, true); !s) return s;
+      }
+      hint = written_.emplace_hint(hint, WriteKey{slot, p}, pg);
+    }
+    std::memcpy(hint->second.data() + (from - ps), data.data() + (from - index), to - from);
+    ++hint;
     if (p == last) break;
   }
   return {};
 }
 
-std::vector<StorageDelta> Storage::changes() const {
+namespace {
+
+// Collects the changes of the pages `each` visits in (slot, page) order: a page that directly
+// follows the previous page of the same slot extends the last change, else it starts a new one.
+// `runs` holds every change's final byte length (from the same walk), so each value is
+// allocated once at its size.
+template <typename Walk>
+std::vector<StorageDelta> collect_changes(const std::vector<std::size_t>& runs, Walk&& each) {
   std::vector<StorageDelta> out;
-  // written_ is ordered by (slot bytes, page number), which is the documented order. A page
-  // that directly follows the previous written page of the same slot extends that delta.
-  const SlotId* last_slot = nullptr;
+  out.reserve(runs.size());
+  SlotId last_slot{};
   std::uint32_t last_page = 0;
-  for (const auto& [key, page] : written_) {
-    if (last_slot && *last_slot == key.first && key.second == last_page + 1) {
+  each([&](const SlotId& slot, std::uint32_t index, const std::array<std::uint8_t, kPageSize>& page) {
+    if (!out.empty() && last_slot == slot && index == last_page + 1) {
       out.back().value.insert(out.back().value.end(), page.begin(), page.end());
     } else {
       StorageDelta d;
-      std::copy(key.first.begin(), key.first.end(), d.key.begin());
-      for (int i = 0; i < 4; ++i) d.key[kSlotIdSize + i] = static_cast<std::uint8_t>(key.second >> (8 * (3 - i)));
+      std::copy(slot.begin(), slot.end(), d.key.begin());
+      for (int i = 0; i < 4; ++i) d.key[kSlotIdSize + i] = static_cast<std::uint8_t>(index >> (8 * (3 - i)));
+      d.value.reserve(runs[out.size()]);
       d.value.assign(page.begin(), page.end());
       out.push_back(std::move(d));
     }
-    last_slot = &key.first;
-    last_page = key.second;
-  }
+    last_slot = slot;
+    last_page = index;
+  });
   return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> Storage::run_lengths() const {
+  // written_ is ordered by (slot bytes, page number), which is the documented order.
+  std::vector<std::size_t> runs;
+  const WriteKey* last = nullptr;
+  for (const auto& entry : written_) {
+    const WriteKey& key = entry.first;
+    if (last && last->first == key.first && key.second == last->second + 1) {
+      runs.back() += kPageSize;
+    } else {
+      runs.push_back(kPageSize);
+    }
+    last = &key;
+  }
+  return runs;
+}
+
+std::vector<StorageDelta> Storage::changes() const {
+  return collect_changes(run_lengths(), [&](auto&& emit) {
+    for (const auto& [key, page] : written_) emit(key.first, key.second, page);
+  });
+}
+
+std::vector<StorageDelta> Storage::take_changes() {
+  cache_.clear();
+  // Each page's node is freed as its bytes move into a change, so the overlay and the changes
+  // are never both whole in memory.
+  return collect_changes(run_lengths(), [&](auto&& emit) {
+    while (!written_.empty()) {
+      auto node = written_.extract(written_.begin());
+      emit(node.key().first, node.key().second, node.mapped());
+    }
+  });
 }
 
 Result<bool> Storage::can_use_balance_for_message_fees() {

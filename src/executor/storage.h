@@ -7,7 +7,8 @@
 //
 // Every slot is 2^32 bytes, zero where never written. The executor handles storage in pages of
 // kPageSize bytes: a read fetches every page it touches that is neither cached nor written, in
-// one host call per contiguous run of missing pages; a write is buffered (a partially covered
+// one host call per contiguous run of missing pages (at most 1 MiB each, straight into the
+// destination; the cache is bounded); a write is buffered (a partially covered
 // page is read first, so its page holds whole, correct bytes). Reads of the run's own contract
 // in the default view see the run's buffered writes; other views and other contracts read
 // through the cache only. Nothing reaches the host until the result: `changes()` lists the
@@ -35,6 +36,11 @@ namespace genvm::executor {
 // small field write reports a small delta.
 inline constexpr std::uint32_t kPageSize = 32;
 inline constexpr std::uint64_t kSlotSize = std::uint64_t(1) << 32;
+// Host memory a read costs, whatever its length (docs/PROTOCOLS.md, "Memory model of a run"):
+// pages come from the host at most kReadChunkPages at a time (1 MiB), and at most
+// kMaxCachedPages pages read are kept (about 3 MiB of host memory with the map's nodes).
+inline constexpr std::uint64_t kReadChunkPages = (std::uint64_t(1) << 20) / kPageSize;
+inline constexpr std::size_t kMaxCachedPages = 16384;
 
 // Root slot layout (spec storage.rst, constants.rst root_offsets).
 inline constexpr SlotId kRootSlot{};
@@ -90,18 +96,23 @@ class Storage {
 
   // `with_own_writes` false: a read-only child's view, which never sees this run's writes even
   // for the same contract.
+  Status read_into(StorageType view, const calldata::Address& address, const SlotId& slot, std::uint32_t index,
+                   std::span<std::uint8_t> out, bool with_own_writes = true);
   Result<calldata::Bytes> read(StorageType view, const calldata::Address& address, const SlotId& slot,
                                std::uint32_t index, std::uint32_t len, bool with_own_writes = true);
   // Writes to the run's own contract.
   Status write(const SlotId& slot, std::uint32_t index, std::span<const std::uint8_t> data);
 
   std::vector<StorageDelta> changes() const;
+  // The same, emptying the run's writes (and the cache) as it goes: what a finished run reports.
+  std::vector<StorageDelta> take_changes();
   // How many kPageSize regions of [index, index + len) of `slot` this run has not written yet:
   // what a write there costs in RAM (spec 03-ram-limiting.rst, new_storage_page per region).
   std::uint64_t unwritten_pages(const SlotId& slot, std::uint32_t index, std::uint64_t len) const;
   // Pages this run has written (each once), for the storage fee of writes made outside a sub-VM.
   std::size_t written_page_count() const { return written_.size(); }
-  // Pages held in memory (cached plus written), for RAM accounting.
+  // Pages held in memory: written (charged to the run's RAM budget as they are first written)
+  // and cached (at most kMaxCachedPages).
   std::size_t page_count() const { return cache_.size() + written_.size(); }
   std::size_t host_reads() const { return host_reads_; }
 
@@ -113,10 +124,12 @@ class Storage {
   using Page = std::array<std::uint8_t, kPageSize>;
   using CacheKey = std::tuple<std::uint8_t, std::array<std::uint8_t, 20>, SlotId, std::uint32_t>;
   using WriteKey = std::pair<SlotId, std::uint32_t>;
+  // The byte length of each change changes() reports, in order.
+  std::vector<std::size_t> run_lengths() const;
 
-  // Makes every page of [first, last] available; returns nothing, fills cache_.
-  Status fetch(StorageType view, const calldata::Address& address, const SlotId& slot,
-               std::uint32_t first, std::uint32_t last, bool own);
+  // The first page >= `page` of `slot` that is written (own) or cached; 2^32 when none is.
+  std::uint64_t next_present(StorageType view, const calldata::Address& address, const SlotId& slot,
+                             std::uint32_t page, bool own) const;
   const Page* find(StorageType view, const calldata::Address& address, const SlotId& slot,
                    std::uint32_t page, bool own) const;
 

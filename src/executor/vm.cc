@@ -64,6 +64,23 @@ VmResult VmState::run(const calldata::Bytes& code) {
     out.subvm_hashes = subvm_.finalize();
     return out;
   };
+  // One budget for the whole run, shared by every sub-VM (docs/PROTOCOLS.md, "Memory model of
+  // a run"). A child sub-VM's own host cost is charged to it while it lives (the first sub-VM's
+  // is the executor's baseline, outside the budget, so a contract alone keeps all 4 GiB).
+  if (!ctx_.ram) ctx_.ram = std::make_shared<wasm::RamBudget>(frame_.ram_budget);
+  std::optional<RamCharge> own_cost;
+  if (ctx_.ram_sub_vms++ > 0) {
+    // Its startup message is held twice (the frame's value and the stdin encoding).
+    own_cost = RamCharge::take(*ctx_.ram, kSubVmRamCost + 2 * std::uint64_t(stdin_.size()));
+    if (!own_cost) {
+      --ctx_.ram_sub_vms;
+      return fail(VmError::out_of().memory(), "");
+    }
+  }
+  struct Leave {
+    int& n;
+    ~Leave() { --n; }
+  } leave{ctx_.ram_sub_vms};
   static constexpr std::uint8_t kWasmMagic[4] = {0, 'a', 's', 'm'};
   if (code.size() < 4 || std::memcmp(code.data(), kWasmMagic, 4) != 0) {
     return fail(VmError::invalid_contract().runner().malformed(), "");
@@ -86,7 +103,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
     ctx_.modules.emplace(std::move(key), module);
   }
   wasm::StoreConfig sc;
-  sc.ram_budget = frame_.ram_budget;
+  sc.shared_ram = ctx_.ram;
   if (frame_.fuel) {
     sc.fuel_enabled = true;
     sc.fuel = *frame_.fuel;
@@ -139,6 +156,10 @@ VmResult VmState::run(const calldata::Bytes& code) {
     auto e = VmError{VmError::exit_code()}.with_param("0");
     out.kind = ResultCode::kVmError;
     out.data = Value(e->to_string());
+  } else if (outcome->trap->kind == wasm::TrapKind::kHostError) {
+    // The engine could not give what the budget allowed (a memory.grow the host could not map).
+    out.kind = ResultCode::kInternalError;
+    out.data = Value("host_resource: a memory.grow the RAM budget allows could not be mapped");
   } else {
     const Trap& t = *outcome->trap;
     out.kind = ResultCode::kVmError;

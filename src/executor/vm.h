@@ -33,6 +33,7 @@
 
 namespace genvm::wasm {
 class Module;
+class RamBudget;
 }
 
 namespace genvm::executor {
@@ -45,9 +46,20 @@ inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_bl
 inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 32;
 // The deterministic RAM budget (spec 03-ram-limiting.rst): 4294967295 octets, one under 4 GiB.
 inline constexpr std::uint64_t kDefaultRamBudget = 4294967295;
+// What each child sub-VM (Sandbox, RunNondet, in-process CallContract) costs the run's budget
+// while it lives, besides its memories and tables: its engine store (a 1 MiB value stack,
+// frames), its state and its startup message, rounded up (docs/PROTOCOLS.md, "Memory model of
+// a run"; not the spec's vm_spawn_cost, see there).
+inline constexpr std::uint64_t kSubVmRamCost = std::uint64_t(2) << 20;
 
 // Shared by every sub-VM of one execution.
 struct RunContext {
+  // The run's one RAM budget (docs/PROTOCOLS.md, "Memory model of a run"): every sub-VM's
+  // memories and tables, the storage write overlay, and the host copies of guest data (requests,
+  // results, descriptors' contents) are charged to it. Null: run_vm makes one of the top
+  // frame's ram_budget.
+  std::shared_ptr<wasm::RamBudget> ram;
+  int ram_sub_vms = 0;  // sub-VMs alive now (the first one's own cost is not charged)
   HostClient* host = nullptr;
   Storage* storage = nullptr;
   DebugMode debug = DebugMode::kDisabled;
@@ -98,7 +110,7 @@ struct VmFrame {
   bool deterministic = true;
   int depth = 0;
   calldata::Value startup_message;  // the map written to the module's stdin
-  std::uint64_t ram_budget = kDefaultRamBudget;  // memories and tables of this sub-VM
+  std::uint64_t ram_budget = kDefaultRamBudget;  // the run's budget, read once by the first sub-VM
   std::optional<std::uint64_t> fuel;             // set: the module is metered with this budget
   // The run's own contract (top entry, Sandbox, nondet blocks): sees the run's buffered writes
   // and the message-adjusted balance. False for CallContract children.

@@ -39,6 +39,46 @@ enum SdkError : std::int32_t {
 // memory_limiter_consts.new_storage_page).
 inline constexpr std::uint64_t kNewStoragePageCost = 256;
 
+// RAM a descriptor costs besides its content (spec internal-constants.rst,
+// memory_limiter_consts.fd_allocation).
+inline constexpr std::uint64_t kFdRamCost = 96;
+
+// A charge on the run's RAM budget held while a host copy of guest data lives (a descriptor's
+// content, a request being served, a sub-VM's own cost); released when it goes.
+class RamCharge {
+ public:
+  RamCharge() = default;
+  // Empty when `bytes` do not fit what the budget has left (nothing is charged then).
+  static std::optional<RamCharge> take(wasm::RamBudget& budget, std::uint64_t bytes) {
+    if (!budget.charge(bytes)) return std::nullopt;
+    RamCharge c;
+    c.budget_ = &budget;
+    c.bytes_ = bytes;
+    return c;
+  }
+  RamCharge(RamCharge&& o) noexcept : budget_(o.budget_), bytes_(o.bytes_) { o.budget_ = nullptr; }
+  RamCharge& operator=(RamCharge&& o) noexcept {
+    if (this != &o) {
+      drop();
+      budget_ = o.budget_;
+      bytes_ = o.bytes_;
+      o.budget_ = nullptr;
+    }
+    return *this;
+  }
+  RamCharge(const RamCharge&) = delete;
+  RamCharge& operator=(const RamCharge&) = delete;
+  ~RamCharge() { drop(); }
+
+ private:
+  void drop() {
+    if (budget_) budget_->release(bytes_);
+    budget_ = nullptr;
+  }
+  wasm::RamBudget* budget_ = nullptr;
+  std::uint64_t bytes_ = 0;
+};
+
 // How a run ended, when it ended from inside an import.
 struct Ending {
   ResultCode kind = ResultCode::kVmError;
@@ -51,11 +91,11 @@ class VmState;
 // where the answer goes (`ret`, and the descriptor slot at `fd_ptr` for answers with data).
 struct GlCall {
   wasm::Caller& caller;
-  const calldata::Bytes& request;
   const std::string& method;
-  const calldata::Value& body;
+  calldata::Value& body;  // the handler may move it (Return, UserError)
   std::uint32_t fd_ptr;
   std::int32_t& ret;
+  RamCharge& request_charge;  // the decoded request's charge on the run's budget
 };
 using GlHandler = std::optional<wasm::Trap> (VmState::*)(GlCall&);
 
@@ -140,11 +180,20 @@ class VmState {
   // child's [code][data] goes to the guest on a descriptor. `what` names the child in errors.
   std::optional<wasm::Trap> child_result(GlCall& g, const VmResult& res, const char* what);
 
-  std::uint32_t new_fd(calldata::Bytes data) {
+  // A descriptor holding `data`, its content and kFdRamCost charged to the run's budget until
+  // it is closed or this sub-VM ends; nullopt when they do not fit (the caller ends the sub-VM
+  // with out_of memory).
+  std::optional<std::uint32_t> new_fd(calldata::Bytes data) {
+    auto charge = RamCharge::take(*ctx_.ram, data.size() + kFdRamCost);
+    if (!charge) return std::nullopt;
     std::uint32_t fd = next_fd_++;
-    fds_[fd] = {std::move(data), 0};
+    fds_[fd] = {std::move(data), 0, std::move(*charge)};
     return fd;
   }
+  // Charges a host copy of `bytes` of guest data for as long as the result lives; on refusal
+  // `out` is the out_of memory ending.
+  std::optional<RamCharge> charge_copy(std::uint64_t bytes) { return RamCharge::take(*ctx_.ram, bytes); }
+  wasm::Trap out_of_memory() { return end_vm_error(VmError::out_of().memory()); }
   // A log line about this sub-VM: `what` names the event ("trace", "module_error", ...).
   void log(LogLevel level, std::string_view what, std::string_view text);
   Result<U256Le> self_balance() {
@@ -172,10 +221,14 @@ class VmState {
   struct ReadFd {
     calldata::Bytes data;
     std::size_t pos;
+    RamCharge charge;
   };
   std::map<std::uint32_t, ReadFd> fds_;
   std::uint32_t next_fd_ = 3;
   std::optional<Ending> ending_;
+  // The host copy of the value the sub-VM ended with (Return / UserError), charged until the
+  // result has been handed on.
+  std::optional<RamCharge> ending_charge_;
   SubVmHashAccumulator subvm_;
   // Start of this sub-VM, for Trace RuntimeMicroSec ("elapsed since VM start").
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
