@@ -67,7 +67,6 @@ struct Runner::Impl {
   manager::Log log{-1};  // the manager's JSON log lines are not the node's output
   ModuleFiles module_files;
   std::unique_ptr<manager::ModuleSet> modules;  // made on the first run when module_files.any()
-  int module_restarts = 0;
   std::map<std::string, std::unique_ptr<manager::Registry>> registries;  // by executor path
   std::string dir, socket_path;
   int listen_fd = -1;
@@ -139,12 +138,9 @@ struct Runner::Impl {
         return make_error("module_start", "the " + name + " module did not start (--module-" + name + "-config " + file +
                                               "): " + s.error().message);
       }
-      if (started_once[static_cast<int>(t)]) ++module_restarts;  // it ran and was found stopped
-      started_once[static_cast<int>(t)] = true;
     }
     return {};
   }
-  bool started_once[2] = {false, false};  // by ModuleType
 
   // Host 0 for the life of one run: connections are served one after another until `wake`.
   // A connection left in the backlog by an earlier, dead executor reads EOF at once and the
@@ -168,7 +164,6 @@ struct Runner::Impl {
 Runner::Runner(ModuleFiles modules) : impl_(std::make_unique<Impl>()) { impl_->module_files = std::move(modules); }
 Runner::~Runner() = default;
 
-int Runner::module_restarts() const { return impl_->module_restarts; }
 
 Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_data, const std::string& permissions,
                               State& state, int timeout_ms, DebugMode debug) {

@@ -91,8 +91,6 @@ class Runner {
 
   // A module that cannot be started fails the run that needed it with code module_start,
   // naming the module and its file.
-  // How many times a module found dead was started again (for the node's progress line).
-  int module_restarts() const;
 
  private:
   struct Impl;

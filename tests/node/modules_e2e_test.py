@@ -247,10 +247,14 @@ class NodeModulesEndToEnd(unittest.TestCase):
         self.assertEqual(call.returncode, 0, out.decode() + err.decode()[-2000:])
         tx = json.loads(out)
         # Round 1: the leader's module died under its prompt, so its run is an internal error,
-        # never validated or committed; round 2's leader got the module started again.
-        self.assertEqual(tx["rounds"][0]["leader_outcome"], "internal_error", tx["rounds"][0])
-        self.assertEqual(tx["rounds"][0]["votes"], [])
-        self.assert_accepted_by_all(tx, rounds=2)
+        # never validated or committed; a later round's leader gets the module started again
+        # (usually round 2; round 2 can still meet the dead module when the node has not yet
+        # seen it exit, and then it is one more internal_error round).
+        self.assertGreaterEqual(len(tx["rounds"]), 2, tx["rounds"])
+        for lost in tx["rounds"][:-1]:
+            self.assertEqual(lost["leader_outcome"], "internal_error", lost)
+            self.assertEqual(lost["votes"], [])
+        self.assert_accepted_by_all(tx, rounds=len(tx["rounds"]))
         self.assertEqual(self.node("view", address, "count")["result"], "1")
         self.assertEqual(self.node("view", address, "answer")["result"], tx["result"])
         self.node("check")
