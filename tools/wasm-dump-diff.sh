@@ -10,13 +10,14 @@
 # 1 with a diff summary otherwise. The corpus: BUILD_DIR/bench/wasm/*.wasm,
 # BUILD_DIR/tests/conformance/*.wasm, any EXTRA.wasm given, and every module of the spec
 # testsuite ($GENVM_SPEC_TESTSUITE, default /work/shared/testdata/wasm-spec, plus the
-# tail-call folder) converted with wabt's wast2json: `module` commands and the binary modules
-# of assert_invalid / assert_unlinkable / assert_uninstantiable / assert_trap / assert_exhaustion
-# (an invalid one's listing is its error line, so validator messages are compared too).
+# tail-call folder) converted with wabt's wast2json: the binary modules of `module`,
+# assert_invalid, assert_malformed, assert_unlinkable and assert_uninstantiable commands (one
+# that does not load lists as its error line, so reader and validator messages and offsets are
+# compared too).
 set -euo pipefail
 
 if [[ $# -lt 2 || "$1" == "--help" || "$1" == "-h" ]]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -ge 1 && ( "$1" == "--help" || "$1" == "-h" ) ]] && exit 0
   exit 2
 fi
@@ -49,7 +50,7 @@ freeze_corpus() {
   python3 - "$tmp" "$corpus/spec" <<'PY'
 import json, os, shutil, sys
 src, dst = sys.argv[1], sys.argv[2]
-kinds = {"module", "assert_invalid", "assert_unlinkable", "assert_uninstantiable"}
+kinds = {"module", "assert_invalid", "assert_malformed", "assert_unlinkable", "assert_uninstantiable"}
 for name in sorted(os.listdir(src)):
     if not name.endswith(".json"):
         continue

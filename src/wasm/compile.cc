@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <span>
 
 #include "wasm/byte_cursor.h"
 #include "wasm/decode_error.h"
+#include "wasm/fusion.h"
 #include "wasm/jump_threading.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
@@ -267,18 +269,27 @@ class FuncCompiler {
     if (n == 2) return prev2_op_pos_;
     return older_op_pos_[n - 3];
   }
+  // What fusion.cc's rules see of the code so far.
+  FusionWindow fusion_window() const {
+    FusionWindow w{code_, {}, label_pos_, L_, last_dst_};
+    for (size_t n = 0; n < w.back.size(); ++n) w.back[n] = op_pos_back(n);
+    return w;
+  }
   // Replaces the instructions from `at` to the end of the code (producers being fused into
   // their consumer; operands already read out of them) with one instruction `words..., dst`:
   // pops the consumer's operands (types in pop order, still validated), pushes its result.
   void emit_fused(size_t at, std::initializer_list<ValType> pops, ValType result,
                   std::initializer_list<uint32_t> words) {
+    emit_fused(at, pops, result, std::span<const uint32_t>(words.begin(), words.size()));
+  }
+  void emit_fused(size_t at, std::initializer_list<ValType> pops, ValType result, std::span<const uint32_t> words) {
     code_.resize(at);
     for (ValType t : pops) pop(t);
     uint32_t d = push_result(result);
     // Several instructions replaced: the ones before `at` are no longer known contiguous.
     if (at != last_op_pos_) forget_earlier_ops();
     last_op_pos_ = at;
-    code_.insert(code_.end(), words);
+    code_.insert(code_.end(), words.begin(), words.end());
     code_.push_back(d);
     last_dst_ = code_.size() - 1;
   }
@@ -475,7 +486,7 @@ class FuncCompiler {
         if (k >= 0) {
           uint64_t v = top_const(size_t(k));
           size_t at = fresh_producer(size_t(1 - k));
-          if (op == 0x6a && at != SIZE_MAX && code_[at] == kImmBase + (0x74 - 0x40)) {
+          if (op == 0x6a && at != SIZE_MAX && code_[at] == imm_op(0x74)) {
             // `(x << k) + imm`, a static array's element address: one instruction.
             uint32_t x = code_[at + 1], sh = code_[at + 2];
             emit_fused(at, {s.b, s.a}, s.r, {uint32_t(kAddImmShl), x, sh, uint32_t(v)});
@@ -487,39 +498,17 @@ class FuncCompiler {
           uint32_t d = push_result(s.r);
           bool is64 = (op >= 0x51 && op <= 0x5a) || op >= 0x7c;
           if (is64 && (int64_t(v) != int64_t(int32_t(uint32_t(v))) || (op >= 0x7f && op <= 0x82)))
-            emit_simple({kImm64Base + (op - 0x40), a, uint32_t(v), uint32_t(v >> 32), d});
+            emit_simple({imm64_op(op), a, uint32_t(v), uint32_t(v >> 32), d});
           else
-            emit_simple({kImmBase + (op - 0x40), a, uint32_t(v), d});
+            emit_simple({imm_op(op), a, uint32_t(v), d});
           return;
         }
       }
-      if ((op == 0x71 || op == 0x83) && live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
-        // `and` of a NOT computed just before (xor with -1): one `x & ~y` (SHA-2's choose,
-        // Keccak's chi), which can itself be the inner half of a fused op below.
-        const uint32_t not_op = kImmBase + ((op == 0x71 ? 0x73u : 0x85u) - 0x40);
-        for (size_t k = 0; k < 2; ++k) {
-          size_t at = fresh_producer(k);
-          if (at == SIZE_MAX || code_[at] != not_op || code_[at + 2] != 0xffffffffu) continue;
-          uint32_t y = code_[at + 1], x = top_slot(1 - k);
-          emit_fused(at, {s.b, s.a}, s.r, {uint32_t(op == 0x71 ? kAndNot32 : kAndNot64), x, y});
-          return;
-        }
-      }
-      if (op == 0x72 && live() && !top_is_const(0) && !top_is_const(1) && fuse_bswap32()) return;
-      int oi = fuse_outer(op);
-      if (oi >= 0 && !top_is_const(0) && !top_is_const(1)) {
-        if (oi == 0 && fuse_sigma_add()) return;
-        // An operand computed by the i32 instruction just before (and used only here): one
-        // fused instruction `other OUTER (x INNER y)` (kFuseBase).
-        for (size_t k = 0; k < 2; ++k) {
-          size_t at = fresh_producer(k);
-          int ii = at == SIZE_MAX ? -1 : fuse_inner(code_[at]);
-          if (ii < 0) continue;
-          uint32_t other = top_slot(1 - k), x = code_[at + 1], y = code_[at + 2];
-          if (oi == 3 && ii >= 6 && fuse_xor_rot3(at, other, x, y, ii)) return;
-          if (oi == 0 && ii == 5 && fuse_add_imm_add_shl(at, other, x, y)) return;
-          if (oi == 3 && ii == 2 && fuse_maj(at, other, x, y)) return;
-          emit_fused(at, {s.b, s.a}, s.r, {kFuseBase + uint32_t(oi) * 16 + uint32_t(ii), other, x, y});
+      if (live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
+        // The peephole fusions into the instructions just before (fusion.cc's rule table).
+        FusionConsumer c{op, {top_slot(0), top_slot(1)}, {fresh_producer(0), fresh_producer(1)}};
+        if (auto f = fuse_binary(fusion_window(), c)) {
+          emit_fused(f->at, {s.b, s.a}, s.r, f->words);
           return;
         }
       }
@@ -544,7 +533,7 @@ class FuncCompiler {
       // eqz of an eqz: `x != 0`, as the immediate compare (which br_if/if can then fuse).
       uint32_t x = code_[at + 1], d = code_[at + 2];
       code_.resize(at);
-      code_.insert(code_.end(), {kImmBase + ((c == 0x45 ? 0x47u : 0x52u) - 0x40), x, 0, d});
+      code_.insert(code_.end(), {imm_op(c == 0x45 ? 0x47u : 0x52u), x, 0, d});
       last_dst_ = code_.size() - 1;
       pop(ValType::I32);
       push(ValType::I32);
@@ -552,7 +541,7 @@ class FuncCompiler {
     }
     uint32_t base = 0;
     if (c >= 0x46 && c <= 0x5a && c != 0x50) base = 0;
-    else if (c >= kImmBase + (0x46 - 0x40) && c <= kImmBase + (0x5a - 0x40) && c != kImmBase + (0x50 - 0x40)) base = kImmBase - 0x40;
+    else if (c >= imm_op(0x46) && c <= imm_op(0x5a) && c != imm_op(0x50)) base = kImmBase - 0x40;
     else return false;
     uint32_t wop = c - base;  // the wasm compare: eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
     uint32_t first = wop <= 0x4f ? 0x46 : 0x51;
@@ -572,81 +561,6 @@ class FuncCompiler {
     push(to);  // same stack position, same home slot: last_dst_ still names it
     return true;
   }
-  // The SHA-2 "big sigma" shape: `rotl(x,a) ^ rotl(x,b) ^ (rotl|shr_u)(x,c)` of one slot x,
-  // compiled so far as [rot_imm x,a -> t] [t ^= rot(x,b)] [rot_imm x,c -> u], about to become
-  // `t ^ u` (`inner` = 6 shr_u, 7 rotl, 8 rotr for the last one at `at`). When the three are
-  // contiguous, with no branch target inside, and t is a temporary used only here, they become
-  // one kXorRot3 / kXorRot2Shr: one dispatch instead of three for each of SHA-256's four
-  // sigma functions per round (the hash that contracts compute most).
-  bool fuse_xor_rot3(size_t at, uint32_t other, uint32_t x, uint32_t c, int inner) {
-    size_t a_pos = prev2_op_pos_, b_pos = prev_op_pos_;
-    if (at != last_op_pos_ || a_pos == SIZE_MAX || b_pos == SIZE_MAX) return false;
-    if (a_pos + 4 != b_pos || b_pos + 5 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
-    const uint32_t kRotl = kImmBase + (0x77 - 0x40), kRotr = kImmBase + (0x78 - 0x40);
-    const uint32_t kXorRotl = kFuseBase + 3 * 16 + 7, kXorRotr = kFuseBase + 3 * 16 + 8;
-    uint32_t aop = code_[a_pos], bop = code_[b_pos];
-    if ((aop != kRotl && aop != kRotr) || (bop != kXorRotl && bop != kXorRotr)) return false;
-    uint32_t t = code_[a_pos + 3];
-    // B = [t ^ rot(x, b) -> other]: reads A's t, same x; all results are temporaries (so
-    // not x, and used once: operand-stack values are).
-    if (code_[b_pos + 1] != t || code_[b_pos + 2] != x || code_[a_pos + 1] != x || code_[b_pos + 4] != other) return false;
-    if (t < L_ || other < L_ || x == t || x == other) return false;
-    auto rotl_amount = [](bool is_rotr, uint32_t k) { return is_rotr ? (32 - (k & 31)) & 31 : k & 31; };
-    uint32_t ka = rotl_amount(aop == kRotr, code_[a_pos + 2]);
-    uint32_t kb = rotl_amount(bop == kXorRotr, code_[b_pos + 3]);
-    uint32_t kc = inner == 6 ? c & 31 : rotl_amount(inner == 8, c);
-    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32,
-               {uint32_t(inner == 6 ? kXorRot2Shr : kXorRot3), x, ka, kb, kc});
-    return true;
-  }
-  // `(a + imm) + (x << k)`: the address of an element of an array in the shadow stack frame
-  // (`sp + off`), compiled so far as [add_imm a, imm -> t] [shl_imm x, k -> u], about to
-  // become `t + u`. Contiguous, no branch target inside, t a temporary: one kAddImmAddShl.
-  bool fuse_add_imm_add_shl(size_t at, uint32_t other, uint32_t x, uint32_t k) {
-    size_t a_pos = prev_op_pos_;
-    if (at != last_op_pos_ || a_pos == SIZE_MAX || a_pos + 4 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
-    uint32_t aop = code_[a_pos];
-    if (aop != kImmBase + (0x6a - 0x40) && aop != kImmBase + (0x6b - 0x40)) return false;
-    if (code_[a_pos + 3] != other || other < L_ || x == other) return false;
-    uint32_t a = code_[a_pos + 1];
-    uint32_t imm = aop == kImmBase + (0x6a - 0x40) ? code_[a_pos + 2] : uint32_t(0) - code_[a_pos + 2];
-    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kAddImmAddShl), a, imm, x, k});
-    return true;
-  }
-  // A 32-bit byte swap, as LLVM's wasm backend expands `bswap` (big-endian loads: SHA-2's
-  // message words, network byte order), about to be finished by the `or` being compiled:
-  //   A: x << 24 -> p   B: x << 8 -> q   C: q & 0xff0000 -> q   D: p | q -> p
-  //   E: x >> 8 -> r    F: r & 0xff00 -> r   G: r | (x >> 24) -> r (fused)   now: p | r
-  // All eight contiguous (the noted instruction history), no branch target inside, p q r
-  // temporaries: one kBswap32 instead of seven dispatches.
-  bool fuse_bswap32() {
-    size_t at[7];
-    for (size_t n = 0; n < 7; ++n) at[n] = op_pos_back(6 - n);  // at[0] = A ... at[6] = G
-    for (size_t n = 0; n < 7; ++n)
-      if (at[n] == SIZE_MAX || at[n] + (n == 6 ? 5 : 4) != (n == 6 ? code_.size() : at[n + 1])) return false;
-    if (label_pos_ > at[0] || at[6] != last_op_pos_ || last_dst_ + 1 != code_.size()) return false;
-    const uint32_t* A = &code_[at[0]];
-    const uint32_t* B = A + 4;
-    const uint32_t* C = A + 8;
-    const uint32_t* D = A + 12;
-    const uint32_t* E = A + 16;
-    const uint32_t* F = A + 20;
-    const uint32_t* G = A + 24;
-    auto imm = [](uint32_t wasm_op) { return kImmBase + (wasm_op - 0x40); };
-    uint32_t x = A[1], p = A[3], q = B[3], r = E[3];
-    if (A[0] != imm(0x74) || A[2] != 24 || B[0] != imm(0x74) || B[1] != x || B[2] != 8) return false;
-    if (C[0] != imm(0x71) || C[1] != q || C[2] != 0xff0000 || C[3] != q) return false;
-    if (D[0] != 0x72 || !((D[1] == p && D[2] == q) || (D[1] == q && D[2] == p)) || D[3] != p) return false;
-    if (E[0] != imm(0x76) || E[1] != x || E[2] != 8) return false;
-    if (F[0] != imm(0x71) || F[1] != r || F[2] != 0xff00 || F[3] != r) return false;
-    if (G[0] != kFuseBase + 2 * 16 + 6 || G[1] != r || G[2] != x || G[3] != 24 || G[4] != r) return false;
-    if (p < L_ || q < L_ || r < L_ || p == q || p == r || x == p || x == q || x == r) return false;
-    // The `or` consumes exactly p and r, the top two operands.
-    uint32_t top = top_slot(0), below = top_slot(1);
-    if (!((top == r && below == p) || (top == p && below == r))) return false;
-    emit_fused(at[0], {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kBswap32), x});
-    return true;
-  }
   // A bytecode interpreter's fetch of a fixed-size instruction record and dispatch on its
   // opcode byte, `t = pc << k; arg = i32.load(t + imm1); br_table(i32.load8_u(t + imm2))`,
   // compiled so far as [shl_imm x, k -> t] [load_ai t, imm1 -> d] [load8u_ai t, imm2] and about
@@ -657,7 +571,7 @@ class FuncCompiler {
     size_t ld = op_pos_back(1), sh = op_pos_back(2);
     if (byte_load != last_op_pos_ || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld || ld + 5 != byte_load || label_pos_ > sh) return false;
     uint32_t t = code_[sh + 3];
-    if (code_[sh] != kImmBase + (0x74 - 0x40) || code_[ld] != kLoadAddImmBase || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
+    if (code_[sh] != imm_op(0x74) || code_[ld] != kLoadAddImmBase || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
       return false;
     auto offset_at = [&](size_t pos) {
       // The loads' entries are among the last few (one per wasm instruction since the shift).
@@ -674,69 +588,6 @@ class FuncCompiler {
     m_.code_offsets.emplace_back(uint32_t(sh), word_off);
     m_.code_offsets.emplace_back(uint32_t(sh + 1), byte_off);
     return true;
-  }
-  // An i32.add of a SHA-2 sigma (kXorRot3 / kXorRot2Shr) computed just before: the sum is one
-  // instruction, and an add of that sum one more operand (SHA-256's t1 and t2 and its message
-  // schedule add sigmas to one or two other terms): one dispatch instead of two or three.
-  bool fuse_sigma_add() {
-    for (size_t k = 0; k < 2; ++k) {
-      size_t at = fresh_producer(k);
-      if (at == SIZE_MAX) continue;
-      uint32_t p = code_[at];
-      uint32_t other = top_slot(1 - k);
-      if ((p == kXorRot3 || p == kXorRot2Shr) && at + 6 == code_.size()) {
-        uint32_t x = code_[at + 1], a = code_[at + 2], b = code_[at + 3], c = code_[at + 4];
-        emit_fused(at, {ValType::I32, ValType::I32}, ValType::I32,
-                   {uint32_t(p == kXorRot3 ? kXorRot3Add : kXorRot2ShrAdd), x, a, b, c, other});
-        return true;
-      }
-      if ((p == kXorRot3Add || p == kXorRot2ShrAdd) && at + 7 == code_.size()) {
-        uint32_t x = code_[at + 1], a = code_[at + 2], b = code_[at + 3], c = code_[at + 4], q = code_[at + 5];
-        emit_fused(at, {ValType::I32, ValType::I32}, ValType::I32,
-                   {uint32_t(p == kXorRot3Add ? kXorRot3Add2 : kXorRot2ShrAdd2), x, a, b, c, q, other});
-        return true;
-      }
-    }
-    return false;
-  }
-  // SHA-2's majority `(a & (b ^ c)) ^ (b & c)`, compiled so far as [a & (b ^ c) -> t]
-  // [b & c -> u], about to become `t ^ u`: contiguous, no branch target inside, t a temporary
-  // used only here: one kMaj32 instead of two fused instructions per SHA-256 round.
-  bool fuse_maj(size_t at, uint32_t other, uint32_t b, uint32_t c) {
-    size_t a_pos = prev_op_pos_;
-    if (at != last_op_pos_ || a_pos == SIZE_MAX || a_pos + 5 != at || at + 4 != code_.size() || label_pos_ > a_pos) return false;
-    if (code_[a_pos] != kFuseBase + 1 * 16 + 4 || code_[a_pos + 4] != other || other < L_) return false;
-    uint32_t pb = code_[a_pos + 2], pc_ = code_[a_pos + 3];
-    if (!((pb == b && pc_ == c) || (pb == c && pc_ == b)) || other == b || other == c) return false;
-    uint32_t a = code_[a_pos + 1];
-    if (a == other) return false;
-    emit_fused(a_pos, {ValType::I32, ValType::I32}, ValType::I32, {uint32_t(kMaj32), a, b, c});
-    return true;
-  }
-  // Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
-  static int fuse_outer(uint32_t op) {
-    switch (op) {
-      case 0x6a: return 0;
-      case 0x71: return 1;
-      case 0x72: return 2;
-      case 0x73: return 3;
-      default: return -1;
-    }
-  }
-  static int fuse_inner(uint32_t code_op) {
-    switch (code_op) {
-      case 0x6a: return 0;
-      case 0x6b: return 1;
-      case 0x71: return 2;
-      case 0x72: return 3;
-      case 0x73: return 4;
-      case kImmBase + (0x74 - 0x40): return 5;
-      case kImmBase + (0x76 - 0x40): return 6;
-      case kImmBase + (0x77 - 0x40): return 7;
-      case kImmBase + (0x78 - 0x40): return 8;
-      case kAndNot32: return 9;
-      default: return -1;
-    }
   }
   // Binary ops with an immediate form (kImmBase, and kImm64Base for i64 constants that do not
   // fit 32 signed bits and for i64 division). Division and remainder take an immediate only
@@ -760,7 +611,7 @@ class FuncCompiler {
     size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
     if (br_pos == SIZE_MAX || step == SIZE_MAX || step + 4 != br_pos || br_pos >= code_.size() || label_pos_ > step) return br_at;
     uint32_t op = is_br_if_nz ? uint32_t(kBrIfnCmpBase) : code_[br_pos];  // kBrIfNz: `i != 0`, branch unless eqz
-    if (code_[step] != kImmBase + (0x6a - 0x40) || code_[step + 1] != code_[step + 3]) return br_at;
+    if (code_[step] != imm_op(0x6a) || code_[step + 1] != code_[step + 3]) return br_at;
     uint32_t i = code_[step + 1], k = code_[step + 2];
     if (code_[br_pos + 1] != i) return br_at;
     uint32_t family, cmp;
@@ -786,8 +637,8 @@ class FuncCompiler {
     uint32_t fused;
     if (op >= 0x45 && op <= 0x5a) {
       fused = (branch_if_true ? kBrIfCmpBase : kBrIfnCmpBase) + (op - 0x45);
-    } else if (op >= kImmBase + (0x46 - 0x40) && op <= kImmBase + (0x5a - 0x40) && op != kImmBase + (0x50 - 0x40)) {
-      fused = (branch_if_true ? kBrIfCmpImmBase : kBrIfnCmpImmBase) + (op - kImmBase + 0x40 - 0x45);
+    } else if (op >= imm_op(0x46) && op <= imm_op(0x5a) && op != imm_op(0x50)) {
+      fused = (branch_if_true ? kBrIfCmpImmBase : kBrIfnCmpImmBase) + (op - imm_op(0x45));
     } else {
       return SIZE_MAX;
     }
@@ -1217,7 +1068,7 @@ void FuncCompiler::step_inner() {
         retag_offset(at);
         break;
       }
-      if (at != SIZE_MAX && (code_[at] == 0x6a || code_[at] == kImmBase + (0x6a - 0x40))) {
+      if (at != SIZE_MAX && (code_[at] == 0x6a || code_[at] == imm_op(0x6a))) {
         // The address is an i32.add (of two slots or a slot and a constant) computed just
         // before and used only here: one fused load.
         uint32_t fused = (code_[at] == 0x6a ? kLoadAddBase : kLoadAddImmBase) + (op - 0x28);

@@ -90,7 +90,7 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     }
     if (op == kCopyBr) {
       uint32_t src = code[p + 1], dst = code[p + 2];
-      if (code[h] == kImmBase + (0x6a - 0x40) && code[h + 1] == dst) {
+      if (code[h] == imm_op(0x6a) && code[h + 1] == dst) {
         // ... and when the run goes on with a kFetchDispatch of the copied value (its last
         // instruction), all of it is one kCopyAddImmFetch, whose trap offsets (index, index +
         // 1) are the fetch's (see fused_at).

@@ -123,6 +123,18 @@ enum Op : uint32_t {
   kNumOps = 0x460,
 };
 
+// Named members of the opcode families above, instead of base arithmetic at each use.
+// The binary op `wasm_op` with a 32-bit (imm_op) or 64-bit (imm64_op) immediate operand.
+constexpr uint32_t imm_op(uint32_t wasm_op) { return kImmBase + (wasm_op - 0x40); }
+constexpr uint32_t imm64_op(uint32_t wasm_op) { return kImm64Base + (wasm_op - 0x40); }
+// The halves of a kFuseBase op `other OUTER (x INNER y)` (the inner shifts and rotates take
+// a constant y). Keep in sync with FUSE_OUTER / FUSE_INNER in gen_interp_numeric.py.
+enum class FuseOuter : uint32_t { kAdd, kAnd, kOr, kXor };
+enum class FuseInner : uint32_t { kAdd, kSub, kAnd, kOr, kXor, kShlImm, kShrUImm, kRotlImm, kRotrImm, kAndNot };
+constexpr uint32_t fused_op(FuseOuter outer, FuseInner inner) {
+  return kFuseBase + uint32_t(outer) * 16 + uint32_t(inner);
+}
+
 // Number of operand words after the opcode word of the fixed-length instructions; see
 // instr_words for all.
 inline int operand_words(uint32_t op) {
