@@ -224,8 +224,6 @@ constexpr FusionRule kRules[] = {
 
 }  // namespace
 
-std::span<const FusionRule> binary_fusion_rules() { return kRules; }
-
 std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c) {
   for (const FusionRule& r : kRules) {
     if (!r.triggers(c.op)) continue;

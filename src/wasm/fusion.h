@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <vector>
 
 #include "wasm/ops.h"
@@ -51,10 +50,7 @@ struct FusionRule {
   std::optional<Fused> (*match)(const FusionWindow& w, const FusionConsumer& c);
 };
 
-// The rules, in the order they are tried.
-std::span<const FusionRule> binary_fusion_rules();
-
-// The first rule's replacement that matches, or nothing.
+// The replacement of the first rule (in table order) that matches, or nothing.
 std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c);
 
 }  // namespace genvm::wasm
