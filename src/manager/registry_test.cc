@@ -583,6 +583,7 @@ TEST_F(RegistryTest, EveryRunIsSpawnedUnderTheConfiguredMemoryLimit) {
   std::uint64_t id = run("ulimit -v");
   ASSERT_TRUE(wait_terminal(id));
   EXPECT_EQ(artifact(id, "stdout"), "3145728\n");
+  rec_ = std::make_shared<Recorder>();  // the new registry numbers its runs from 1 again
   make("containment: false\nexecutor_memory_max: 0\n");
   std::uint64_t free_run = run("ulimit -v");
   ASSERT_TRUE(wait_terminal(free_run));
