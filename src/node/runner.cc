@@ -128,7 +128,21 @@ struct Runner::Impl {
     io.restart();
     io.poll();  // a module's exit noticed during the last run is handled before its state is read
     for (manager::ModuleType t : manager::kModuleTypes) {
-      if (modules->state(t) == manager::ModuleState::kRunning) continue;
+      if (modules->state(t) == manager::ModuleState::kRunning) {
+        // The ModuleSet learns of an exit on its event loop, so a module that died during the
+        // last run may still show running: a socket that refuses a connection is a dead module.
+        auto probe = manager::connect_module_socket(modules->socket_path(t), std::chrono::milliseconds(200));
+        if (probe) {
+          ::close(*probe);
+          continue;
+        }
+        bool stopped = false;
+        modules->stop(t, [&stopped](bool) { stopped = true; });
+        while (!stopped) {
+          io.restart();
+          io.run_one();
+        }
+      }
       const std::string& file = t == manager::ModuleType::kLlm ? module_files.llm_config : module_files.web_config;
       manager::ModuleStartRequest req;
       req.type = t;

@@ -248,8 +248,8 @@ class NodeModulesEndToEnd(unittest.TestCase):
         tx = json.loads(out)
         # Round 1: the leader's module died under its prompt, so its run is an internal error,
         # never validated or committed; a later round's leader gets the module started again
-        # (usually round 2; round 2 can still meet the dead module when the node has not yet
-        # seen it exit, and then it is one more internal_error round).
+        # (round 2: before each run the node probes the module's socket; only a module dying
+        # between that probe and the run would cost one more internal_error round).
         self.assertGreaterEqual(len(tx["rounds"]), 2, tx["rounds"])
         for lost in tx["rounds"][:-1]:
             self.assertEqual(lost["leader_outcome"], "internal_error", lost)
