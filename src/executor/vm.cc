@@ -65,22 +65,11 @@ VmResult VmState::run(const calldata::Bytes& code) {
     return out;
   };
   // One budget for the whole run, shared by every sub-VM (docs/PROTOCOLS.md, "Memory model of
-  // a run"). A child sub-VM's own host cost is charged to it while it lives (the first sub-VM's
-  // is the executor's baseline, outside the budget, so a contract alone keeps all 4 GiB).
+  // a run"). Every sub-VM, the entry one too, is charged the spec's spawn cost while it lives
+  // (the public executor charges it in supervisor::spawn, for the root VM as well).
   if (!ctx_.ram) ctx_.ram = std::make_shared<wasm::RamBudget>(frame_.ram_budget);
-  std::optional<RamCharge> own_cost;
-  if (ctx_.ram_sub_vms++ > 0) {
-    // Its startup message is held twice (the frame's value and the stdin encoding).
-    own_cost = RamCharge::take(*ctx_.ram, kSubVmRamCost + 2 * std::uint64_t(stdin_.size()));
-    if (!own_cost) {
-      --ctx_.ram_sub_vms;
-      return fail(VmError::out_of().memory(), "");
-    }
-  }
-  struct Leave {
-    int& n;
-    ~Leave() { --n; }
-  } leave{ctx_.ram_sub_vms};
+  std::optional<RamCharge> own_cost = RamCharge::take(*ctx_.ram, kVmSpawnCost);
+  if (!own_cost) return fail(VmError::out_of().memory(), "");
   static constexpr std::uint8_t kWasmMagic[4] = {0, 'a', 's', 'm'};
   if (code.size() < 4 || std::memcmp(code.data(), kWasmMagic, 4) != 0) {
     return fail(VmError::invalid_contract().runner().malformed(), "");

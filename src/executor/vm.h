@@ -46,11 +46,12 @@ inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_bl
 inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 32;
 // The deterministic RAM budget (spec 03-ram-limiting.rst): 4294967295 octets, one under 4 GiB.
 inline constexpr std::uint64_t kDefaultRamBudget = 4294967295;
-// What each child sub-VM (Sandbox, RunNondet, in-process CallContract) costs the run's budget
-// while it lives, besides its memories and tables: its engine store (a 1 MiB value stack,
-// frames), its state and its startup message, rounded up (docs/PROTOCOLS.md, "Memory model of
-// a run"; not the spec's vm_spawn_cost, see there).
-inline constexpr std::uint64_t kSubVmRamCost = std::uint64_t(2) << 20;
+// What every sub-VM (the entry VM, Sandbox, RunNondet, in-process CallContract) costs the run's
+// budget while it lives, besides its memories and tables: the spec's memory_limiter_consts.
+// vm_spawn_cost (03-ram-limiting.rst), a consensus rule. What one costs us in host memory (its
+// engine store with a 1 MiB value stack, its state, its startup message: about 2 MiB) is inside
+// it (docs/PROTOCOLS.md, "Memory model of a run").
+inline constexpr std::uint64_t kVmSpawnCost = 134217728;
 
 // Shared by every sub-VM of one execution.
 struct RunContext {
@@ -59,7 +60,6 @@ struct RunContext {
   // results, descriptors' contents) are charged to it. Null: run_vm makes one of the top
   // frame's ram_budget.
   std::shared_ptr<wasm::RamBudget> ram;
-  int ram_sub_vms = 0;  // sub-VMs alive now (the first one's own cost is not charged)
   HostClient* host = nullptr;
   Storage* storage = nullptr;
   DebugMode debug = DebugMode::kDisabled;

@@ -439,17 +439,18 @@ TEST_F(ConsensusTest, SandboxesNestAndFoldTheirSmallHashes) {
   EXPECT_EQ(*again.report.find("execution_hash"), *r.report.find("execution_hash"));
 }
 
-// Fails if the depth check is removed (512 would return 512) or moved by one.
-TEST_F(ConsensusTest, The512DeepRecursionLimitStopsNestedSandboxes) {
-  // nest k runs VMs at depths 0..k: 511 is the deepest allowed, so 512 fails at the bottom and
-  // the error string travels back up.
-  auto r = run(nd(call("nest", {Value(512)})));
+// Every sub-VM costs the spec's vm_spawn_cost (128 MiB) while it lives, so at the 4 GiB budget
+// nesting ends in out_of memory at 31 VMs, long before vm_recursion (512) could: as in the public
+// executor, whose supervisor::spawn charges it. Fails if the spawn cost is not charged (40 would
+// return 40) or charged for VMs that have ended (the 10-deep rerun would fail).
+TEST_F(ConsensusTest, NestedSandboxesArePaidTheSpawnCostAndEndInOutOfMemory) {
+  auto r = run(nd(call("nest", {Value(40)})));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
-  EXPECT_EQ(*r.report.find("data"), Value("out_of vm_recursion"));
-  auto ok = run(nd(call("nest", {Value(511)})));
+  EXPECT_EQ(*r.report.find("data"), Value("out_of memory"));
+  auto ok = run(nd(call("nest", {Value(29)})));
   ASSERT_EQ(*ok.report.find("kind"), Value("Return")) << calldata::to_text(*ok.report.find("data"));
-  EXPECT_EQ(*ok.report.find("data"), Value(511));
+  EXPECT_EQ(*ok.report.find("data"), Value(29));
 }
 
 // A one-connection LLM module: reads the hello and one request and answers Ok {consumed_gen 3, "hello"}.

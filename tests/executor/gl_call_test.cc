@@ -7,6 +7,7 @@
 // returns {ret, fd, data}; "raw_nondet" does the same from a RunNondet block's leader; "call"
 // is a CallContract of {"": "get"} (which returns 7) that returns the [code][data] result.
 #include "executor/result.h"
+#include "executor/vm.h"
 #include "executor_fixture.h"
 
 namespace genvm::exec_test {
@@ -458,10 +459,14 @@ TEST_F(NestedRunTest, TheImportedDetFuelCapsWhatADelegatedCallHandsOn) {
 
 TEST_F(NestedRunTest, TheImportedMemoryLimitIsTheRamBudget) {
   auto d = nested_call(1 | 2 | 16, 6);
-  d.nested->memory_limit = 1000;  // less than one wasm page
+  d.nested->memory_limit = 1000;  // less than the spec's vm_spawn_cost: the VM cannot start
   auto r = run(d, "", {}, false);
   ASSERT_TRUE(r.report.is_map()) << r.stderr_text;
   EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
+  EXPECT_EQ(public_code(r), "out_of memory");
+  d.nested->memory_limit = executor::kVmSpawnCost + 1000;  // it starts; less than one wasm page remains
+  r = run(d, "", {}, false);
+  ASSERT_TRUE(r.report.is_map()) << r.stderr_text;
   EXPECT_EQ(public_code(r), "out_of memory wasm_memory");
 }
 
