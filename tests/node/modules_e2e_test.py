@@ -112,13 +112,6 @@ def children_named(pid, prefix):
     return found
 
 
-def script_line(module):
-    """The build tree's default greybox script, named (the modules' own default is the same file,
-    through ${exeDir})."""
-    script = os.path.join(BUILD, "tools", "config", f"genvm-{module}-default.lua")
-    return f"lua_script_path: {script}\n" if os.path.exists(script) else ""
-
-
 def write_module_configs(folder, llm_url):
     """The two module configurations (also scripts/demo_module_servers.py's): the LLM module with
     one OpenAI-compatible backend at llm_url, temperature 0 and a seed (every node gets the same
@@ -129,10 +122,10 @@ def write_module_configs(folder, llm_url):
     with open(llm_config, "w") as f:
         f.write("temperature: 0\nseed: 1\nretries: 0\nmax_tokens: 24\ntemplate_max_tokens: 600\nmax_prompt_bytes: 2048\n"
                 "backends:\n  local:\n    host: " + llm_url + "\n    provider: openai-compatible\n"
-                "    key: ''\n    models:\n      local: {supports_json: true}\n" + TEMPLATES + script_line("llm"))
+                "    key: ''\n    models:\n      local: {supports_json: true}\n" + TEMPLATES)
     web_config = os.path.join(folder, "web.yaml")
     with open(web_config, "w") as f:
-        f.write('always_allow_hosts: ["127.0.0.1"]\nrender_timeout: 20\n' + script_line("web"))
+        f.write('always_allow_hosts: ["127.0.0.1"]\nrender_timeout: 20\n')
     return llm_config, web_config
 
 
