@@ -39,6 +39,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(PAGE)
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    # A page closed before its last sub-resource arrived is a broken pipe here, not a failure.
+    def handle_error(self, request, client_address):
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build-render"))
@@ -50,7 +56,7 @@ def main():
     module = os.path.join(args.build, "tools", "genvm-module-web", "genvm-module-web")
     if not os.path.exists(module):
         sys.exit(f"bench/web_render.py: no {module} (build the genvm-module-web target)")
-    http_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http_server = QuietServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=http_server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{http_server.server_address[1]}/page"
     tmp = tempfile.mkdtemp(prefix="gvm-bench-render-")
