@@ -19,17 +19,19 @@ import http.server
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "modules"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "node"))
 from module_wire import connect, frame, read_frame, start_module  # noqa: E402
-from test_llm_e2e import SERVER_DIR, TEMPLATES, make_model  # noqa: E402
+from modules_e2e_test import start_inference_server  # noqa: E402
+from test_llm_e2e import TEMPLATES  # noqa: E402
 
 PROMPT = "Name one colour of the sky. Answer in one word."
 
@@ -65,14 +67,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gvm-bench-llm-")
     procs = []
     try:
-        server = subprocess.Popen(["node", os.path.join(SERVER_DIR, "server.mjs"), "--model", make_model(tmp)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        server, llm_url = start_inference_server(tmp)
         procs.append(server)
-        line = server.stdout.readline().decode()
-        if not line.startswith("listening "):
-            sys.exit("bench/llm_overhead.py: the inference server did not start")
-        port = int(line.split()[1])
-
         recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
         threading.Thread(target=recorder.serve_forever, daemon=True).start()
         rec, rec_sock, _ = start_module(module, tmp, "recorded",
@@ -90,8 +86,7 @@ def main():
             sys.exit("bench/llm_overhead.py: the module sent no request to the recorder")
         path, body = Recorder.bodies[0]
 
-        proc, sock_path, _ = start_module(module, tmp, "llm", module_config(f"http://127.0.0.1:{port}",
-                                                                             args.max_tokens))
+        proc, sock_path, _ = start_module(module, tmp, "llm", module_config(llm_url, args.max_tokens))
         procs.append(proc)
         conn = connect(sock_path)
 
@@ -105,7 +100,7 @@ def main():
 
         def direct():
             t = time.monotonic()
-            c = http.client.HTTPConnection("127.0.0.1", port)
+            c = http.client.HTTPConnection(urllib.parse.urlsplit(llm_url).netloc)
             c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
             r = c.getresponse()
             r.read()

@@ -1,11 +1,13 @@
 """The executor's side of the module wire for bench scripts (src/common/module): u32 big-endian
 length + calldata frames, the hello first; and a module binary started on a unix socket."""
 
+import http.server
 import os
 import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,3 +58,27 @@ def connect(sock_path):
     s.connect(sock_path)
     s.sendall(frame(HELLO))
     return s
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    # A page closed before its last sub-resource arrived is a broken pipe here, not a failure.
+    def handle_error(self, request, client_address):
+        pass
+
+
+def serve_page(page):
+    """An HTTP server on 127.0.0.1 answering every GET with `page` (HTML); (server, URL of /page)."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+    server = _QuietServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/page"

@@ -11,10 +11,8 @@ from /proc/PID/smaps_rollup; RSS sums are printed beside it.
 """
 
 import argparse
-import http.server
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -23,22 +21,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "modules"))
-from module_wire import connect, frame, read_frame, start_module  # noqa: E402
-from test_llm_e2e import SERVER_DIR, TEMPLATES, make_model  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "node"))
+from module_wire import connect, frame, read_frame, serve_page, start_module  # noqa: E402
+from modules_e2e_test import start_inference_server  # noqa: E402
+from test_llm_e2e import TEMPLATES  # noqa: E402
 
 PAGE = b"<!doctype html><html><body><h1>Price list</h1><p>price: <b>42</b></p>" + b"<p>row</p>" * 200 + b"</body></html>"
-
-
-class Page(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
 
 
 def tree(pid):
@@ -130,14 +118,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gvm-bench-modmem-")
     procs = []
     try:
-        server = subprocess.Popen(["node", os.path.join(SERVER_DIR, "server.mjs"), "--model", make_model(tmp)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        server, llm_url = start_inference_server(tmp)
         procs.append(server)
-        line = server.stdout.readline().decode()
-        if not line.startswith("listening "):
-            sys.exit("bench/modules_memory.py: the inference server did not start")
         llm_config = (f"temperature: 0\nseed: 1\nmax_tokens: 8\nbackends:\n  local:\n"
-                      f"    host: http://127.0.0.1:{int(line.split()[1])}\n    provider: openai-compatible\n"
+                      f"    host: {llm_url}\n    provider: openai-compatible\n"
                       f"    key: ''\n    models:\n      local: {{supports_json: true}}\n" + TEMPLATES)
         llm, llm_sock, _ = start_module(llm_bin, tmp, "llm", llm_config)
         procs.append(llm)
@@ -148,9 +132,7 @@ def main():
         peak, secs = under_load(llm.pid, args.connections, args.requests, llm_sock, prompt, "llm")
         report("genvm-module-llm", rest, peak, args.connections, args.requests, secs)
 
-        pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-        threading.Thread(target=pages.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{pages.server_address[1]}/page"
+        pages, url = serve_page(PAGE)
         web, web_sock, _ = start_module(web_bin, tmp, "web", "always_allow_hosts: [\"127.0.0.1\"]\n")
         procs.append(web)
         render = {"Render": [{"mode": "text", "url": url, "wait_after_loaded": "0ms"}, 1 << 24]}

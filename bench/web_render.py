@@ -11,38 +11,18 @@ Needs the genvm-module-web target built and Debian's chromium.
 """
 
 import argparse
-import http.server
 import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from module_wire import cd, connect, frame, read_frame, start_module  # noqa: E402
+from module_wire import cd, connect, frame, read_frame, serve_page, start_module  # noqa: E402
 
 PAGE = (b"<!doctype html><html><head><title>bench</title><style>body{font:16px sans-serif}</style></head>"
         b"<body><h1>Price list</h1><p id=v>price: <b>42</b></p>" + b"<p>row</p>" * 50 + b"</body></html>")
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-
-class QuietServer(http.server.ThreadingHTTPServer):
-    # A page closed before its last sub-resource arrived is a broken pipe here, not a failure.
-    def handle_error(self, request, client_address):
-        pass
 
 
 def main():
@@ -56,9 +36,7 @@ def main():
     module = os.path.join(args.build, "tools", "genvm-module-web", "genvm-module-web")
     if not os.path.exists(module):
         sys.exit(f"bench/web_render.py: no {module} (build the genvm-module-web target)")
-    http_server = QuietServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=http_server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{http_server.server_address[1]}/page"
+    http_server, url = serve_page(PAGE)
     tmp = tempfile.mkdtemp(prefix="gvm-bench-render-")
     proc, sock_path, start_ms = start_module(module, tmp, "web", "always_allow_hosts: [\"127.0.0.1\"]\n")
     try:
