@@ -50,6 +50,8 @@ class JsonWriter {
 };
 
 std::string base64_encode(std::string_view bytes);
+// Standard base64 with padding, strictly: error "bad_base64" naming the first wrong character.
+Result<std::string> base64_decode(std::string_view text);
 
 // Deeper than this is rejected (serde_json's own recursion limit).
 inline constexpr std::size_t kMaxJsonDepth = 128;

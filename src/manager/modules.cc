@@ -21,6 +21,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/exe_dir.h"
 #include "common/module/server.h"
 #include "manager/protocol.h"
 
@@ -38,21 +39,6 @@ constexpr std::size_t kMaxStderrLine = 4096;                 // a longer line is
 
 Error bad_request(std::string m) { return make_error("bad_request", std::move(m)); }
 Error module_error(std::string m) { return make_error("module_start", std::move(m)); }
-
-std::string this_program_dir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<std::size_t>(n));
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string expand_exe_dir(std::string text, const std::string& exe_dir) {
-  constexpr std::string_view kVar = "${exeDir}";
-  for (std::size_t at; (at = text.find(kVar)) != std::string::npos;) text.replace(at, kVar.size(), exe_dir);
-  return text;
-}
 
 bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
@@ -181,7 +167,7 @@ struct ModuleSet::Lease::Slot {
 using Slot = ModuleSet::Lease::Slot;
 
 struct ModuleSet::Impl : std::enable_shared_from_this<ModuleSet::Impl> {
-  Impl(asio::io_context& i, ModulesConfig c, Log& l) : io(i), cfg(std::move(c)), log(l), exe_dir(this_program_dir()) {}
+  Impl(asio::io_context& i, ModulesConfig c, Log& l) : io(i), cfg(std::move(c)), log(l), exe_dir(executable_dir()) {}
 
   asio::io_context& io;
   ModulesConfig cfg;

@@ -13,8 +13,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "manager/config.h"
+#include "common/exe_dir.h"
 #include "common/json.h"
+#include "manager/config.h"
 #include "manager/log.h"
 #include "manager/modules.h"
 #include "manager/registry.h"
@@ -45,22 +46,6 @@ constexpr const char* kUsage =
     "  --socket PATH   listen on a unix socket instead of TCP\n"
     "  --print-port    print the bound TCP port on stdout once listening\n"
     "  --help          this text\n";
-
-// The directory of this binary, symlinks resolved (Rust's current_exe), or "." if unknown.
-std::string executable_dir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<std::size_t>(n));
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string expand_exe_dir(std::string text, const std::string& exe_dir) {
-  constexpr std::string_view kVar = "${exeDir}";
-  for (std::size_t at; (at = text.find(kVar)) != std::string::npos;) text.replace(at, kVar.size(), exe_dir);
-  return text;
-}
 
 int fail(const std::string& line) {
   std::fprintf(stderr, "genvm-manager: %s\n", line.c_str());
@@ -128,11 +113,11 @@ int main(int argc, char** argv) {
   if (!manifest_path.empty()) config.manifest_path = manifest_path;
   // The public defaults, relative to this binary: ${exeDir}/../executor and
   // ${exeDir}/../data/manifest.yaml; ${exeDir} in a configured path means the same directory.
-  std::string exe_dir = executable_dir();
+  std::string exe_dir = genvm::executable_dir();
   if (config.executors_dir.empty()) config.executors_dir = "${exeDir}/../executor";
   if (config.manifest_path.empty()) config.manifest_path = "${exeDir}/../data/manifest.yaml";
-  config.executors_dir = expand_exe_dir(config.executors_dir, exe_dir);
-  config.manifest_path = expand_exe_dir(config.manifest_path, exe_dir);
+  config.executors_dir = genvm::expand_exe_dir(config.executors_dir, exe_dir);
+  config.manifest_path = genvm::expand_exe_dir(config.manifest_path, exe_dir);
 
   boost::asio::io_context io;
   Log log(2);

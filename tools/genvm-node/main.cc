@@ -17,6 +17,7 @@
 
 #include "common/calldata.h"
 #include "common/debug_mode.h"
+#include "common/exe_dir.h"
 #include "executor/wasm_check.h"
 #include "common/json.h"
 #include "node/cli_args.h"
@@ -189,11 +190,7 @@ int fail(const Error& e) {
 void on_signal(int sig) { request_interrupt(sig); }
 
 std::string default_genvm() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "genvm";
-  std::string self(buf, static_cast<std::size_t>(n));
-  std::string dir = self.substr(0, self.rfind('/'));
+  std::string dir = genvm::executable_dir();
   for (const std::string& c : {dir + "/../genvm/genvm", dir + "/genvm"}) {
     if (::access(c.c_str(), X_OK) == 0) return c;
   }

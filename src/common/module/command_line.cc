@@ -4,23 +4,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <climits>
 #include <string_view>
 
+#include "common/exe_dir.h"
+
 namespace genvm::module {
-
-namespace {
-
-std::string executable_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, static_cast<std::size_t>(n));
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-}  // namespace
 
 Result<ModuleCommandLine> parse_module_command_line(int argc, char** argv, const std::string& default_config) {
   ModuleCommandLine out;
@@ -51,7 +39,7 @@ Result<ModuleCommandLine> parse_module_command_line(int argc, char** argv, const
   }
   if (die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   out.exe_dir = executable_dir();
-  if (auto at = out.config_path.find("${exeDir}"); at != std::string::npos) out.config_path.replace(at, 9, out.exe_dir);
+  out.config_path = expand_exe_dir(out.config_path, out.exe_dir);
   return out;
 }
 

@@ -55,6 +55,5 @@ std::string_view arg_string(lua_State* L, int index, const char* fn);
 
 // Text filters (filter_text). Error "unsupported_filter" for a name it does not implement.
 Result<std::string> apply_text_filter(std::string_view text, std::string_view filter);
-Result<std::string> base64_decode(std::string_view text);
 
 }  // namespace genvm::greybox

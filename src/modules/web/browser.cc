@@ -62,33 +62,6 @@ module::Answer too_big(const std::string& url, std::uint32_t size_limit) {
       {{"error", Value("rendered result exceeds limit of " + std::to_string(size_limit) + " bytes")}, {"url", Value(url)}});
 }
 
-std::optional<Bytes> base64_decode(std::string_view in) {
-  auto digit = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  Bytes out;
-  out.reserve(in.size() * 3 / 4);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int d = digit(c);
-    if (d < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<std::uint32_t>(d);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
 std::string address_text(const sockaddr* a) {
   char buf[INET6_ADDRSTRLEN] = "?";
   if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
@@ -724,7 +697,7 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
       auto png = base64_decode(str(shot->find("data")));
       if (!png) return broken(make_error("cdp_protocol", "a screenshot that is not base64"));
       if (png->size() > size_limit) return too_big(url, size_limit);
-      return module::Answer::ok(Value::map({{"image", Value(std::move(*png))}}));
+      return module::Answer::ok(Value::map({{"image", Value(Bytes(png->begin(), png->end()))}}));
     }
     // The size check runs in the page, so an oversized page is not shipped over DevTools.
     std::string source = payload.mode == module::RenderMode::kText
