@@ -3,7 +3,8 @@
  *   returned plus 1; with no address it returns 0. So n relays deployed once each give n for a
  *   chain n calls deep.
  *   {"": "deep", "args": [n]} -> calls its own deep(n-1) (n VMs under the first) and returns n;
- *   deep(0) returns 0. The executor's recursion limit ends a chain too deep. */
+ *   deep(0) returns 0. A chain too deep ends in an error: every VM costs the spec's vm_spawn_cost
+ *   of the run's RAM budget (31 fit in 4 GiB). */
 #include "genlayer.h"
 
 #define MAX_HOPS 16
@@ -31,6 +32,22 @@ static void forward(const uint8_t callee[20], gl_buf* call) {
   gl_return(&out);
 }
 
+/* Returns 0 for an empty chain. */
+static void return_zero(void) {
+  gl_buf out = {0};
+  gl_enc_u64(&out, 0);
+  gl_return(&out);
+}
+
+/* Starts the calldata {"": method, "args": [...]}; the caller encodes the nargs arguments. */
+static void begin_call(gl_buf* call, const char* method, size_t nargs) {
+  gl_enc_map(call, 2);
+  gl_enc_key(call, "");
+  gl_enc_cstr(call, method);
+  gl_enc_key(call, "args");
+  gl_enc_array(call, nargs);
+}
+
 static void run(const gl_message* m) {
   if (m->is_init) gl_return(NULL);
   if (gl_method_is(m, "deep")) {
@@ -38,17 +55,9 @@ static void run(const gl_message* m) {
     gl_args_open(m, 1, 1, &d);
     uint64_t n = gl_arg_u64(&d);
     gl_args_check(&d);
-    gl_buf out = {0};
-    if (n == 0) {
-      gl_enc_u64(&out, 0);
-      gl_return(&out);
-    }
+    if (n == 0) return_zero();
     gl_buf call = {0};
-    gl_enc_map(&call, 2);
-    gl_enc_key(&call, "");
-    gl_enc_cstr(&call, "deep");
-    gl_enc_key(&call, "args");
-    gl_enc_array(&call, 1);
+    begin_call(&call, "deep", 1);
     gl_enc_u64(&call, n - 1);
     forward(m->contract_address, &call);
   }
@@ -59,17 +68,9 @@ static void run(const gl_message* m) {
   uint8_t hops[MAX_HOPS][20];
   for (uint64_t i = 0; i < n; ++i) gl_arg_address(&a, hops[i]);
   gl_args_check(&a);
-  gl_buf out = {0};
-  if (n == 0) {
-    gl_enc_u64(&out, 0);
-    gl_return(&out);
-  }
+  if (n == 0) return_zero();
   gl_buf call = {0};
-  gl_enc_map(&call, 2);
-  gl_enc_key(&call, "");
-  gl_enc_cstr(&call, "hop");
-  gl_enc_key(&call, "args");
-  gl_enc_array(&call, (size_t)(n - 1));
+  begin_call(&call, "hop", (size_t)(n - 1));
   for (uint64_t i = 1; i < n; ++i) gl_enc_address(&call, hops[i]);
   forward(hops[0], &call);
 }
