@@ -1,0 +1,3 @@
+from genlayer.entry import main
+
+main()
