@@ -52,6 +52,14 @@ struct DataSegment {
   std::vector<uint8_t> bytes;
 };
 
+// A custom section as it appeared: its name, where its payload lies in the module bytes, and the
+// id of the last non-custom section before it (0: before all), so a writer can put it back.
+struct CustomSection {
+  std::string name;
+  size_t payload_offset = 0, payload_size = 0;
+  uint8_t after = 0;
+};
+
 struct FuncBody {
   std::vector<ValType> locals;  // declared locals, expanded
   size_t body_offset = 0;       // first instruction byte (absolute, within the module bytes)
@@ -88,6 +96,7 @@ struct ModuleImpl {
   std::vector<FuncBody> bodies;
   // From the name section (subsection 1), sorted by index, one name per index.
   std::vector<std::pair<uint32_t, std::string>> func_names;
+  std::vector<CustomSection> customs;  // every custom section, "name" included, in order
   uint32_t num_imported_funcs = 0, num_imported_tables = 0, num_imported_memories = 0,
            num_imported_globals = 0;
 

@@ -326,6 +326,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
     // start 8, element 9, datacount 12, code 10, data 11.
     static const int kOrder[13] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
     int last = 0;
+    uint8_t last_id = 0;  // for CustomSection::after
     bool saw_func = false, saw_code = false;
     while (!r.at_end()) {
       size_t sec_at = r.pos();
@@ -337,10 +338,12 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
       if (id != 0) {
         if (kOrder[id] <= last) throw DecodeError{sec_at, "unexpected content after last section: junk after last section / section out of order"};
         last = kOrder[id];
+        last_id = id;
       }
       switch (id) {
         case 0: {
           std::string nm = s.name();
+          m->customs.push_back(CustomSection{nm, s.pos(), s.remaining(), last_id});
           if (nm == "name") read_names(s, *m);
           s.skip(s.remaining());
           break;

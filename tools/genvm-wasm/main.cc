@@ -12,6 +12,13 @@
 using namespace genvm::wasm;
 using namespace genvm_wasm_tool;
 
+bool genvm_wasm_tool::read_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
 namespace {
 
 const char kUsage[] =
@@ -21,22 +28,22 @@ const char kUsage[] =
     "                                          call an export; prints results one per line;\n"
     "                                          on a trap prints `trap: wasm_trap <kind>`, exit 3\n"
     "                                          (and the backtrace on stderr)\n"
-    "  run PROG.wasm [ARGS...] [--dir HOST[:GUEST]]... [--env K=V]... [--fuel N]\n"
-    "                                          run a WASI preview1 command (_start)\n"
-    "  spectest FILE.wast|FILE.json... [--allow-failures N]\n"
+    "  run PROG.wasm [ARGS...] [--dir HOST[:GUEST]]... [--env K=V]... [--fuel N] [--det]\n"
+    "                                          run a WASI preview1 command (_start); --det:\n"
+    "                                          deterministic mode (float instructions trap)\n"
+    "  spectest FILE.wast|FILE.json... [--allow-failures N] [--reencode] [--softfloat LIB.wasm]\n"
     "                                          run spec testsuite files; last line is\n"
-    "                                          `N passed, N failed, N skipped`\n"
+    "                                          `N passed, N failed, N skipped`; --reencode:\n"
+    "                                          each module read and written back first;\n"
+    "                                          --softfloat: each module rewritten onto LIB,\n"
+    "                                          run with --det\n"
+    "  softfloat IN.wasm LIB.wasm OUT.wasm     rewrite IN's float instructions into calls to\n"
+    "                                          the softfloat library LIB (for --det runs);\n"
+    "                                          prints what it replaced\n"
     "  dump FILE.wasm [DEFINED_FUNC_INDEX] [--metering] [--det]\n"
     "                                          listing of the compiled code (one function,\n"
     "                                          or all and the trap-offset table); a module\n"
     "                                          that does not load prints `error: ...`, exit 1\n";
-
-bool read_file(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
 
 int die(const std::string& msg, int code = 2) {
   std::cerr << "genvm-wasm: " << msg << "\n";
@@ -168,9 +175,17 @@ int cmd_invoke(int argc, char** argv) {
 int cmd_spectest(int argc, char** argv) {
   std::vector<std::string> files;
   long allow = 0;
+  SpecOptions so;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--allow-failures") {
+    if (a == "--reencode") {
+      so.reencode = true;
+    } else if (a == "--softfloat") {
+      if (i + 1 >= argc) return die("--softfloat needs LIB.wasm");
+      if (!read_file(argv[i + 1], so.softfloat_library) || so.softfloat_library.empty())
+        return die(std::string("cannot read ") + argv[i + 1]);
+      ++i;
+    } else if (a == "--allow-failures") {
       uint64_t n;
       if (i + 1 >= argc || !parse_u64(argv[i + 1], n)) return die("--allow-failures needs a number");
       allow = long(n);
@@ -181,7 +196,7 @@ int cmd_spectest(int argc, char** argv) {
   }
   if (files.empty()) return die("spectest needs at least one FILE.wast or FILE.json");
   int passed = 0, failed = 0, skipped = 0;
-  for (const auto& f : files) spectest_file(f, &passed, &failed, &skipped);
+  for (const auto& f : files) spectest_file(f, &passed, &failed, &skipped, so);
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   std::fflush(stdout);
   return failed > allow ? 1 : 0;
@@ -208,6 +223,8 @@ int cmd_run(int argc, char** argv) {
     } else if (prog.empty()) {
       prog = a;
       opts.args.push_back(a);
+    } else if (a == "--det") {
+      opts.deterministic = true;  // like the options below: ours, not the guest's
     } else if (a == "--dir" || a == "--env" || a == "--fuel") {
       // Options may also follow the program; they are ours, not the guest's.
       if (i + 1 >= argc) return die(a + " needs a value");
@@ -277,5 +294,6 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
   if (cmd == "fuzzexec" && argc == 3) return fuzz_exec(argv[2]);  // debug: see fuzzexec.cc
   if (cmd == "dump") return cmd_dump(argc - 2, argv + 2);
+  if (cmd == "softfloat") return softfloat_main(argc - 2, argv + 2);
   return die("unknown command " + cmd + " (see --help)");
 }

@@ -1,6 +1,7 @@
 // Internal to the genvm-wasm tool: the subcommands.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,13 +9,25 @@
 
 namespace genvm_wasm_tool {
 
-int spectest_file(const std::string& path, int* passed, int* failed, int* skipped);
+struct SpecOptions {
+  // Non-empty: every module is rewritten onto this softfloat library (rewrite.h) and run in
+  // deterministic mode; a conversion's trap then arrives as `unreachable` (DESIGN.md, "Float
+  // rewriting").
+  std::vector<uint8_t> softfloat_library;
+  // Every module that should load is first re-encoded by our writer (read -> write round trip).
+  bool reencode = false;
+};
+int spectest_file(const std::string& path, int* passed, int* failed, int* skipped, const SpecOptions& opts = {});
+// genvm-wasm softfloat IN.wasm LIB.wasm OUT.wasm
+int softfloat_main(int argc, char** argv);
+bool read_file(const std::string& path, std::vector<uint8_t>& out);
 struct RunOptions {
   std::vector<std::string> args;  // argv for the guest, args[0] = program name
   std::vector<std::string> env;   // K=V
   std::vector<std::pair<std::string, std::string>> dirs;  // host dir, guest dir
   bool fuel = false;
   uint64_t fuel_amount = 0;
+  bool deterministic = false;     // GenVM deterministic mode (float instructions trap)
 };
 int fuzz_exec(const std::string& path);
 int run_wasi(const std::string& path, const RunOptions& opts);

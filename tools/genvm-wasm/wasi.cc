@@ -142,6 +142,7 @@ int run_wasi(const std::string& path, const RunOptions& opts) {
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   LoadOptions lo;
   lo.metering = opts.fuel;
+  lo.deterministic = opts.deterministic;
   auto m = Module::load(bytes, lo);
   if (!m) {
     std::cerr << "genvm-wasm: " << m.error().to_string() << "\n";
