@@ -23,7 +23,11 @@ def dump_callable(fn) -> bytes:
     try:
         import cloudpickle
     except ImportError:
-        return pickle.dumps(fn)
+        try:
+            return pickle.dumps(fn)
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            raise TypeError(f"{fn!r} cannot be sent to a child VM without cloudpickle "
+                            f"(plain pickle takes only module-level functions): {e}") from None
     return cloudpickle.dumps(fn)
 
 
