@@ -7,7 +7,7 @@ namespace genvm::wasm {
 namespace {
 
 // The inner half of a kFuseBase op: what the fresh producer of an operand is, if it can be.
-// Keep in sync with FUSE_INNER in gen_interp_numeric.py.
+// FuseInner is generated from FUSE_INNER in gen_ops.py.
 std::optional<FuseInner> fuse_inner(uint32_t code_op) {
   switch (code_op) {
     case 0x6a: return FuseInner::kAdd;
@@ -23,7 +23,7 @@ std::optional<FuseInner> fuse_inner(uint32_t code_op) {
     default: return std::nullopt;
   }
 }
-// The outer half (the consumer). Keep in sync with FUSE_OUTER in gen_interp_numeric.py.
+// The outer half (the consumer). FuseOuter is generated from FUSE_OUTER in gen_ops.py.
 std::optional<FuseOuter> fuse_outer(uint32_t wasm_op) {
   switch (wasm_op) {
     case 0x6a: return FuseOuter::kAdd;
