@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -269,7 +270,9 @@ double widen(u32 a) { return _mm_cvtsd_f64(_mm_cvtss_sd(_mm_setzero_pd(), S(a)))
 enum class Check { kFloat32, kFloat64, kExact };  // kFloat*: NaN allowed as canonical NaN
 
 struct Report {
-  bool dry = false;  // only count what would be compared
+  bool dry = false;        // only count what would be compared
+  FILE* emit = nullptr;    // write operands and hardware results instead of comparing
+  bool emit_failed = false;
   u64 compared = 0;
   u64 mismatches = 0;
 };
@@ -289,6 +292,21 @@ void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Che
     return;
   }
   Rng r{seed ^ std::hash<std::string>{}(op)};
+  if (rep.emit) {
+    // block: u32 name length, name, u32 check, u64 count, then count x (a, b, hardware) as
+    // little-endian u64 (this is an x86-64 tool, so host order is little-endian)
+    u32 len = static_cast<u32>(std::strlen(op)), kind = static_cast<u32>(check);
+    bool ok = std::fwrite(&len, 4, 1, rep.emit) == 1 && std::fwrite(op, 1, len, rep.emit) == len &&
+              std::fwrite(&kind, 4, 1, rep.emit) == 1 && std::fwrite(&count, 8, 1, rep.emit) == 1;
+    for (u64 i = 0; ok && i < count; i++) {
+      Pair p = gen(r);
+      u64 rec[3] = {p.a, p.b, ref(p.a, p.b)};
+      ok = std::fwrite(rec, 8, 3, rep.emit) == 3;
+    }
+    if (!ok) rep.emit_failed = true;
+    rep.compared += count;
+    return;
+  }
   u64 bad = 0;
   auto start = std::chrono::steady_clock::now();
   for (u64 i = 0; i < count; i++) {
@@ -519,11 +537,13 @@ bool parse_u64(const char* s, u64& out) {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--bench]\n"
+               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--bench | --emit FILE]\n"
                "  Checks every gvmsf_ function against this CPU's SSE arithmetic on about N generated\n"
                "  operands in total (default %" PRIu64 ", or $GVMSF_DIFF_TOTAL), from seed S (default fixed,\n"
                "  or $GVMSF_DIFF_SEED). --only runs one operation (names as printed, e.g. f64.div).\n"
-               "  --bench prints ns/op of some functions instead. Exit 0 when nothing differs.\n",
+               "  --bench prints ns/op of some functions instead. --emit writes the operands and the\n"
+               "  hardware's results to FILE for another implementation (wasm_diff.mjs runs softfloat.wasm\n"
+               "  on them) instead of comparing. Exit 0 when nothing differs.\n",
                kDefaultTotal);
 }
 
@@ -540,6 +560,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* only = nullptr;
+  const char* emit_path = nullptr;
   bool do_bench = false;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
@@ -553,6 +574,8 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--emit" && i + 1 < argc) {
+      emit_path = argv[++i];
     } else if (arg == "--bench") {
       do_bench = true;
     } else {
@@ -578,6 +601,20 @@ int main(int argc, char** argv) {
   run_all(dry, kProbe, seed, only);
   u64 per_op = dry.compared ? total * kProbe / dry.compared : 0;
   Report rep;
+  if (emit_path) {
+    rep.emit = std::fopen(emit_path, "wb");
+    if (!rep.emit) {
+      std::fprintf(stderr, "softfloat-diff: cannot write %s: %s\n", emit_path, std::strerror(errno));
+      return 2;
+    }
+    run_all(rep, per_op, seed, only);
+    if (std::fclose(rep.emit) != 0 || rep.emit_failed) {
+      std::fprintf(stderr, "softfloat-diff: writing %s failed: %s\n", emit_path, std::strerror(errno));
+      return 2;
+    }
+    std::printf("wrote %" PRIu64 " operands with the hardware's results to %s\n", rep.compared, emit_path);
+    return 0;
+  }
   auto t0 = std::chrono::steady_clock::now();
   run_all(rep, per_op, seed, only);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
