@@ -79,6 +79,18 @@ class Contract:
         super().__init_subclass__(**kwargs)
         _contracts.append(cls)
 
+    @property
+    def address(self) -> Address:
+        """This contract's address."""
+        from genlayer import chain
+        return chain.message.contract_address
+
+    @property
+    def balance(self) -> int:
+        """This contract's balance within the current transaction (get_self_balance)."""
+        from genlayer import chain
+        return chain.get_self_balance()
+
 
 def contract(cls):
     """Decorator form of gl.Contract (older GenLayer examples use @gl.contract)."""

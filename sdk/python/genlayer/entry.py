@@ -23,7 +23,7 @@ import types as _pytypes
 import typing
 
 from genlayer import _calls, calldata, chain, contract, storage, vm
-from genlayer.types import INT_TYPES, int_range
+from genlayer.types import INT_TYPES, Address, int_range
 
 __all__ = ["run", "load_contract", "dispatch", "CONTRACT_MODULE"]
 
@@ -58,14 +58,21 @@ def load_contract(source: str, filename: str = "<contract>") -> type:
     return found[0]
 
 
-def _check_arg_ranges(fn, bound: inspect.BoundArguments) -> typing.Optional[str]:
+def _check_args(fn, bound: inspect.BoundArguments) -> typing.Optional[str]:
+    """Checks sized-integer arguments against their range and turns the text or bytes forms of
+    an Address argument into an Address; a message for the first bad one."""
     try:
         hints = typing.get_type_hints(fn)
     except Exception:
         return None
     for name, value in bound.arguments.items():
         tp = hints.get(name)
-        if tp in INT_TYPES:
+        if tp is Address and not isinstance(value, Address):
+            try:
+                bound.arguments[name] = Address(value)
+            except (TypeError, ValueError):
+                return f"argument {name} must be an address, got {value!r}"
+        elif tp in INT_TYPES:
             low, high = int_range(tp)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 return f"argument {name} must be a {tp.__name__}, got {value!r}"
@@ -77,7 +84,7 @@ def _call(fn, obj, args, kwargs, what: str):
         bound = inspect.signature(fn).bind(obj, *args, **kwargs)
     except TypeError as e:
         raise vm.UserError(f"{what}: {e}") from None
-    problem = _check_arg_ranges(fn, bound)
+    problem = _check_args(fn, bound)
     if problem:
         raise vm.UserError(f"{what}: {problem}")
     return fn(*bound.args, **bound.kwargs)
