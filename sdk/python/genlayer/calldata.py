@@ -4,7 +4,7 @@
     decode(data) -> value      strict: exactly one canonical value, else DecodeError
 
 Python -> calldata: None, bool, int (any size), Address, bytes-like, str, list/tuple and other
-sequences (arrays), dicts and other mappings with str keys (maps, keys sorted bytewise by UTF-8),
+sequences (arrays; not sets, whose order is not fixed), dicts and other mappings with str keys (maps, keys sorted bytewise by UTF-8),
 dataclass instances (maps of their fields), and storage views (DynArray/Array as arrays, TreeMap
 as a map, a storage dataclass as the map of its fields). Decoding gives None, bool, int, Address,
 bytes, str, list and dict.
@@ -95,7 +95,7 @@ def _encode(value, out: bytearray, depth: int) -> None:
             _encode(item, out, depth + 1)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         _encode({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, out, depth)
-    elif isinstance(value, collections.abc.Sequence) or isinstance(value, collections.abc.Set):
+    elif isinstance(value, collections.abc.Sequence):
         items = list(value)
         _uleb(len(items) << 3 | _ARRAY, out)
         for item in items:
