@@ -18,8 +18,10 @@ trace = vm.trace
 
 def __getattr__(name):
     # gl.message is set when the entry reads the startup message.
-    if name == "message":
+    if name in ("message", "message_raw"):
         from genlayer import chain
+        if name == "message_raw":
+            return chain.message.raw if chain.message else None
         return chain.message
     raise AttributeError(f"module 'genlayer.gl' has no attribute {name!r}")
 

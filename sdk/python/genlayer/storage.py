@@ -569,7 +569,7 @@ class TreeMap(_StorageGeneric, collections.abc.MutableMapping):
     def __contains__(self, key):
         try:
             entry = self._entry(key)
-        except TypeError:
+        except (TypeError, OverflowError):
             return False
         return entry.read(0, 1) == b"\x01"
 
@@ -604,6 +604,12 @@ class TreeMap(_StorageGeneric, collections.abc.MutableMapping):
         if found:
             del keys[i]
         entry.write(0, b"\x00")
+
+    def clear(self):
+        keys = self._keys()
+        for key in list(keys):
+            self._entry(key).write(0, b"\x00")
+        keys.clear()
 
     def __iter__(self):
         return iter(self._keys())

@@ -154,6 +154,11 @@ class StorageLayoutTest(unittest.TestCase):
         self.assertNotIn("b", m)
         with self.assertRaises(KeyError):
             m["b"]
+        self.obj.m = {"z": 5}  # assignment: clear (entries marked absent), then insert
+        self.assertEqual(self.slot(sha3(prefix + b"a"))[0], 0)
+        self.assertEqual(self.slot(CONTRACT)[82:86], le32(1))
+        self.assertEqual(self.slot(sha3(keys + le32(0))), b"z")
+        self.assertEqual(dict(self.obj.m), {"z": 5})
 
     def test_dataclass_fields_in_order(self):
         self.obj.st = Rec(x=3, name="zz")
