@@ -4,7 +4,8 @@
     decode(data) -> value      strict: exactly one canonical value, else DecodeError
 
 Python -> calldata: None, bool, int (any size), Address, bytes-like, str, list/tuple and other
-sequences (arrays; not sets, whose order is not fixed), dicts and other mappings with str keys (maps, keys sorted bytewise by UTF-8),
+sequences (arrays; not sets, whose order is not fixed), dicts and other mappings (maps, keys sorted bytewise by UTF-8; an Address key is written as
+its checksummed hex, an int key in decimal),
 dataclass instances (maps of their fields), and storage views (DynArray/Array as arrays, TreeMap
 as a map, a storage dataclass as the map of its fields). Decoding gives None, bool, int, Address,
 bytes, str, list and dict.
@@ -54,10 +55,17 @@ def _encode_str_key(key, out: bytearray) -> None:
 def _map_items(value):
     items = []
     for key, item in value.items():
-        if not isinstance(key, str):
+        if isinstance(key, Address):
+            key = key.as_hex
+        elif isinstance(key, int) and not isinstance(key, bool):
+            key = str(key)
+        elif not isinstance(key, str):
             raise TypeError(f"calldata map keys are str, got {type(key).__name__}")
         items.append((key.encode("utf-8"), item))
     items.sort(key=lambda kv: kv[0])
+    for (a, _), (b, _) in zip(items, items[1:]):
+        if a == b:
+            raise ValueError(f"two map keys are both {a.decode('utf-8')!r}")
     return items
 
 

@@ -114,6 +114,14 @@ class CalldataByHand(unittest.TestCase):
         self.assertEqual(encode("ab"), b"\x14ab")
         self.assertEqual(encode({"": 1, "a": 2}), b"\x16\x00\x09\x01a\x11")
 
+    def test_non_str_keys(self):
+        addr = Address(bytes(range(20)))
+        self.assertEqual(decode(encode({addr: 1, 10: 2})), {addr.as_hex: 1, "10": 2})
+        with self.assertRaises(ValueError):
+            encode({1: 1, "1": 2})
+        with self.assertRaises(TypeError):
+            encode({b"k": 1})
+
 
 if __name__ == "__main__":
     unittest.main()
