@@ -276,8 +276,15 @@ GVMSF_API u64 gvmsf_f64_div(u64 a, u64 b) {
 
 /* ---- sqrt -------------------------------------------------------------------------------- */
 
-/* One step of the digit-by-digit square root: bring down the next two bits of the radicand
- * into rem and decide the next bit of root. */
+/* Square roots are exact integer roots of the significand, built in two or three stages: a
+ * short digit-by-digit root of the radicand's top bits, then stages that each roughly double
+ * the root's bits with one 64-bit division. If r = isqrt(N) and rem = N - r^2, the root of
+ * N' = N * 4^s + D is r * 2^s + d with d <= (rem * 4^s + D) / (r * 2^(s+1)): the division
+ * overestimates d by at most 2^(s-1) / r (below 3 for every stage here), and a few steps down
+ * fix it. */
+
+/* One step of the digit-by-digit root: bring down the radicand's next two bits into rem and
+ * decide the root's next bit. */
 #define SQRT_STEP(root, rem, two_bits)            \
   do {                                            \
     rem = (rem << 2) | (two_bits);                \
@@ -298,10 +305,12 @@ GVMSF_API u32 gvmsf_f32_sqrt(u32 a) {
   i32 x = ea - 150;        /* a = ma * 2^x */
   i32 k = 28 - (x & 1);    /* x - k even; radicand ma << k in [2^50, 2^52) */
   u64 radicand = (u64)ma << k;
-  u64 root = 0, rem = 0;
-  for (int i = 50; i >= 0; i -= 2) SQRT_STEP(root, rem, (radicand >> i) & 3);
+  u64 top = radicand >> 26, root = 0, rem = 0;
+  for (int i = 24; i >= 0; i -= 2) SQRT_STEP(root, rem, (top >> i) & 3); /* root in [2^12, 2^13) */
+  root = (root << 13) + ((rem << 26) | (radicand & 0x3ffffff)) / (root << 14);
+  while (root * root > radicand) root--;
   /* root in [2^25, 2^26): the 24 kept bits, the rounding bit and one more */
-  return f32_norm_round_pack(0, (x - k) / 2 + 156, (u32)root | (rem != 0));
+  return f32_norm_round_pack(0, (x - k) / 2 + 156, (u32)root | (root * root != radicand));
 }
 
 GVMSF_API u64 gvmsf_f64_sqrt(u64 a) {
@@ -314,12 +323,21 @@ GVMSF_API u64 gvmsf_f64_sqrt(u64 a) {
   F64_UNPACK(a, ma, ea);
   i32 x = ea - 1075;               /* a = ma * 2^x */
   i32 k = 56 + (x & 1);            /* x - k even */
-  u64 top = ma << (k - 56);        /* radicand = top * 2^56, top < 2^54 */
-  u64 root = 0, rem = 0;           /* rem <= 2 root < 2^56 throughout */
-  for (int i = 52; i >= 0; i -= 2) SQRT_STEP(root, rem, (top >> i) & 3);
-  for (int i = 0; i < 28; i++) SQRT_STEP(root, rem, 0);
+  u64 top = ma << (k - 56);        /* radicand = top * 2^56, top in [2^52, 2^54) */
+  u64 high = top >> 24, root = 0, rem = 0;
+  for (int i = 28; i >= 0; i -= 2) SQRT_STEP(root, rem, (high >> i) & 3); /* [2^14, 2^15) */
+  root = (root << 12) + ((rem << 24) | (top & 0xffffff)) / (root << 13);
+  while (root * root > top) root--;
+  rem = top - root * root;         /* root = isqrt(top) in [2^26, 2^27), rem <= 2 root */
+  root = (root << 28) + (rem << 27) / root;
+  /* radicand - root^2 is small (|.| < 2^59), so its low 64 bits are all of it */
+  i64 diff = (i64)((top << 56) - root * root);
+  while (diff < 0) {
+    diff += (i64)(2 * root - 1);
+    root--;
+  }
   /* root in [2^54, 2^55): the 53 kept bits, the rounding bit and one more */
-  return f64_norm_round_pack(0, (x - k) / 2 + 1084, root | (rem != 0));
+  return f64_norm_round_pack(0, (x - k) / 2 + 1084, root | (diff != 0));
 }
 
 /* ---- ceil, floor, trunc, nearest --------------------------------------------------------- */

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "softfloat/softfloat.h"
@@ -169,6 +170,38 @@ Pair gen_float_pair(const Format& f, Rng& r) {
   }
 }
 
+// Square roots near their hard cases: exact squares, and radicands whose root is within a
+// hair of a midpoint between two floats (the square of an odd p+1-bit integer, truncated to p
+// bits, give or take an ulp), at even and odd exponents.
+u64 gen_sqrt_operand(const Format& f, Rng& r) {
+  const int p = f.frac_bits + 1;
+  const u64 frac_all = (u64{1} << f.frac_bits) - 1;
+  if (r.below(4) == 0) return gen_float(f, r);
+  unsigned __int128 square;
+  if (r.coin()) {
+    u64 root = (r.next() >> (64 - r.between(1, p / 2))) | 1;
+    square = static_cast<unsigned __int128>(root) * root;
+  } else {
+    u64 m = (r.next() >> (64 - p)) | (u64{1} << (p - 1));
+    unsigned __int128 odd = 2 * static_cast<unsigned __int128>(m) + 1;
+    square = odd * odd;
+  }
+  int bits = 0;
+  for (unsigned __int128 t = square; t; t >>= 1) bits++;
+  int shift = bits > p ? bits - p : 0;
+  u64 sig = static_cast<u64>(square >> shift) << (bits < p ? p - bits : 0);
+  sig += static_cast<u64>(r.between(-1, 1));
+  if (sig >> p) sig >>= 1;  // the +1 carried out of p bits: stay a p-bit significand
+  if (!(sig >> (p - 1))) sig = u64{1} << (p - 1);
+  // unbiased exponent p - 1 + shift keeps the square's value; move it by an even amount, or
+  // by an odd one a quarter of the time (roots near midpoints times sqrt(2): ordinary cases)
+  i64 e0 = f.bias + p - 1 + shift - (bits < p ? p - bits : 0);
+  i64 lo = 1, hi = f.exp_max - 1;
+  i64 j = r.between(static_cast<i32>((lo - e0) / 2), static_cast<i32>((hi - e0) / 2));
+  i64 e = e0 + 2 * j + (r.below(4) == 0 ? 1 : 0);
+  return make_float(f, 0, e, sig & frac_all);
+}
+
 // Integers for the int -> float conversions, as 64 bits (the 32-bit ops use the low half).
 u64 gen_int(Rng& r, int bits) {
   u64 v;
@@ -271,6 +304,7 @@ enum class Check { kFloat32, kFloat64, kExact };  // kFloat*: NaN allowed as can
 
 struct Report {
   bool dry = false;        // only count what would be compared
+  bool exhaustive = false; // f32 operations of one operand: all 2^32 operands instead
   FILE* emit = nullptr;    // write operands and hardware results instead of comparing
   bool emit_failed = false;
   u64 compared = 0;
@@ -282,6 +316,14 @@ void mismatch(Report& rep, const char* op, u64 a, u64 b, u64 ours, u64 ref) {
     std::fprintf(stderr, "MISMATCH %s a=0x%" PRIx64 " b=0x%" PRIx64 " ours=0x%" PRIx64 " hardware=0x%" PRIx64 "\n",
                  op, a, b, ours, ref);
 }
+
+// Generators in the shape run() wants.
+auto f32_unary = [](Rng& r) { return Pair{gen_float(kF32, r), 0}; };
+auto f64_unary = [](Rng& r) { return Pair{gen_float(kF64, r), 0}; };
+auto f32_binary = [](Rng& r) { return gen_float_pair(kF32, r); };
+auto f64_binary = [](Rng& r) { return gen_float_pair(kF64, r); };
+auto int32_operand = [](Rng& r) { return Pair{gen_int(r, 32), 0}; };
+auto int64_operand = [](Rng& r) { return Pair{gen_int(r, 64), 0}; };
 
 template <class Gen, class Ours, class Ref>
 void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Check check, Gen gen, Ours ours,
@@ -308,16 +350,25 @@ void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Che
     return;
   }
   u64 bad = 0;
-  auto start = std::chrono::steady_clock::now();
-  for (u64 i = 0; i < count; i++) {
-    Pair p = gen(r);
-    u64 o = ours(p.a, p.b), h = ref(p.a, p.b);
+  auto check_one = [&](u64 a, u64 b) {
+    u64 o = ours(a, b), h = ref(a, b);
     bool ok = o == h;
     if (!ok && check == Check::kFloat32) ok = is_nan_bits(static_cast<u32>(h)) && o == GVMSF_F32_NAN;
     if (!ok && check == Check::kFloat64) ok = is_nan_bits(h) && o == GVMSF_F64_NAN;
     if (!ok) {
       bad++;
-      mismatch(rep, op, p.a, p.b, o, h);
+      mismatch(rep, op, a, b, o, h);
+    }
+  };
+  auto start = std::chrono::steady_clock::now();
+  if (rep.exhaustive) {  // every f32 bit pattern, for the operations of one f32 operand
+    if constexpr (!std::is_same_v<Gen, decltype(f32_unary)>) return;
+    count = u64{1} << 32;
+    for (u64 a = 0; a < count; a++) check_one(a, 0);
+  } else {
+    for (u64 i = 0; i < count; i++) {
+      Pair p = gen(r);
+      check_one(p.a, p.b);
     }
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -325,14 +376,6 @@ void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Che
   std::printf("%-26s %10" PRIu64 " operands %8" PRIu64 " mismatches  %6.1f ns/check\n", op, count, bad,
               count ? secs * 1e9 / static_cast<double>(count) : 0.0);
 }
-
-// Generators in the shape run() wants.
-auto f32_unary = [](Rng& r) { return Pair{gen_float(kF32, r), 0}; };
-auto f64_unary = [](Rng& r) { return Pair{gen_float(kF64, r), 0}; };
-auto f32_binary = [](Rng& r) { return gen_float_pair(kF32, r); };
-auto f64_binary = [](Rng& r) { return gen_float_pair(kF64, r); };
-auto int32_operand = [](Rng& r) { return Pair{gen_int(r, 32), 0}; };
-auto int64_operand = [](Rng& r) { return Pair{gen_int(r, 64), 0}; };
 
 void run_all(Report& rep, u64 per_op, u64 seed, const char* only) {
   const u64 n = per_op;
@@ -383,6 +426,11 @@ void run_all(Report& rep, u64 per_op, u64 seed, const char* only) {
 
   run(rep, only, "f32.sqrt", n, seed, Check::kFloat32, f32_unary, [](u64 a, u64) -> u64 { return gvmsf_f32_sqrt(U32(a)); },
       [](u64 a, u64) -> u64 { return R(_mm_sqrt_ss(S(U32(a)))); });
+  run(rep, only, "f32.sqrt(hard)", n, seed, Check::kFloat32, [](Rng& r) { return Pair{gen_sqrt_operand(kF32, r), 0}; },
+      [](u64 a, u64) -> u64 { return gvmsf_f32_sqrt(U32(a)); }, [](u64 a, u64) -> u64 { return R(_mm_sqrt_ss(S(U32(a)))); });
+  run(rep, only, "f64.sqrt(hard)", n, seed, Check::kFloat64, [](Rng& r) { return Pair{gen_sqrt_operand(kF64, r), 0}; },
+      [](u64 a, u64) -> u64 { return gvmsf_f64_sqrt(a); },
+      [](u64 a, u64) -> u64 { return R(_mm_sqrt_sd(_mm_setzero_pd(), S(a))); });
   run(rep, only, "f64.sqrt", n, seed, Check::kFloat64, f64_unary, [](u64 a, u64) -> u64 { return gvmsf_f64_sqrt(a); },
       [](u64 a, u64) -> u64 { return R(_mm_sqrt_sd(_mm_setzero_pd(), S(a))); });
 #define ROUND32(name, ours, mode)                                                                     \
@@ -537,13 +585,15 @@ bool parse_u64(const char* s, u64& out) {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--bench | --emit FILE]\n"
+               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--exhaustive-f32 | --bench | --emit FILE]\n"
                "  Checks every gvmsf_ function against this CPU's SSE arithmetic on about N generated\n"
                "  operands in total (default %" PRIu64 ", or $GVMSF_DIFF_TOTAL), from seed S (default fixed,\n"
                "  or $GVMSF_DIFF_SEED). --only runs one operation (names as printed, e.g. f64.div).\n"
                "  --bench prints ns/op of some functions instead. --emit writes the operands and the\n"
                "  hardware's results to FILE for another implementation (wasm_diff.mjs runs softfloat.wasm\n"
-               "  on them) instead of comparing. Exit 0 when nothing differs.\n",
+               "  on them) instead of comparing. --exhaustive-f32 checks the f32 operations of one operand\n"
+               "  (sqrt, ceil, floor, trunc, nearest, abs, neg, promote, f32 truncations) on all 2^32\n"
+               "  bit patterns (about a minute of CPU each). Exit 0 when nothing differs.\n",
                kDefaultTotal);
 }
 
@@ -561,7 +611,7 @@ int main(int argc, char** argv) {
   }
   const char* only = nullptr;
   const char* emit_path = nullptr;
-  bool do_bench = false;
+  bool do_bench = false, exhaustive = false;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -576,6 +626,8 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (arg == "--emit" && i + 1 < argc) {
       emit_path = argv[++i];
+    } else if (arg == "--exhaustive-f32") {
+      exhaustive = true;
     } else if (arg == "--bench") {
       do_bench = true;
     } else {
@@ -615,6 +667,7 @@ int main(int argc, char** argv) {
     std::printf("wrote %" PRIu64 " operands with the hardware's results to %s\n", rep.compared, emit_path);
     return 0;
   }
+  rep.exhaustive = exhaustive;
   auto t0 = std::chrono::steady_clock::now();
   run_all(rep, per_op, seed, only);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
