@@ -27,7 +27,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/result.h"
 #include "softfloat/softfloat.h"
+#include "wasm/wasm.h"
 
 namespace {
 
@@ -302,9 +304,67 @@ double widen(u32 a) { return _mm_cvtsd_f64(_mm_cvtss_sd(_mm_setzero_pd(), S(a)))
 
 enum class Check { kFloat32, kFloat64, kExact };  // kFloat*: NaN allowed as canonical NaN
 
+// "Ours" computed by softfloat.wasm on our engine (deterministic mode, so a float instruction
+// in the module would trap) instead of by the native build.
+class EngineRunner {
+ public:
+  genvm::Status load(const std::string& path, bool jit) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return genvm::Error{"io", "cannot read " + path + ": " + std::strerror(errno)};
+    std::vector<uint8_t> bytes;
+    uint8_t chunk[65536];
+    for (size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + got);
+    std::fclose(f);
+    genvm::wasm::LoadOptions opts;
+    opts.deterministic = true;
+    opts.engine = jit ? genvm::wasm::Engine::kJit : genvm::wasm::Engine::kInterp;
+    auto mod = genvm::wasm::Module::load(bytes, opts);
+    if (!mod) return genvm::Error{"load", path + ": " + mod.error().message};
+    genvm::wasm::Linker linker;
+    auto inst = linker.instantiate(store_, mod.value());
+    if (!inst) return genvm::Error{"instantiate", path + ": " + inst.error().message};
+    instance_ = inst.value();
+    return {};
+  }
+  // the export for an operation name as the table prints it ("f64.sqrt(hard)" -> gvmsf_f64_sqrt)
+  genvm::wasm::FuncInst* function(const char* op) const {
+    std::string name = std::string("gvmsf_") + op;
+    if (auto paren = name.find('('); paren != std::string::npos) name.resize(paren);
+    for (char& c : name)
+      if (c == '.') c = '_';
+    return instance_->get_func(name);
+  }
+  // a, b as the function's parameter types; the result's bits, zero-extended. A trap or an
+  // engine error sets `failed` (the first few are printed).
+  u64 call(genvm::wasm::FuncInst* f, u64 a, u64 b, bool& failed) {
+    const auto& type = genvm::wasm::func_type(f);
+    genvm::wasm::Value args[2];
+    const u64 operands[2] = {a, b};
+    for (size_t i = 0; i < type.params.size() && i < 2; i++)
+      args[i] = type.params[i] == genvm::wasm::ValType::I64 ? genvm::wasm::Value::i64(static_cast<i64>(operands[i]))
+                                                            : genvm::wasm::Value::i32(static_cast<i32>(operands[i]));
+    auto out = store_.call(f, std::span<const genvm::wasm::Value>(args, type.params.size()));
+    if (!out || !out.value().ok() || out.value().values.size() != 1) {
+      failed = true;
+      if (++failures_ > kMaxReportedMismatches) return ~u64{0};
+      if (!out) std::fprintf(stderr, "engine: %s\n", out.error().message.c_str());
+      else if (!out.value().ok()) std::fprintf(stderr, "engine: %s\n", out.value().trap->public_string().c_str());
+      else std::fprintf(stderr, "engine: %zu results\n", out.value().values.size());
+      return ~u64{0};
+    }
+    return out.value().values[0].bits;
+  }
+
+ private:
+  genvm::wasm::Store store_;
+  genvm::wasm::Instance* instance_ = nullptr;
+  int failures_ = 0;
+};
+
 struct Report {
   bool dry = false;        // only count what would be compared
   bool exhaustive = false; // f32 operations of one operand: all 2^32 operands instead
+  EngineRunner* engine = nullptr;  // ours from softfloat.wasm on our engine
   FILE* emit = nullptr;    // write operands and hardware results instead of comparing
   bool emit_failed = false;
   u64 compared = 0;
@@ -350,9 +410,16 @@ void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Che
     return;
   }
   u64 bad = 0;
+  genvm::wasm::FuncInst* exported = rep.engine ? rep.engine->function(op) : nullptr;
+  if (rep.engine && !exported) {
+    std::fprintf(stderr, "MISMATCH %s: the wasm module does not export it\n", op);
+    rep.mismatches++;
+    return;
+  }
   auto check_one = [&](u64 a, u64 b) {
-    u64 o = ours(a, b), h = ref(a, b);
-    bool ok = o == h;
+    bool failed = false;
+    u64 o = exported ? rep.engine->call(exported, a, b, failed) : ours(a, b), h = ref(a, b);
+    bool ok = o == h && !failed;
     if (!ok && check == Check::kFloat32) ok = is_nan_bits(static_cast<u32>(h)) && o == GVMSF_F32_NAN;
     if (!ok && check == Check::kFloat64) ok = is_nan_bits(h) && o == GVMSF_F64_NAN;
     if (!ok) {
@@ -585,10 +652,13 @@ bool parse_u64(const char* s, u64& out) {
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--exhaustive-f32 | --bench | --emit FILE]\n"
+               "usage: softfloat-diff [--total N] [--seed S] [--only OP] [--engine softfloat.wasm [--jit]]\n"
+               "                      [--exhaustive-f32 | --bench | --emit FILE]\n"
                "  Checks every gvmsf_ function against this CPU's SSE arithmetic on about N generated\n"
                "  operands in total (default %" PRIu64 ", or $GVMSF_DIFF_TOTAL), from seed S (default fixed,\n"
                "  or $GVMSF_DIFF_SEED). --only runs one operation (names as printed, e.g. f64.div).\n"
+               "  --engine: \"ours\" is softfloat.wasm run by our wasm engine in deterministic mode (its\n"
+               "  interpreter, or its JIT with --jit) instead of the native build.\n"
                "  --bench prints ns/op of some functions instead. --emit writes the operands and the\n"
                "  hardware's results to FILE for another implementation (wasm_diff.mjs runs softfloat.wasm\n"
                "  on them) instead of comparing. --exhaustive-f32 checks the f32 operations of one operand\n"
@@ -611,7 +681,8 @@ int main(int argc, char** argv) {
   }
   const char* only = nullptr;
   const char* emit_path = nullptr;
-  bool do_bench = false, exhaustive = false;
+  bool do_bench = false, exhaustive = false, jit = false;
+  const char* engine_path = nullptr;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -626,6 +697,10 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (arg == "--emit" && i + 1 < argc) {
       emit_path = argv[++i];
+    } else if (arg == "--engine" && i + 1 < argc) {
+      engine_path = argv[++i];
+    } else if (arg == "--jit") {
+      jit = true;
     } else if (arg == "--exhaustive-f32") {
       exhaustive = true;
     } else if (arg == "--bench") {
@@ -668,6 +743,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   rep.exhaustive = exhaustive;
+  EngineRunner engine;
+  if (engine_path) {
+    if (genvm::Status st = engine.load(engine_path, jit); !st) {
+      std::fprintf(stderr, "softfloat-diff: %s\n", st.error().message.c_str());
+      return 2;
+    }
+    rep.engine = &engine;
+  }
   auto t0 = std::chrono::steady_clock::now();
   run_all(rep, per_op, seed, only);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
