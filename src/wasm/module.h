@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
+
+namespace jit { struct ModuleCode; }
 
 struct Limits {
   uint64_t min = 0;
@@ -108,6 +111,11 @@ struct ModuleImpl {
   // ascending in code index: maps an interpreter pc back to the module binary for backtraces.
   // Read only on the trap path.
   std::vector<std::pair<uint32_t, uint32_t>> code_offsets;
+
+  // LoadOptions::engine == kJit: the machine code (null: the module runs on the interpreter) and
+  // the JIT's note about it (src/wasm/jit).
+  std::shared_ptr<const jit::ModuleCode> jit_code;
+  std::string jit_note;
 };
 
 // Stage entry points (each usable alone: the fuzzer drives read_module by itself).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "wasm/jit/jit.h"
 #include "wasm/runtime.h"
 
 namespace genvm::wasm {
@@ -97,6 +98,7 @@ Result<std::shared_ptr<const Module>> Module::load(std::span<const uint8_t> byte
   if (!v) return v.take_error();
   Status c = compile_functions(*m);
   if (!c) return c.take_error();
+  if (opts.engine == Engine::kJit) m->jit_code = jit::compile_module(*m, &m->jit_note);
   return std::shared_ptr<const Module>(std::make_shared<Module>(std::move(m)));
 }
 
@@ -259,7 +261,8 @@ Result<Outcome> Store::call(FuncInst* f, std::span<const Value> args) {
   calls_left_ = cfg_.call_stack_limit;
   values_left_ = cfg_.value_stack_limit;
   impl_->running = true;
-  out.trap = interpret(*this, f);
+  out.trap = f->instance->jit ? jit::run(*this, f, jit::StoreAccess{&fuel_, &calls_left_, &values_left_, &interrupt_})
+                              : interpret(*this, f);
   impl_->running = false;
   if (!out.trap) {
     for (size_t i = 0; i < ft.results.size(); ++i) out.values.push_back(slot_to_value(ft.results[i], impl_->stack[i]));
@@ -524,6 +527,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
     ip->elems.push_back(std::move(items));
   }
   ip->data_dropped.assign(m.datas.size(), false);
+  ip->jit = jit::attach_instance(*ip, m.jit_code);  // before the segments and the start function
 
   auto instance = std::make_unique<Instance>(std::move(impl));
   ip->self = instance.get();

@@ -10,6 +10,8 @@
 
 namespace genvm::wasm {
 
+namespace jit { struct InstanceJit; }
+
 struct FuncInst {
   FuncType type;
   uint32_t type_id = 0;
@@ -55,6 +57,7 @@ struct Instance::Impl {
   std::vector<std::vector<uint64_t>> elems;   // evaluated segments; dropped = cleared
   std::vector<bool> data_dropped;
   MemInst* mem0 = nullptr;                    // memories[0] or an empty dummy
+  std::shared_ptr<jit::InstanceJit> jit;      // set: the instance's functions run on the JIT
 };
 
 struct Store::Impl {

@@ -151,11 +151,17 @@ struct StoreConfig {
   uint32_t max_trap_frames = 20;        // cap on Trap::frames (deep recursion keeps the innermost)
 };
 
+// Which engine runs a module's functions. kJit (x86-64 only, not the default yet) compiles the
+// module once more to machine code with the interpreter's exact semantics; a module it cannot
+// compile yet runs on the interpreter (engine_note says why).
+enum class Engine : uint8_t { kInterp, kJit };
+
 struct LoadOptions {
   // GenVM deterministic mode: float instructions outside the bit-moving set trap when reached.
   bool deterministic = false;
   // Emit per-basic-block fuel charges and interrupt checks (loop heads, function entries).
   bool metering = false;
+  Engine engine = Engine::kInterp;
 };
 
 class Store;
@@ -343,6 +349,12 @@ class Linker {
  private:
   std::map<std::pair<std::string, std::string>, Extern> defs_;
 };
+
+// The JIT's one-line account of a module loaded with Engine::kJit ("jit: N functions, ..." or
+// "jit: the module runs on the interpreter: at offset N: ..."); "" for the interpreter.
+std::string engine_note(const Module& m);
+// The JIT code as assembly (genvm-wasm dump --jit); the note when there is none.
+std::string dump_jit(const Module& m);
 
 // Debug listing of a defined function's compiled code (genvm-wasm dump).
 std::string dump_function(const Module& m, uint32_t defined_index);

@@ -19,6 +19,13 @@ bool genvm_wasm_tool::read_file(const std::string& path, std::vector<uint8_t>& o
   return true;
 }
 
+bool genvm_wasm_tool::parse_engine(const std::string& s, Engine& out) {
+  if (s == "interp") out = Engine::kInterp;
+  else if (s == "jit") out = Engine::kJit;
+  else return false;
+  return true;
+}
+
 namespace {
 
 const char kUsage[] =
@@ -40,10 +47,13 @@ const char kUsage[] =
     "  softfloat IN.wasm LIB.wasm OUT.wasm     rewrite IN's float instructions into calls to\n"
     "                                          the softfloat library LIB (for --det runs);\n"
     "                                          prints what it replaced\n"
-    "  dump FILE.wasm [DEFINED_FUNC_INDEX] [--metering] [--det]\n"
+    "  dump FILE.wasm [DEFINED_FUNC_INDEX] [--metering] [--det] [--jit]\n"
     "                                          listing of the compiled code (one function,\n"
     "                                          or all and the trap-offset table); a module\n"
-    "                                          that does not load prints `error: ...`, exit 1\n";
+    "                                          that does not load prints `error: ...`, exit 1;\n"
+    "                                          --jit: the JIT's x86-64 code instead\n"
+    "invoke, run and spectest take --engine interp|jit (default interp): jit runs what the\n"
+    "baseline JIT compiles (x86-64) and the rest on the interpreter; a JIT note goes to stderr\n";
 
 int die(const std::string& msg, int code = 2) {
   std::cerr << "genvm-wasm: " << msg << "\n";
@@ -116,6 +126,9 @@ int cmd_invoke(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--det") {
       lo.deterministic = true;
+    } else if (a == "--engine") {
+      if (i + 1 >= argc || !parse_engine(argv[i + 1], lo.engine)) return die("--engine needs interp or jit");
+      ++i;
     } else if (a == "--fuel") {
       if (i + 1 >= argc || !parse_u64(argv[i + 1], sc.fuel)) return die("--fuel needs a number");
       ++i;
@@ -130,6 +143,7 @@ int cmd_invoke(int argc, char** argv) {
   if (!read_file(pos[0], bytes)) return die("cannot read " + pos[0]);
   auto m = Module::load(bytes, lo);
   if (!m) return die(m.error().to_string(), 1);
+  if (lo.engine == Engine::kJit) std::fprintf(stderr, "%s\n", engine_note(**m).c_str());
   Store store(sc);
   Linker linker;
   // Spectest-like stubs: every function import returns zeros, so kernels with stray imports run.
@@ -185,6 +199,9 @@ int cmd_spectest(int argc, char** argv) {
       if (!read_file(argv[i + 1], so.softfloat_library) || so.softfloat_library.empty())
         return die(std::string("cannot read ") + argv[i + 1]);
       ++i;
+    } else if (a == "--engine") {
+      if (i + 1 >= argc || !parse_engine(argv[i + 1], so.engine)) return die("--engine needs interp or jit");
+      ++i;
     } else if (a == "--allow-failures") {
       uint64_t n;
       if (i + 1 >= argc || !parse_u64(argv[i + 1], n)) return die("--allow-failures needs a number");
@@ -213,11 +230,12 @@ int cmd_run(int argc, char** argv) {
       auto c = d.find(':');
       if (c == std::string::npos) opts.dirs.emplace_back(d, d);
       else opts.dirs.emplace_back(d.substr(0, c), d.substr(c + 1));
+    } else if (a == "--engine") {
+      if (i + 1 >= argc || !parse_engine(argv[i + 1], opts.engine)) return die("--engine needs interp or jit");
+      ++i;
     } else if (prog.empty() && a == "--env") {
       if (i + 1 >= argc) return die("--env needs K=V");
       opts.env.push_back(argv[++i]);
-    } else if (prog.empty() && a == "--det") {
-      opts.deterministic = true;
     } else if (prog.empty() && a == "--fuel") {
       if (i + 1 >= argc || !parse_u64(argv[i + 1], opts.fuel_amount)) return die("--fuel needs a number");
       ++i;
@@ -259,6 +277,7 @@ int cmd_dump(int argc, char** argv) {
     uint64_t n = 0;
     if (a == "--metering") opts.metering = true;
     else if (a == "--det") opts.deterministic = true;
+    else if (a == "--jit") opts.engine = Engine::kJit;
     else if (file.empty()) file = a;
     else if (!index && parse_u64(a, n) && n <= UINT32_MAX) index = uint32_t(n);
     else return die("dump: unexpected argument " + a + " (see --help)");
@@ -271,7 +290,8 @@ int cmd_dump(int argc, char** argv) {
     std::printf("error: %s\n", m.error().to_string().c_str());
     return 1;
   }
-  std::fputs((index ? dump_function(**m, *index) : dump_module(**m)).c_str(), stdout);
+  if (opts.engine == Engine::kJit) std::fputs(dump_jit(**m).c_str(), stdout);
+  else std::fputs((index ? dump_function(**m, *index) : dump_module(**m)).c_str(), stdout);
   return 0;
 }
 

@@ -16,6 +16,7 @@ struct SpecOptions {
   std::vector<uint8_t> softfloat_library;
   // Every module that should load is first re-encoded by our writer (read -> write round trip).
   bool reencode = false;
+  genvm::wasm::Engine engine = genvm::wasm::Engine::kInterp;  // --engine
 };
 int spectest_file(const std::string& path, int* passed, int* failed, int* skipped, const SpecOptions& opts = {});
 // genvm-wasm softfloat IN.wasm LIB.wasm OUT.wasm
@@ -28,7 +29,10 @@ struct RunOptions {
   bool fuel = false;
   uint64_t fuel_amount = 0;
   bool deterministic = false;     // GenVM deterministic mode (float instructions trap)
+  genvm::wasm::Engine engine = genvm::wasm::Engine::kInterp;  // --engine
 };
+// "--engine interp|jit": parses the value; false on anything else.
+bool parse_engine(const std::string& s, genvm::wasm::Engine& out);
 int fuzz_exec(const std::string& path);
 int run_wasi(const std::string& path, const RunOptions& opts);
 

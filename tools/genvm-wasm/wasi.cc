@@ -143,11 +143,13 @@ int run_wasi(const std::string& path, const RunOptions& opts) {
   LoadOptions lo;
   lo.metering = opts.fuel;
   lo.deterministic = opts.deterministic;
+  lo.engine = opts.engine;
   auto m = Module::load(bytes, lo);
   if (!m) {
     std::cerr << "genvm-wasm: " << m.error().to_string() << "\n";
     return 1;
   }
+  if (opts.engine == Engine::kJit) std::cerr << engine_note(**m) << "\n";
   StoreConfig sc;
   sc.fuel_enabled = opts.fuel;
   sc.fuel = opts.fuel_amount;

@@ -1,0 +1,74 @@
+// Internal to src/wasm/jit: the contract between generated code and the C++ runtime (jit.cc):
+// the run context r15 points at, the registers, and the helpers JIT code calls through the
+// context. Generated code reads these fields at the offsets below, so they are standard
+// layout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "wasm/jit/jit.h"
+
+namespace genvm::wasm::jit {
+
+// Registers of generated code (System V; all callee-saved, so C helpers keep them):
+//   rbx  fp: slot 0 of the current frame (the interpreter's 8-byte slots, in Store's stack)
+//   r12  InstanceState* of the running function's instance
+//   r13  memory 0 base, r14 memory 0 size (reloaded after calls and memory.grow)
+//   r15  RunCtx*
+// rax, rcx, rdx, rsi, rdi, r8-r11 are scratch within one wasm instruction; no value lives in a
+// register across instructions.
+//
+// Native frame of every JIT function: 16 bytes, [rsp] = its InstanceState*, [rsp+8] = the
+// return address into its caller. The entry trampoline's frame has 0 in the InstanceState
+// word, which ends a backtrace walk.
+
+struct RunCtx;
+
+// Helpers (C calling convention); a nonzero return of host_call / grow means "trap recorded".
+using HostCallFn = uint32_t (*)(RunCtx*, InstanceState*, uint64_t func_index, uint64_t* args,
+                                uint64_t* jit_rsp, uint64_t wasm_offset);
+using TrapFn = void (*)(RunCtx*, uint64_t kind, uint64_t wasm_offset, uint64_t* jit_rsp, InstanceState*);
+using OverflowFn = void (*)(RunCtx*, uint64_t* entry_rsp);
+// Result: the old size in pages, UINT32_MAX when refused, bit 32 set on a host fault.
+using GrowFn = uint64_t (*)(RunCtx*, InstanceState*, uint64_t delta_pages);
+
+struct RunCtx {
+  int64_t fuel;             // INT64_MAX when fuel is not enabled (as the interpreter)
+  uint32_t calls_left;      // the stack rule's counters, synced with the store around host calls
+  uint32_t values_left;
+  const std::atomic<bool>* interrupt;
+  const uint64_t* stack_end;
+  void* entry_rsp;          // the trampoline's rsp; a trap unwinds to it
+  const void* unwind;       // jump here (with r15 set) after a helper recorded a trap
+  HostCallFn host_call;
+  TrapFn trap;
+  OverflowFn overflow;
+  GrowFn grow;
+  // Not read by generated code.
+  struct RunState* run;
+};
+
+inline constexpr int kCtxFuel = offsetof(RunCtx, fuel);
+inline constexpr int kCtxCallsLeft = offsetof(RunCtx, calls_left);
+inline constexpr int kCtxValuesLeft = offsetof(RunCtx, values_left);
+inline constexpr int kCtxInterrupt = offsetof(RunCtx, interrupt);
+inline constexpr int kCtxStackEnd = offsetof(RunCtx, stack_end);
+inline constexpr int kCtxEntryRsp = offsetof(RunCtx, entry_rsp);
+inline constexpr int kCtxUnwind = offsetof(RunCtx, unwind);
+inline constexpr int kCtxHostCall = offsetof(RunCtx, host_call);
+inline constexpr int kCtxTrap = offsetof(RunCtx, trap);
+inline constexpr int kCtxOverflow = offsetof(RunCtx, overflow);
+inline constexpr int kCtxGrow = offsetof(RunCtx, grow);
+
+inline constexpr int kStMem0 = offsetof(InstanceState, mem0);
+inline constexpr int kStGlobals = offsetof(InstanceState, global_bits);
+inline constexpr int kStTargets = offsetof(InstanceState, targets);
+inline constexpr int kMemBase = offsetof(MemInst, base);
+inline constexpr int kMemSize = offsetof(MemInst, size);
+inline constexpr int kTargetCode = offsetof(CallTarget, code);
+inline constexpr int kTargetState = offsetof(CallTarget, state);
+inline constexpr int kTargetSize = sizeof(CallTarget);
+
+}  // namespace genvm::wasm::jit

@@ -1,0 +1,932 @@
+// The JIT's single-pass compiler: wasm bytes of a validated module -> x86-64 (xbyak), one walk
+// per function. See DESIGN.md "JIT" for the model; in short: every wasm operand lives in the
+// interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants stay
+// virtual until a consumer takes them as an immediate or a block boundary writes them; each
+// instruction loads its operands into scratch registers, computes, and stores its result.
+// Anything outside the supported set (floats outside deterministic mode, tables, indirect and
+// tail calls, bulk memory, references) refuses the whole module, which then runs on the
+// interpreter.
+#define XBYAK_NO_EXCEPTION
+#include <xbyak/xbyak.h>
+#include <xbyak/xbyak_util.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "wasm/byte_cursor.h"
+#include "wasm/jit/abi.h"
+
+namespace genvm::wasm::jit {
+namespace {
+
+using namespace Xbyak;
+using namespace Xbyak::util;
+
+// Thrown inside the compiler only; compile_module turns it into the module's note.
+struct Refuse {
+  size_t at;
+  std::string why;
+};
+
+// Code is generated into plain heap memory (never executable) and copied into a CodeBuffer.
+class HeapAllocator : public Allocator {
+ public:
+  uint8_t* alloc(size_t size) override { return static_cast<uint8_t*>(std::malloc(size)); }
+  void free(uint8_t* p) override { std::free(p); }
+  bool useProtect() const override { return false; }
+};
+
+// A module larger than this refuses (a hostile module cannot make the JIT allocate without bound).
+constexpr size_t kMaxCodeBytes = size_t(256) << 20;
+
+// Float instructions that deterministic mode replaces by a trap (compile.cc's is_float_op): the
+// arity of each, or 0 when `op` is not one.
+int nondet_arity(uint32_t op) {
+  if (op >= 0x5b && op <= 0x66) return 2;  // float compares
+  if ((op >= 0x8b && op <= 0x91) || (op >= 0x99 && op <= 0x9f)) return 1;
+  if ((op >= 0x92 && op <= 0x98) || (op >= 0xa0 && op <= 0xa6)) return 2;
+  if ((op >= 0xa8 && op <= 0xab) || (op >= 0xae && op <= 0xbb)) return 1;  // conversions
+  return 0;
+}
+
+class ModuleCompiler : public CodeGenerator {
+ public:
+  ModuleCompiler(const ModuleImpl& m, Allocator* alloc)
+      : CodeGenerator(4096 * 16, AutoGrow, alloc), m_(m) {
+    setDefaultJmpNEAR(true);
+  }
+
+  void compile_all() {
+    const size_t n = m_.compiled.size();
+    for (size_t i = 0; i < n; ++i) func_labels_.push_back(&new_label());
+    func_start_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      compile_function(i);
+      if (getSize() > kMaxCodeBytes) throw Refuse{m_.bodies[i].body_offset, "module too large for the JIT"};
+    }
+    // Shared tails: a trap site jumps to trap_common_ with kind in esi and wasm offset in edx; a
+    // prologue whose stack check fails jumps to overflow_common_ (rsp at the return address).
+    L(trap_common_);
+    mov(rdi, r15);
+    mov(rcx, rsp);
+    mov(r8, r12);
+    call(qword[r15 + kCtxTrap]);
+    jmp(qword[r15 + kCtxUnwind]);
+    L(overflow_common_);
+    mov(rdi, r15);
+    mov(rsi, rsp);
+    sub(rsp, 8);
+    call(qword[r15 + kCtxOverflow]);
+    jmp(qword[r15 + kCtxUnwind]);
+    L(unwind_);
+    jmp(qword[r15 + kCtxUnwind]);
+  }
+
+  // After ready(): the fuel charges are written into their instructions and the jump tables'
+  // absolute entries become offsets from their table, so the code is position-independent.
+  void finish(ModuleCode& out) {
+    uint8_t* code = const_cast<uint8_t*>(getCode());
+    for (const auto& [pos, count] : fuel_patches_) {
+      int32_t v = int32_t(count);
+      std::memcpy(code + pos, &v, 4);
+    }
+    for (const auto& [pos, entries] : tables_) {
+      for (uint32_t k = 0; k < entries; ++k) {
+        uint64_t abs;
+        std::memcpy(&abs, code + pos + 8 * k, 8);
+        int64_t rel = int64_t(abs - reinterpret_cast<uint64_t>(code + pos));
+        std::memcpy(code + pos + 8 * k, &rel, 8);
+      }
+      out.data_ranges.emplace_back(uint32_t(pos), uint32_t(8 * entries));
+    }
+    out.func_start = func_start_;
+    out.call_sites = std::move(call_sites_);
+  }
+
+ private:
+  enum Kind : uint8_t { kBlock, kLoop, kIf, kElse, kFunc };
+  // An operand: in its slot, or a constant not yet written anywhere.
+  struct Entry {
+    bool is_const = false;
+    uint64_t c = 0;
+  };
+  struct Ctrl {
+    Kind kind;
+    uint32_t height;  // operand height below the block's params
+    uint32_t nparams, nresults;
+    Label* label = nullptr;       // branch target: the loop head, or the end
+    Label* else_label = nullptr;  // if: where the condition jumps when false
+    bool else_bound = false;
+    bool unreachable = false;     // after br/return/unreachable: the rest of the block is dead
+    int outer_region = -1;        // loop: the enclosing fuel region
+  };
+  struct TrapStub {
+    Label* label;
+    TrapKind kind;
+    uint32_t at;
+  };
+
+  Label& new_label() { return labels_.emplace_back(); }
+
+  // ---- decoding ----
+  void block_type(uint32_t& np, uint32_t& nr) {
+    uint8_t b = in_->peek();
+    np = nr = 0;
+    if (b == 0x40) { in_->skip(1); return; }
+    if (b == 0x7f || b == 0x7e || b == 0x7d || b == 0x7c || b == 0x7b || b == 0x70 || b == 0x6f) {
+      in_->skip(1);
+      nr = 1;
+      return;
+    }
+    int64_t idx = in_->sleb(33);
+    const FuncType& t = m_.types[size_t(idx)];
+    np = uint32_t(t.params.size());
+    nr = uint32_t(t.results.size());
+  }
+
+  // Skips the immediates of `op` (dead code: decoded to find its end, never compiled).
+  void skip_immediates(uint32_t op, size_t at) {
+    switch (op) {
+      case 0x02: case 0x03: case 0x04: { uint32_t a, b; block_type(a, b); break; }
+      case 0x0c: case 0x0d: case 0x10: case 0x12: case 0xd2:
+      case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
+        in_->u32();
+        break;
+      case 0x0e: { uint32_t n = in_->u32(); for (uint64_t k = 0; k <= n; ++k) in_->u32(); break; }
+      case 0x11: case 0x13: in_->u32(); in_->u32(); break;
+      case 0x1c: { uint32_t n = in_->u32(); in_->skip(n); break; }
+      case 0x3f: case 0x40: case 0xd0: in_->u8(); break;
+      case 0x41: in_->sleb(32); break;
+      case 0x42: in_->sleb(64); break;
+      case 0x43: in_->skip(4); break;
+      case 0x44: in_->skip(8); break;
+      case 0xfc: {
+        uint32_t sub = in_->u32();
+        switch (sub) {
+          case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: break;
+          case 8: in_->u32(); in_->u8(); break;
+          case 10: in_->u8(); in_->u8(); break;
+          case 11: in_->u8(); break;
+          case 9: case 13: case 15: case 16: case 17: in_->u32(); break;
+          case 12: case 14: in_->u32(); in_->u32(); break;
+          default: throw Refuse{at, "unknown 0xfc instruction"};
+        }
+        break;
+      }
+      default:
+        if (op >= 0x28 && op <= 0x3e) { in_->u32(); in_->u32(); break; }
+        if (op > 0xc4 && op != 0xd1) throw Refuse{at, "unknown instruction"};
+        break;
+    }
+  }
+
+  // ---- operands ----
+  uint32_t h() const { return uint32_t(stack_.size()); }
+  uint32_t home(uint32_t i) const { return L_ + i; }
+  Address q(uint32_t s) const { return qword[rbx + int32_t(s) * 8]; }
+  Address d(uint32_t s) const { return dword[rbx + int32_t(s) * 8]; }
+  void push_slot() {
+    stack_.push_back(Entry{});
+    if (L_ + h() > frame_slots_) throw Refuse{op_at_, "operand stack deeper than the interpreter's frame"};
+  }
+  void push_const(uint64_t v) {
+    push_slot();
+    stack_.back() = Entry{true, v};
+  }
+  void pop_n(uint32_t n) { stack_.resize(stack_.size() - n); }
+  void load_imm(const Reg64& r, uint64_t v) {
+    if (v <= 0xffffffffull) mov(Reg32(r.getIdx()), uint32_t(v));
+    else mov(r, v);
+  }
+  void store_const(uint32_t s, uint64_t v) {
+    if (int64_t(v) == int64_t(int32_t(uint32_t(v)))) {
+      mov(q(s), v);  // imm32, sign-extended
+    } else {
+      load_imm(rax, v);
+      mov(q(s), rax);
+    }
+  }
+  void load32(const Reg32& r, uint32_t i) {
+    if (stack_[i].is_const) mov(r, uint32_t(stack_[i].c));
+    else mov(r, d(home(i)));
+  }
+  void load64(const Reg64& r, uint32_t i) {
+    if (stack_[i].is_const) load_imm(r, stack_[i].c);
+    else mov(r, q(home(i)));
+  }
+  void materialize(uint32_t i) {
+    if (!stack_[i].is_const) return;
+    store_const(home(i), stack_[i].c);
+    stack_[i].is_const = false;
+  }
+  void materialize_from(uint32_t from) {
+    for (uint32_t i = from; i < h(); ++i) materialize(i);
+  }
+  // Replaces the top `pops` operands by one result in the slot of the lowest, from rax.
+  void result_rax(uint32_t pops) {
+    uint32_t at = h() - pops;
+    pop_n(pops);
+    push_slot();
+    mov(q(home(at)), rax);
+  }
+
+  // ---- traps ----
+  Label& trap(TrapKind k, size_t at) {
+    auto key = std::make_pair(uint32_t(k), uint32_t(at));
+    auto it = trap_index_.find(key);
+    if (it != trap_index_.end()) return *traps_[it->second].label;
+    trap_index_[key] = traps_.size();
+    traps_.push_back(TrapStub{&new_label(), k, uint32_t(at)});
+    return *traps_.back().label;
+  }
+  void emit_trap_stubs() {
+    for (const TrapStub& t : traps_) {
+      L(*t.label);
+      if (t.kind == TrapKind::kOutOfFuel) mov(qword[r15 + kCtxFuel], 0);  // as the interpreter: fuel is 0
+      mov(esi, uint32_t(t.kind));
+      mov(edx, t.at);
+      jmp(trap_common_);
+    }
+    traps_.clear();
+    trap_index_.clear();
+  }
+
+  // ---- fuel (DESIGN.md "Fuel": a region is charged its instruction count on entry) ----
+  void begin_region(size_t at) {
+    cur_region_ = -1;
+    if (!m_.options.metering) return;
+    sub(qword[r15 + kCtxFuel], 0x7fffffff);  // imm32 placeholder, patched with the count
+    fuel_patches_.emplace_back(getSize() - 4, 0);
+    cur_region_ = int(fuel_patches_.size() - 1);
+    js(trap(TrapKind::kOutOfFuel, at));
+    mov(rax, qword[r15 + kCtxInterrupt]);
+    cmp(byte[rax], 0);
+    jne(trap(TrapKind::kInterrupt, at));
+  }
+  void count_instruction() {
+    if (cur_region_ < 0) return;
+    if (++fuel_patches_[size_t(cur_region_)].second > uint64_t(INT32_MAX)) throw Refuse{op_at_, "fuel region too large"};
+  }
+
+  // ---- control ----
+  void set_unreachable() {
+    ctrls_.back().unreachable = true;
+    stack_.resize(ctrls_.back().height);
+  }
+  uint32_t arity(const Ctrl& c) const { return c.kind == kLoop ? c.nparams : c.nresults; }
+  bool needs_copies(const Ctrl& t) const {
+    uint32_t n = arity(t);
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t src = h() - n + k;
+      if (stack_[src].is_const || home(src) != home(t.height + k)) return true;
+    }
+    return false;
+  }
+  // The branch values (top arity(t) operands) to the slots label t expects them in.
+  void branch_copies(const Ctrl& t) {
+    uint32_t n = arity(t);
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t src = h() - n + k, dst = home(t.height + k);
+      if (stack_[src].is_const) store_const(dst, stack_[src].c);
+      else if (home(src) != dst) { mov(rax, q(home(src))); mov(q(dst), rax); }
+    }
+  }
+  // Results (the top n operands) to slots [0, n), give back the frame's charge, return.
+  void emit_return() {
+    uint32_t n = nresults_;
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t src = h() - n + k;
+      if (stack_[src].is_const) store_const(k, stack_[src].c);
+      else if (home(src) != k) { mov(rax, q(home(src))); mov(q(k), rax); }
+    }
+    add(dword[r15 + kCtxCallsLeft], 1);
+    add(dword[r15 + kCtxValuesLeft], cost_);
+    add(rsp, 8);
+    ret();
+  }
+  // A branch to label depth `depth` (copies included); `br` to the function label returns.
+  void emit_branch(uint32_t depth) {
+    Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
+    if (t.kind == kFunc) return emit_return();
+    branch_copies(t);
+    jmp(*t.label);
+  }
+  void reload_memory() {
+    mov(rax, qword[r12 + kStMem0]);
+    mov(r13, qword[rax + kMemBase]);
+    mov(r14, qword[rax + kMemSize]);
+  }
+
+  void compile_function(uint32_t def) {
+    const FuncBody& body = m_.bodies[def];
+    const CompiledFunc& cf = m_.compiled[def];
+    const FuncType& ft = m_.types[cf.type_index];
+    ByteCursor cursor(m_.bytes.data(), body.body_offset, body.body_end);
+    in_ = &cursor;
+    L_ = cf.num_params + cf.num_locals;
+    frame_slots_ = cf.frame_slots;
+    cost_ = cf.cost;
+    nresults_ = uint32_t(ft.results.size());
+    if (uint64_t(frame_slots_) * 8 > uint64_t(INT32_MAX)) throw Refuse{body.body_offset, "frame too large"};
+    stack_.clear();
+    ctrls_.clear();
+    dead_depth_ = 0;
+
+    L(*func_labels_[def]);
+    func_start_[def] = uint32_t(getSize());
+    // Entry: the stack rule's charge (a failure is reported at the caller's call), then the
+    // frame (InstanceState word), declared locals zeroed, the function region's fuel.
+    cmp(dword[r15 + kCtxCallsLeft], 0);
+    je(overflow_common_);
+    cmp(dword[r15 + kCtxValuesLeft], cost_);
+    jb(overflow_common_);
+    lea(rax, ptr[rbx + int32_t(frame_slots_) * 8]);
+    cmp(rax, qword[r15 + kCtxStackEnd]);
+    ja(overflow_common_);
+    sub(dword[r15 + kCtxCallsLeft], 1);
+    sub(dword[r15 + kCtxValuesLeft], cost_);
+    push(r12);
+    if (cf.num_locals <= 8) {
+      for (uint32_t k = 0; k < cf.num_locals; ++k) mov(q(cf.num_params + k), 0);
+    } else {
+      xor_(eax, eax);
+      lea(rdi, ptr[rbx + int32_t(cf.num_params) * 8]);
+      mov(ecx, cf.num_locals);
+      rep();
+      stosq();
+    }
+    Ctrl fc{kFunc, 0, 0, nresults_};
+    ctrls_.push_back(fc);
+    op_at_ = body.body_offset;
+    begin_region(body.body_offset);
+    while (!ctrls_.empty()) step();
+    emit_trap_stubs();
+    in_ = nullptr;
+  }
+
+  void step() {
+    op_at_ = in_->pos();
+    const size_t at = op_at_;
+    uint32_t op = in_->u8();
+    if (ctrls_.back().unreachable) {
+      // Dead code: only its nesting matters (it emits nothing and is charged nothing).
+      if (op == 0x02 || op == 0x03 || op == 0x04) {
+        skip_immediates(op, at);
+        ++dead_depth_;
+        return;
+      }
+      if (op == 0x0b && dead_depth_) { --dead_depth_; return; }
+      if (op == 0x05 && dead_depth_) return;
+      if (op != 0x0b && op != 0x05) { skip_immediates(op, at); return; }
+    }
+    if (op != 0x0b && op != 0x05) count_instruction();
+    if (op >= 0x45 && op <= 0xc4) return numeric(op, at);
+    if (op >= 0x28 && op <= 0x3e) {
+      in_->u32();
+      uint32_t offset = in_->u32();
+      return op <= 0x35 ? load(op, offset, at) : store(op, offset, at);
+    }
+    switch (op) {
+      case 0x00:
+        jmp(trap(TrapKind::kUnreachable, at));
+        set_unreachable();
+        return;
+      case 0x01: return;
+      case 0x02: case 0x03: case 0x04: {
+        uint32_t np, nr;
+        block_type(np, nr);
+        materialize_from(0);
+        Ctrl c{op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf, 0, np, nr};
+        if (op == 0x04) {
+          load32(eax, h() - 1);
+          pop_n(1);
+          c.else_label = &new_label();
+          test(eax, eax);
+          jz(*c.else_label);
+        }
+        c.height = h() - np;
+        c.label = &new_label();
+        if (op == 0x03) {
+          L(*c.label);
+          c.outer_region = cur_region_;
+          ctrls_.push_back(c);
+          begin_region(at);
+        } else {
+          ctrls_.push_back(c);
+        }
+        return;
+      }
+      case 0x05: {
+        Ctrl& c = ctrls_.back();
+        if (!c.unreachable) {
+          materialize_from(c.height);
+          jmp(*c.label);
+        }
+        L(*c.else_label);
+        c.else_bound = true;
+        c.kind = kElse;
+        c.unreachable = false;
+        stack_.resize(c.height);
+        for (uint32_t k = 0; k < c.nparams; ++k) push_slot();
+        return;
+      }
+      case 0x0b: {
+        Ctrl c = ctrls_.back();
+        if (!c.unreachable) materialize_from(c.height);
+        ctrls_.pop_back();
+        if (c.kind == kFunc) {
+          if (!c.unreachable) emit_return();
+          return;
+        }
+        if (c.kind == kIf && !c.else_bound) L(*c.else_label);
+        if (c.kind != kLoop) L(*c.label);
+        else cur_region_ = c.outer_region;
+        stack_.resize(c.height);
+        for (uint32_t k = 0; k < c.nresults; ++k) push_slot();
+        return;
+      }
+      case 0x0c:
+        emit_branch(in_->u32());
+        set_unreachable();
+        return;
+      case 0x0d: {
+        uint32_t depth = in_->u32();
+        load32(eax, h() - 1);
+        pop_n(1);
+        test(eax, eax);
+        Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
+        if (t.kind == kFunc || needs_copies(t)) {
+          Label& skip = new_label();
+          jz(skip);
+          emit_branch(depth);
+          L(skip);
+        } else {
+          jnz(*t.label);
+        }
+        return;
+      }
+      case 0x0e: return br_table(at);
+      case 0x0f:
+        emit_return();
+        set_unreachable();
+        return;
+      case 0x10: return wasm_call(in_->u32(), at);
+      case 0x1a: pop_n(1); return;
+      case 0x1c: {
+        uint32_t n = in_->u32();
+        in_->skip(n);
+        [[fallthrough]];
+      }
+      case 0x1b: {
+        uint32_t a = h() - 3;
+        load64(rax, a);
+        load64(rcx, a + 1);
+        load32(edx, a + 2);
+        test(edx, edx);
+        cmovz(rax, rcx);
+        return result_rax(3);
+      }
+      case 0x20: {
+        uint32_t x = in_->u32();
+        mov(rax, q(x));
+        push_slot();
+        mov(q(home(h() - 1)), rax);
+        return;
+      }
+      case 0x21: case 0x22: {
+        uint32_t x = in_->u32();
+        uint32_t top = h() - 1;
+        if (stack_[top].is_const) store_const(x, stack_[top].c);
+        else { mov(rax, q(home(top))); mov(q(x), rax); }
+        if (op == 0x21) pop_n(1);
+        return;
+      }
+      case 0x23: case 0x24: {
+        uint32_t g = in_->u32();
+        if (g >= (1u << 24)) throw Refuse{at, "too many globals"};
+        mov(rcx, qword[r12 + kStGlobals]);
+        mov(rcx, qword[rcx + int32_t(g) * 8]);
+        if (op == 0x23) {
+          mov(rax, qword[rcx]);
+          push_slot();
+          mov(q(home(h() - 1)), rax);
+        } else {
+          load64(rax, h() - 1);
+          mov(qword[rcx], rax);
+          pop_n(1);
+        }
+        return;
+      }
+      case 0x3f: {
+        in_->u8();
+        mov(rax, r14);
+        shr(rax, 16);
+        push_slot();
+        mov(q(home(h() - 1)), rax);
+        return;
+      }
+      case 0x40: {
+        in_->u8();
+        load32(edx, h() - 1);
+        mov(rdi, r15);
+        mov(rsi, r12);
+        call(qword[r15 + kCtxGrow]);
+        bt(rax, 32);
+        jc(trap(TrapKind::kHostError, at));
+        mov(eax, eax);
+        result_rax(1);
+        reload_memory();
+        return;
+      }
+      case 0x41: push_const(uint32_t(int32_t(in_->sleb(32)))); return;
+      case 0x42: push_const(uint64_t(in_->sleb(64))); return;
+      case 0x43: push_const(in_->fixed32()); return;
+      case 0x44: push_const(in_->fixed64()); return;
+      case 0xfc: {
+        uint32_t sub = in_->u32();
+        if (sub <= 7 && m_.options.deterministic) return nondet(1, at);
+        throw Refuse{at, "instruction 0xfc " + std::to_string(sub) + " not supported by the JIT yet"};
+      }
+      default: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "instruction 0x%02x not supported by the JIT yet", op);
+        throw Refuse{at, buf};
+      }
+    }
+  }
+
+  // Deterministic mode: the instruction traps when reached; the code after it stays live, as in
+  // the interpreter (it is compiled and charged, though never run).
+  void nondet(uint32_t pops, size_t at) {
+    jmp(trap(TrapKind::kNondetInstruction, at));
+    pop_n(pops);
+    push_slot();
+  }
+
+  void numeric(uint32_t op, size_t at) {
+    if (int ar = nondet_arity(op)) {
+      if (!m_.options.deterministic) throw Refuse{at, "float instructions not supported by the JIT yet"};
+      return nondet(uint32_t(ar), at);
+    }
+    const uint32_t top = h() - 1;
+    switch (op) {
+      case 0x45: load32(eax, top); test(eax, eax); setz(al); movzx(eax, al); return result_rax(1);
+      case 0x50: load64(rax, top); test(rax, rax); setz(al); movzx(eax, al); return result_rax(1);
+      case 0x67: load32(eax, top); lzcnt(eax, eax); return result_rax(1);
+      case 0x68: load32(eax, top); tzcnt(eax, eax); return result_rax(1);
+      case 0x69: load32(eax, top); popcnt(eax, eax); return result_rax(1);
+      case 0x79: load64(rax, top); lzcnt(rax, rax); return result_rax(1);
+      case 0x7a: load64(rax, top); tzcnt(rax, rax); return result_rax(1);
+      case 0x7b: load64(rax, top); popcnt(rax, rax); return result_rax(1);
+      case 0xa7: load32(eax, top); return result_rax(1);                         // i32.wrap_i64
+      case 0xac: load64(rax, top); movsxd(rax, eax); return result_rax(1);       // i64.extend_i32_s
+      case 0xad: load32(eax, top); return result_rax(1);                         // i64.extend_i32_u
+      case 0xbc: case 0xbe: load32(eax, top); return result_rax(1);              // reinterprets: bits
+      case 0xbd: case 0xbf: load64(rax, top); return result_rax(1);
+      case 0xc0: load32(eax, top); movsx(eax, al); return result_rax(1);
+      case 0xc1: load32(eax, top); movsx(eax, ax); return result_rax(1);
+      case 0xc2: load64(rax, top); movsx(rax, al); return result_rax(1);
+      case 0xc3: load64(rax, top); movsx(rax, ax); return result_rax(1);
+      case 0xc4: load64(rax, top); movsxd(rax, eax); return result_rax(1);
+      default: break;
+    }
+    if (op >= 0x46 && op <= 0x4f) return compare(op - 0x46, false);
+    if (op >= 0x51 && op <= 0x5a) return compare(op - 0x51, true);
+    if (op >= 0x6a && op <= 0x78) return binary(op - 0x6a, false, at);
+    if (op >= 0x7c && op <= 0x8a) return binary(op - 0x7c, true, at);
+    throw Refuse{at, "numeric instruction not supported by the JIT yet"};
+  }
+
+  // eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
+  void compare(uint32_t k, bool wide) {
+    const uint32_t a = h() - 2, b = h() - 1;
+    if (wide) {
+      load64(rax, a);
+      if (stack_[b].is_const && int64_t(stack_[b].c) == int64_t(int32_t(uint32_t(stack_[b].c))))
+        cmp(rax, uint32_t(stack_[b].c));
+      else if (stack_[b].is_const) { load_imm(rcx, stack_[b].c); cmp(rax, rcx); }
+      else cmp(rax, q(home(b)));
+    } else {
+      load32(eax, a);
+      if (stack_[b].is_const) cmp(eax, uint32_t(stack_[b].c));
+      else cmp(eax, d(home(b)));
+    }
+    switch (k) {
+      case 0: sete(al); break;
+      case 1: setne(al); break;
+      case 2: setl(al); break;
+      case 3: setb(al); break;
+      case 4: setg(al); break;
+      case 5: seta(al); break;
+      case 6: setle(al); break;
+      case 7: setbe(al); break;
+      case 8: setge(al); break;
+      default: setae(al); break;
+    }
+    movzx(eax, al);
+    result_rax(2);
+  }
+
+  // add sub mul div_s div_u rem_s rem_u and or xor shl shr_s shr_u rotl rotr
+  void binary(uint32_t k, bool wide, size_t at) {
+    const uint32_t a = h() - 2, b = h() - 1;
+    const Reg64 A = rax, B = rcx;
+    const Reg32 A32 = eax, B32 = ecx;
+    if (wide) load64(A, a);
+    else load32(A32, a);
+    const bool bconst = stack_[b].is_const;
+    const uint64_t bc = stack_[b].c;
+    const bool b_imm32 = bconst && (!wide || int64_t(bc) == int64_t(int32_t(uint32_t(bc))));
+    // The right operand for and/or/xor/add/sub: an immediate, or its slot.
+    auto alu = [&](auto op32, auto op64) {
+      if (b_imm32) {
+        if (wide) op64(A, uint32_t(bc));
+        else op32(A32, uint32_t(bc));
+      } else if (bconst) {
+        load_imm(B, bc);
+        op64(A, B);
+      } else if (wide) {
+        op64(A, q(home(b)));
+      } else {
+        op32(A32, d(home(b)));
+      }
+    };
+    auto loadb = [&]() {
+      if (wide) load64(B, b);
+      else load32(B32, b);
+    };
+    switch (k) {
+      case 0: alu([&](const Reg& r, auto v) { add(r, v); }, [&](const Reg& r, auto v) { add(r, v); }); break;
+      case 1: alu([&](const Reg& r, auto v) { sub(r, v); }, [&](const Reg& r, auto v) { sub(r, v); }); break;
+      case 2:
+        loadb();
+        if (wide) imul(A, B);
+        else imul(A32, B32);
+        break;
+      case 3: case 4: case 5: case 6: {
+        loadb();
+        Label& done = new_label();
+        if (wide) test(B, B);
+        else test(B32, B32);
+        jz(trap(TrapKind::kIntegerDivideByZero, at));
+        if (k == 3 || k == 5) {
+          // INT_MIN / -1 overflows (a trap for div_s; rem_s of it is 0); x86 would fault on both.
+          Label& regular = new_label();
+          if (wide) cmp(B, -1);
+          else cmp(B32, -1);
+          jne(regular);
+          if (k == 5) {
+            xor_(eax, eax);
+            jmp(done);
+          } else {
+            if (wide) {
+              mov(rdx, uint64_t(1) << 63);
+              cmp(A, rdx);
+            } else {
+              cmp(A32, 0x80000000u);
+            }
+            je(trap(TrapKind::kIntegerOverflow, at));
+          }
+          L(regular);
+          if (wide) { cqo(); idiv(B); }
+          else { cdq(); idiv(B32); }
+        } else {
+          xor_(edx, edx);
+          if (wide) div(B);
+          else div(B32);
+        }
+        if (k == 5 || k == 6) mov(A, rdx);
+        L(done);
+        break;
+      }
+      case 7: alu([&](const Reg& r, auto v) { and_(r, v); }, [&](const Reg& r, auto v) { and_(r, v); }); break;
+      case 8: alu([&](const Reg& r, auto v) { or_(r, v); }, [&](const Reg& r, auto v) { or_(r, v); }); break;
+      case 9: alu([&](const Reg& r, auto v) { xor_(r, v); }, [&](const Reg& r, auto v) { xor_(r, v); }); break;
+      default: {
+        // Shifts and rotates: the count is taken modulo the width by the hardware, as in wasm.
+        const Reg& R = wide ? static_cast<const Reg&>(A) : static_cast<const Reg&>(A32);
+        if (bconst) {
+          int n = int(bc & (wide ? 63 : 31));
+          switch (k) {
+            case 10: shl(R, n); break;
+            case 11: sar(R, n); break;
+            case 12: shr(R, n); break;
+            case 13: rol(R, n); break;
+            default: ror(R, n); break;
+          }
+        } else {
+          load32(B32, b);
+          switch (k) {
+            case 10: shl(R, cl); break;
+            case 11: sar(R, cl); break;
+            case 12: shr(R, cl); break;
+            case 13: rol(R, cl); break;
+            default: ror(R, cl); break;
+          }
+        }
+        break;
+      }
+    }
+    if (!wide) mov(A32, A32);  // i32 results are zero-extended in their slots
+    result_rax(2);
+  }
+
+  // ea = uint32(addr) + offset; trap when ea + size > memory size (the interpreter's check).
+  // Leaves ea in rax and returns the displacement to add.
+  int32_t bounds_check(uint32_t addr_index, uint32_t offset, uint32_t size, size_t at) {
+    load32(eax, addr_index);
+    if (offset > 0x7fff0000u) {
+      mov(ecx, offset);
+      add(rax, rcx);
+      offset = 0;
+    }
+    lea(rcx, ptr[rax + int32_t(offset + size)]);
+    cmp(rcx, r14);
+    ja(trap(TrapKind::kMemoryOutOfBounds, at));
+    return int32_t(offset);
+  }
+
+  void load(uint32_t op, uint32_t offset, size_t at) {
+    static const uint8_t kSize[14] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
+    const uint32_t a = h() - 1;
+    int32_t disp = bounds_check(a, offset, kSize[op - 0x28], at);
+    const RegExp ea = r13 + rax + disp;
+    switch (op) {
+      case 0x28: case 0x2a: case 0x35: mov(eax, dword[ea]); break;
+      case 0x29: case 0x2b: mov(rax, qword[ea]); break;
+      case 0x2c: movsx(eax, byte[ea]); break;
+      case 0x2d: case 0x31: movzx(eax, byte[ea]); break;
+      case 0x2e: movsx(eax, word[ea]); break;
+      case 0x2f: case 0x33: movzx(eax, word[ea]); break;
+      case 0x30: movsx(rax, byte[ea]); break;
+      case 0x32: movsx(rax, word[ea]); break;
+      default: movsxd(rax, dword[ea]); break;  // 0x34
+    }
+    result_rax(1);
+  }
+
+  void store(uint32_t op, uint32_t offset, size_t at) {
+    static const uint8_t kSize[9] = {4, 8, 4, 8, 1, 2, 1, 2, 4};
+    const uint32_t a = h() - 2, v = h() - 1;
+    int32_t disp = bounds_check(a, offset, kSize[op - 0x36], at);
+    load64(rdx, v);
+    const RegExp ea = r13 + rax + disp;
+    switch (op) {
+      case 0x36: case 0x38: case 0x3e: mov(dword[ea], edx); break;
+      case 0x37: case 0x39: mov(qword[ea], rdx); break;
+      case 0x3a: case 0x3c: mov(byte[ea], dl); break;
+      default: mov(word[ea], dx); break;  // 0x3b 0x3d
+    }
+    pop_n(2);
+  }
+
+  void br_table(size_t at) {
+    (void)at;
+    uint32_t n = in_->u32();
+    std::vector<uint32_t> depths(size_t(n) + 1);
+    for (auto& dd : depths) dd = in_->u32();
+    load32(eax, h() - 1);
+    pop_n(1);
+    // i >= n selects the default (the last entry), as the interpreter's clamp.
+    mov(ecx, n);
+    cmp(eax, ecx);
+    cmovae(eax, ecx);
+    Label& table = new_label();
+    lea(rcx, ptr[rip + table]);
+    mov(rax, qword[rcx + rax * 8]);
+    add(rax, rcx);
+    jmp(rax);
+    // One stub per distinct target that needs copies (or returns), so the code grows with the
+    // nesting depth, not with the table.
+    std::map<uint32_t, Label*> stub;
+    std::vector<Label*> dest;
+    for (uint32_t dd : depths) {
+      Ctrl& t = ctrls_[ctrls_.size() - 1 - dd];
+      if (t.kind != kFunc && !needs_copies(t)) { dest.push_back(t.label); continue; }
+      auto it = stub.find(dd);
+      if (it == stub.end()) it = stub.emplace(dd, &new_label()).first;
+      dest.push_back(it->second);
+    }
+    align(8);
+    L(table);
+    tables_.emplace_back(getSize(), uint32_t(dest.size()));
+    for (Label* l : dest) putL(*l);
+    for (const auto& [dd, l] : stub) {
+      L(*l);
+      emit_branch(dd);
+    }
+    set_unreachable();
+  }
+
+  void wasm_call(uint32_t f, size_t at) {
+    const FuncType& ft = m_.types[m_.funcs[f]];
+    const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
+    materialize_from(h() - np);
+    const int32_t base = int32_t(home(h() - np)) * 8;  // the callee's frame starts at its arguments
+    if (f >= m_.num_imported_funcs) {
+      if (base) add(rbx, base);
+      call(*func_labels_[f - m_.num_imported_funcs]);
+      call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
+      if (base) sub(rbx, base);
+    } else {
+      if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
+      const int32_t t = int32_t(f) * kTargetSize;
+      Label& host = new_label();
+      Label& done = new_label();
+      mov(rax, qword[r12 + kStTargets]);
+      mov(rcx, qword[rax + t + kTargetCode]);
+      test(rcx, rcx);
+      jz(host);
+      if (base) add(rbx, base);
+      mov(r12, qword[rax + t + kTargetState]);
+      call(rcx);
+      call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
+      mov(r12, qword[rsp]);  // this frame's own instance
+      if (base) sub(rbx, base);
+      jmp(done);
+      L(host);
+      mov(rdi, r15);
+      mov(rsi, r12);
+      mov(edx, f);
+      lea(rcx, ptr[rbx + base]);
+      mov(r8, rsp);
+      mov(r9d, uint32_t(at));
+      call(qword[r15 + kCtxHostCall]);
+      test(eax, eax);
+      jnz(unwind_);
+      L(done);
+    }
+    reload_memory();
+    pop_n(np);
+    for (uint32_t k = 0; k < nr; ++k) push_slot();
+  }
+
+  const ModuleImpl& m_;
+  std::deque<Label> labels_;
+  std::vector<Label*> func_labels_;
+  std::vector<uint32_t> func_start_;
+  Label trap_common_, overflow_common_, unwind_;
+  std::vector<std::pair<size_t, uint64_t>> fuel_patches_;  // (imm32 position, region count)
+  std::vector<std::pair<size_t, uint32_t>> tables_;        // (position, entries)
+  std::vector<std::pair<uint32_t, uint32_t>> call_sites_;
+  // The function being compiled.
+  ByteCursor* in_ = nullptr;
+  size_t op_at_ = 0;
+  uint32_t L_ = 0, frame_slots_ = 0, cost_ = 0, nresults_ = 0;
+  std::vector<Entry> stack_;
+  std::vector<Ctrl> ctrls_;
+  uint32_t dead_depth_ = 0;
+  int cur_region_ = -1;
+  std::vector<TrapStub> traps_;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> trap_index_;
+};
+
+bool cpu_supported() {
+  static const bool ok = [] {
+    Xbyak::util::Cpu cpu;
+    return cpu.has(Xbyak::util::Cpu::tLZCNT) && cpu.has(Xbyak::util::Cpu::tBMI1) &&
+           cpu.has(Xbyak::util::Cpu::tPOPCNT);
+  }();
+  return ok;
+}
+
+}  // namespace
+
+std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::string* note) {
+  if (!cpu_supported()) {
+    *note = "jit: this CPU lacks LZCNT/BMI1/POPCNT; the module runs on the interpreter";
+    return nullptr;
+  }
+  Xbyak::ClearError();
+  HeapAllocator alloc;
+  ModuleCompiler c(m, &alloc);
+  try {
+    c.compile_all();
+  } catch (const Refuse& r) {
+    *note = "jit: the module runs on the interpreter: at offset " + std::to_string(r.at) + ": " + r.why;
+    return nullptr;
+  } catch (const DecodeError& e) {
+    *note = "jit: the module runs on the interpreter: at offset " + std::to_string(e.offset) + ": " + e.msg;
+    return nullptr;
+  }
+  c.ready();
+  if (int err = Xbyak::GetError()) {
+    Xbyak::ClearError();
+    *note = std::string("jit: the module runs on the interpreter: assembler error: ") + Xbyak::ConvertErrorToString(err);
+    return nullptr;
+  }
+  auto out = std::make_shared<ModuleCode>();
+  c.finish(*out);
+  out->code = CodeBuffer::make(c.getCode(), c.getSize());
+  if (!out->code) {
+    *note = "jit: the module runs on the interpreter: cannot map executable memory";
+    return nullptr;
+  }
+  *note = "jit: " + std::to_string(m.compiled.size()) + " functions, " + std::to_string(c.getSize()) + " bytes of x86-64";
+  return out;
+}
+
+}  // namespace genvm::wasm::jit

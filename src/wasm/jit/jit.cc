@@ -1,0 +1,308 @@
+// The JIT's runtime: executable memory, the entry trampoline, the helpers generated code calls
+// (host calls, traps, stack overflow, memory.grow), backtraces from the native stack, and run().
+#define XBYAK_NO_EXCEPTION
+#include <xbyak/xbyak.h>
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "wasm/jit/abi.h"
+
+namespace genvm::wasm::jit {
+
+// ---- executable memory (W^X: written while read-write, then read+execute) ----
+
+std::unique_ptr<CodeBuffer> CodeBuffer::make(const uint8_t* bytes, size_t size) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t mapped = (size + page - 1) / page * page;
+  if (mapped == 0) return nullptr;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  std::memcpy(p, bytes, size);
+  if (mprotect(p, mapped, PROT_READ | PROT_EXEC) != 0) {
+    munmap(p, mapped);
+    return nullptr;
+  }
+  return std::unique_ptr<CodeBuffer>(new CodeBuffer(static_cast<uint8_t*>(p), size, mapped));
+}
+
+CodeBuffer::~CodeBuffer() { munmap(base_, mapped_); }
+
+namespace {
+
+// int enter(RunCtx*, const uint8_t* entry, uint64_t* fp, InstanceState*): saves the callee-saved
+// registers, pushes the frame-walk sentinel, calls the entry function; returns 0, or 1 when a
+// trap unwound to it.
+struct Trampoline {
+  std::unique_ptr<CodeBuffer> code;
+  uint32_t unwind_offset = 0;
+  using EnterFn = int (*)(RunCtx*, const uint8_t*, uint64_t*, InstanceState*);
+  EnterFn enter() const { return reinterpret_cast<EnterFn>(const_cast<uint8_t*>(code->base())); }
+  const void* unwind() const { return code->base() + unwind_offset; }
+};
+
+class HeapAllocator : public Xbyak::Allocator {
+ public:
+  uint8_t* alloc(size_t size) override { return static_cast<uint8_t*>(std::malloc(size)); }
+  void free(uint8_t* p) override { std::free(p); }
+  bool useProtect() const override { return false; }
+};
+
+const Trampoline* trampoline() {
+  static const Trampoline* t = [] {
+    using namespace Xbyak::util;
+    HeapAllocator alloc;
+    Xbyak::CodeGenerator g(4096, Xbyak::AutoGrow, &alloc);
+    Xbyak::Label out, unwind;
+    g.push(rbx);
+    g.push(rbp);
+    g.push(r12);
+    g.push(r13);
+    g.push(r14);
+    g.push(r15);
+    g.xor_(eax, eax);
+    g.push(rax);  // sentinel: "no instance" ends a backtrace walk
+    g.mov(g.qword[rdi + kCtxEntryRsp], rsp);
+    g.mov(r15, rdi);
+    g.mov(rbx, rdx);
+    g.mov(r12, rcx);
+    g.mov(rax, g.qword[r12 + kStMem0]);
+    g.mov(r13, g.qword[rax + kMemBase]);
+    g.mov(r14, g.qword[rax + kMemSize]);
+    g.call(rsi);
+    g.xor_(eax, eax);
+    g.L(out);
+    g.add(rsp, 8);
+    g.pop(r15);
+    g.pop(r14);
+    g.pop(r13);
+    g.pop(r12);
+    g.pop(rbp);
+    g.pop(rbx);
+    g.ret();
+    g.L(unwind);
+    g.mov(rsp, g.qword[r15 + kCtxEntryRsp]);
+    g.mov(eax, 1);
+    g.jmp(out);
+    g.ready();
+    auto* tr = new Trampoline;
+    if (Xbyak::GetError()) {
+      Xbyak::ClearError();
+      return static_cast<const Trampoline*>(tr);
+    }
+    tr->unwind_offset = uint32_t(unwind.getAddress() - g.getCode());
+    tr->code = CodeBuffer::make(g.getCode(), g.getSize());
+    return static_cast<const Trampoline*>(tr);
+  }();
+  return t->code ? t : nullptr;
+}
+
+}  // namespace
+
+// Not read by generated code: what the helpers need besides RunCtx.
+struct RunState {
+  Store* store;
+  const StoreAccess* access;
+  uint32_t max_frames;
+  std::optional<Trap> result;
+};
+
+namespace {
+
+// ---- backtraces ----
+
+// The wasm offset of the call whose return address is `ret`, in the code of `st`'s module.
+uint32_t call_site_offset(const InstanceState* st, uint64_t ret) {
+  const ModuleCode& mc = *st->code;
+  uint64_t off = ret - reinterpret_cast<uint64_t>(mc.code->base());
+  auto it = std::lower_bound(mc.call_sites.begin(), mc.call_sites.end(), off,
+                             [](const std::pair<uint32_t, uint32_t>& e, uint64_t o) { return e.first < o; });
+  return it != mc.call_sites.end() && it->first == off ? it->second : 0;
+}
+
+void add_frame(Trap& t, uint32_t max, const InstanceState* st, uint32_t wasm_offset) {
+  if (t.frames.size() >= max) return;
+  const ModuleImpl& m = *st->inst->m;
+  auto it = std::upper_bound(m.bodies.begin(), m.bodies.end(), size_t(wasm_offset),
+                             [](size_t o, const FuncBody& b) { return o < b.body_offset; });
+  if (it == m.bodies.begin()) return;
+  --it;
+  TrapFrame f;
+  f.module = st->inst->name;
+  f.func_index = uint32_t(m.num_imported_funcs + (it - m.bodies.begin()));
+  f.func_name = st->inst->self->name_section_func_name(f.func_index);
+  f.code_offset = wasm_offset;
+  t.frames.push_back(std::move(f));
+}
+
+// The callers of the function whose native frame is at p ([p] its InstanceState, [p+1] its
+// return address), outwards, until the trampoline's sentinel.
+void add_callers(Trap& t, uint32_t max, const uint64_t* p) {
+  while (t.frames.size() < max) {
+    auto* caller = reinterpret_cast<const InstanceState*>(p[2]);
+    if (!caller) return;
+    add_frame(t, max, caller, call_site_offset(caller, p[1]));
+    p += 2;
+  }
+}
+
+void sync_to_store(const RunCtx* ctx) {
+  const StoreAccess& a = *ctx->run->access;
+  *a.fuel = ctx->fuel;
+  *a.calls_left = ctx->calls_left;
+  *a.values_left = ctx->values_left;
+}
+
+void sync_from_store(RunCtx* ctx) {
+  const StoreAccess& a = *ctx->run->access;
+  ctx->fuel = *a.fuel;
+  ctx->calls_left = *a.calls_left;
+  ctx->values_left = *a.values_left;
+}
+
+// ---- helpers called by generated code ----
+
+void trap_helper(RunCtx* ctx, uint64_t kind, uint64_t wasm_offset, uint64_t* jit_rsp, InstanceState* st) {
+  RunState& rs = *ctx->run;
+  TrapKind k = TrapKind(kind);
+  rs.result = Trap{k, trap_kind_name(k), 0, nullptr, {}};
+  add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
+  add_callers(*rs.result, rs.max_frames, jit_rsp);
+}
+
+// A function's entry found the stack rule exhausted: reported at its caller's call, as the
+// interpreter does (which checks before the callee's frame exists); none for the entry function.
+void overflow_helper(RunCtx* ctx, uint64_t* entry_rsp) {
+  RunState& rs = *ctx->run;
+  rs.result = Trap{TrapKind::kStackOverflow, trap_kind_name(TrapKind::kStackOverflow), 0, nullptr, {}};
+  auto* caller = reinterpret_cast<const InstanceState*>(entry_rsp[1]);
+  if (!caller) return;
+  add_frame(*rs.result, rs.max_frames, caller, call_site_offset(caller, entry_rsp[0]));
+  add_callers(*rs.result, rs.max_frames, entry_rsp + 1);
+}
+
+uint32_t host_call_helper(RunCtx* ctx, InstanceState* st, uint64_t func_index, uint64_t* args,
+                          uint64_t* jit_rsp, uint64_t wasm_offset) {
+  RunState& rs = *ctx->run;
+  FuncInst* callee = st->targets[func_index].func;
+  const FuncType& ft = callee->type;
+  std::vector<Value> in(ft.params.size()), out(ft.results.size());
+  for (size_t k = 0; k < in.size(); ++k) in[k] = slot_to_value(ft.params[k], args[k]);
+  for (size_t k = 0; k < out.size(); ++k) out[k] = Value::zero(ft.results[k]);
+  Caller caller(*rs.store, st->inst->self);
+  sync_to_store(ctx);  // the host sees (and may change) fuel and counters as under the interpreter
+  std::optional<Trap> t = callee->host(caller, in, out);
+  sync_from_store(ctx);
+  if (!t) {
+    for (size_t k = 0; k < out.size(); ++k) args[k] = out[k].bits;
+    return 0;
+  }
+  rs.result = std::move(t);
+  add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
+  add_callers(*rs.result, rs.max_frames, jit_rsp);
+  return 1;
+}
+
+uint64_t grow_helper(RunCtx* ctx, InstanceState* st, uint64_t delta_pages) {
+  uint64_t old = 0;
+  GrowResult g = grow_memory(*ctx->run->store, *st->mem0, uint32_t(delta_pages), &old);
+  if (g == GrowResult::kHostFault) return uint64_t(1) << 32;
+  return g == GrowResult::kGrown ? uint32_t(old) : uint32_t(-1);
+}
+
+// Whether this thread's native stack holds the deepest JIT call chain the limits allow (16
+// bytes per wasm call) plus room for host functions; otherwise the interpreter runs the call,
+// so the depth at which a run traps never depends on the native stack.
+bool native_stack_allows(uint32_t call_stack_limit) {
+  constexpr uint64_t kHostReserve = uint64_t(512) << 10;
+  thread_local uintptr_t stack_low = [] {
+    pthread_attr_t attr;
+    uintptr_t low = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) low = reinterpret_cast<uintptr_t>(addr);
+      pthread_attr_destroy(&attr);
+    }
+    return low;
+  }();
+  if (!stack_low) return false;
+  char here;
+  uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
+  if (sp <= stack_low) return false;
+  return sp - stack_low > uint64_t(call_stack_limit) * kNativeFrameBytes + kHostReserve;
+}
+
+}  // namespace
+
+std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_ptr<const ModuleCode> code) {
+  if (!code || !trampoline()) return nullptr;
+  const ModuleImpl& m = *inst.m;
+  for (uint32_t i = 0; i < m.num_imported_funcs; ++i) {
+    FuncInst* f = inst.funcs[i];
+    if (!f->host && !f->instance->jit) return nullptr;
+  }
+  auto j = std::make_shared<InstanceJit>();
+  j->code = std::move(code);
+  for (GlobalInst* g : inst.globals) j->global_bits.push_back(&g->bits);
+  j->targets.resize(inst.funcs.size());
+  for (size_t i = 0; i < inst.funcs.size(); ++i) {
+    FuncInst* f = inst.funcs[i];
+    CallTarget& t = j->targets[i];
+    t.func = f;
+    if (f->host) continue;
+    InstanceJit* owner = f->instance == &inst ? j.get() : f->instance->jit.get();
+    const ModuleImpl& fm = *f->instance->m;
+    t.code = owner->code->code->base() + owner->code->func_start[f->index - fm.num_imported_funcs];
+    t.state = &owner->state;
+  }
+  j->state = InstanceState{inst.mem0, j->global_bits.data(), j->targets.data(), &inst, j->code.get()};
+  return j;
+}
+
+std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access) {
+  const StoreConfig& cfg = s.config();
+  const Trampoline* tr = trampoline();
+  InstanceJit* ij = f->instance->jit.get();
+  if (!tr || !ij || !native_stack_allows(cfg.call_stack_limit)) return interpret(s, f);
+  RunState rs{&s, &access, cfg.max_trap_frames, std::nullopt};
+  const bool fuel_on = cfg.fuel_enabled;
+  const int64_t saved_fuel = *access.fuel;
+  const uint32_t saved_calls = *access.calls_left, saved_values = *access.values_left;
+  std::vector<uint64_t>& stack = s.impl().stack;
+  RunCtx ctx{};
+  // As the interpreter: without fuel enabled, metered code runs with an allowance it cannot
+  // exhaust (and a host function sees that allowance as the store's fuel).
+  ctx.fuel = fuel_on ? saved_fuel : INT64_MAX;
+  if (!fuel_on) *access.fuel = INT64_MAX;
+  ctx.calls_left = saved_calls;
+  ctx.values_left = saved_values;
+  ctx.interrupt = access.interrupt;
+  ctx.stack_end = stack.data() + stack.size();
+  ctx.unwind = tr->unwind();
+  ctx.host_call = host_call_helper;
+  ctx.trap = trap_helper;
+  ctx.overflow = overflow_helper;
+  ctx.grow = grow_helper;
+  ctx.run = &rs;
+  const uint8_t* entry = ij->targets[f->index].code;
+  int trapped = tr->enter()(&ctx, entry, stack.data(), &ij->state);
+  if (trapped) {
+    // A trap refunds nothing: the counters are as before this call.
+    *access.calls_left = saved_calls;
+    *access.values_left = saved_values;
+  } else {
+    *access.calls_left = ctx.calls_left;
+    *access.values_left = ctx.values_left;
+  }
+  *access.fuel = fuel_on ? ctx.fuel : saved_fuel;
+  if (trapped) return std::move(rs.result);
+  return std::nullopt;
+}
+
+}  // namespace genvm::wasm::jit

@@ -1,0 +1,105 @@
+// Internal: the baseline x86-64 JIT (DESIGN.md "JIT"). A module loaded with Engine::kJit is
+// compiled here once more, from its validated wasm bytes, one pass per function; an instance
+// of it runs on that code when every function it imports is a host function or runs on the JIT
+// too. A module with an instruction this compiler does not handle yet gets no code (`note`
+// says why) and runs on the interpreter, as does any call whose limits the JIT cannot honour
+// (see native_stack_allows). Private to src/wasm.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wasm/module.h"
+#include "wasm/runtime.h"
+
+namespace genvm::wasm::jit {
+
+// Executable memory: mapped read-write, written, then read+execute (never both at once).
+class CodeBuffer {
+ public:
+  // Copies `bytes` into a fresh mapping and makes it read+execute; null on failure.
+  static std::unique_ptr<CodeBuffer> make(const uint8_t* bytes, size_t size);
+  ~CodeBuffer();
+  CodeBuffer(const CodeBuffer&) = delete;
+  CodeBuffer& operator=(const CodeBuffer&) = delete;
+  const uint8_t* base() const { return base_; }
+  size_t size() const { return size_; }
+
+ private:
+  CodeBuffer(uint8_t* b, size_t s, size_t mapped) : base_(b), size_(s), mapped_(mapped) {}
+  uint8_t* base_;
+  size_t size_;
+  size_t mapped_;
+};
+
+// A module's compiled code. Position-independent: no absolute address is baked in (helpers are
+// called through the run context, jump tables hold offsets), so the bytes could be stored as
+// they are in the module cache.
+struct ModuleCode {
+  std::unique_ptr<CodeBuffer> code;
+  std::vector<uint32_t> func_start;  // native offset of each defined function's entry
+  // (native offset of a call's return address, wasm offset of the call), ascending: maps a
+  // return address on the native stack back to its call instruction for backtraces.
+  std::vector<std::pair<uint32_t, uint32_t>> call_sites;
+  std::vector<std::pair<uint32_t, uint32_t>> data_ranges;  // (offset, bytes): br_table jump tables
+};
+
+// Compiles every defined function of a validated, compiled module (m.compiled gives the frame
+// sizes and stack charges the interpreter uses). Null with `note` set to the reason when the
+// module uses an instruction the JIT does not handle; `note` is set on success too.
+std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::string* note);
+
+// What JIT code reads of an imported or defined function at a call.
+struct CallTarget {
+  const uint8_t* code = nullptr;  // JIT entry; null: a host function
+  struct InstanceState* state = nullptr;
+  FuncInst* func = nullptr;
+};
+
+// Per instance, reached through r12 in JIT code (standard layout: generated code reads it).
+struct InstanceState {
+  MemInst* mem0 = nullptr;
+  uint64_t* const* global_bits = nullptr;  // &GlobalInst::bits of every global
+  const CallTarget* targets = nullptr;     // one per function index
+  Instance::Impl* inst = nullptr;
+  const ModuleCode* code = nullptr;
+};
+
+// What an instance that runs on the JIT holds (Instance::Impl::jit).
+struct InstanceJit {
+  InstanceState state;
+  std::shared_ptr<const ModuleCode> code;
+  std::vector<uint64_t*> global_bits;
+  std::vector<CallTarget> targets;
+};
+
+// The JIT state of a new instance (its functions, tables, memories and globals are in place),
+// or null when it must run on the interpreter: the module has no JIT code, or it imports a wasm
+// function that does not run on the JIT.
+std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_ptr<const ModuleCode> code);
+
+// The store's run state the JIT reads and writes (Store's private fields, passed by
+// Store::call).
+struct StoreAccess {
+  int64_t* fuel;
+  uint32_t* calls_left;
+  uint32_t* values_left;
+  const std::atomic<bool>* interrupt;
+};
+
+// Runs wasm function f (of an instance with JIT state) exactly as interpret() would: arguments
+// in the store's slots [0, params), results left in [0, results). Falls back to interpret() when
+// the native stack cannot hold the deepest call chain the store's limits allow.
+std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access);
+
+// Bytes of native stack one wasm call level takes in JIT code.
+inline constexpr uint64_t kNativeFrameBytes = 16;
+
+// Disassembly of a module's JIT code (genvm-wasm dump --jit), one function after another.
+std::string disassemble(const ModuleImpl& m, const ModuleCode& code);
+
+}  // namespace genvm::wasm::jit

@@ -1,0 +1,545 @@
+// The JIT against the interpreter. The main test runs every command of the spec testsuite twice,
+// once per engine, in lockstep, under three option sets (plain; metering with a small fuel
+// budget, so runs end out of fuel at many points; deterministic mode with metering), and
+// requires identical outcomes: values (type and bits), trap kind and backtrace (module,
+// function, wasm offset of every frame), fuel left, the stack-rule counters, and memory bytes.
+// Unit tests pin traps at exact offsets, fuel exhaustion, the recursion depth, host calls, the
+// per-module fallback and the W^X code.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "tools/genvm-wasm/json.h"
+#include "wasm/jit/jit.h"
+#include "wasm/wasm.h"
+
+namespace genvm::wasm {
+namespace {
+
+namespace fs = std::filesystem;
+using genvm_wasm_tool::Json;
+using genvm_wasm_tool::JsonParser;
+
+bool have_wabt() { return std::system("wat2wasm --version >/dev/null 2>&1 && wast2json --version >/dev/null 2>&1") == 0; }
+
+std::vector<uint8_t> read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<uint8_t> wat(const std::string& text) {
+  char dir[] = "/tmp/genvm-jit-test-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  fs::path in = fs::path(dir) / "m.wat", out = fs::path(dir) / "m.wasm";
+  std::ofstream(in) << text;
+  std::string cmd = "wat2wasm --enable-tail-call " + in.string() + " -o " + out.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << text;
+  auto bytes = read_bytes(out);
+  fs::remove_all(dir);
+  return bytes;
+}
+
+// Everything observable about one call.
+std::string describe(const Result<Outcome>& r, Store& s) {
+  std::ostringstream o;
+  if (!r) return "error " + r.error().to_string();
+  if (r->trap) {
+    o << "trap " << trap_kind_name(r->trap->kind) << " [" << r->trap->message << "]";
+    for (const auto& f : r->trap->frames) o << " (" << f.module << " " << f.func_index << " " << f.func_name << " @" << f.code_offset << ")";
+  } else {
+    for (const auto& v : r->values) o << val_type_name(v.type) << ":" << v.bits << " ";
+  }
+  o << " fuel " << s.fuel() << " calls " << s.calls_left() << " values " << s.values_left();
+  return o.str();
+}
+
+std::string memories(const Store& s) {
+  std::string all;
+  for (const auto& mv : memories_for_fingerprint(s)) {
+    all += mv.module + ":" + std::to_string(mv.index) + ":" + std::to_string(mv.bytes.size()) + ":";
+    all.append(reinterpret_cast<const char*>(mv.bytes.data()), mv.bytes.size());
+  }
+  return all;
+}
+
+std::optional<Value> parse_value(const Json& j) {
+  std::string t = j.str("type"), v = j.str("value");
+  ValType vt;
+  if (t == "i32") vt = ValType::I32;
+  else if (t == "i64") vt = ValType::I64;
+  else if (t == "f32") vt = ValType::F32;
+  else if (t == "f64") vt = ValType::F64;
+  else if (t == "funcref") vt = ValType::FuncRef;
+  else if (t == "externref") vt = ValType::ExternRef;
+  else return std::nullopt;
+  if (is_ref(vt)) return Value::ref(vt, v == "null" || v.empty() ? 0 : std::stoull(v) + 1);
+  if (v.rfind("nan:", 0) == 0) return std::nullopt;
+  return Value{vt, std::stoull(v), 0};
+}
+
+struct Mode {
+  const char* name;
+  LoadOptions load;
+  bool fuel;
+  uint64_t fuel_per_call;
+};
+
+// One engine's side of a script.
+struct World {
+  Store store;
+  Linker linker;
+  Instance* current = nullptr;
+  std::map<std::string, Instance*> named;
+
+  explicit World(const Mode& mode) : store(config(mode)) { define_spectest(); }
+  static StoreConfig config(const Mode& mode) {
+    StoreConfig c;
+    c.ram_budget = uint64_t(1) << 30;
+    c.fuel_enabled = mode.fuel;
+    return c;
+  }
+  void define_spectest() {
+    auto nop = [](Caller&, std::span<const Value>, std::span<Value>) -> std::optional<Trap> { return std::nullopt; };
+    using V = ValType;
+    const std::pair<const char*, FuncType> fns[] = {
+        {"print", {{}, {}}}, {"print_i32", {{V::I32}, {}}}, {"print_i64", {{V::I64}, {}}},
+        {"print_f32", {{V::F32}, {}}}, {"print_f64", {{V::F64}, {}}}, {"print_i32_f32", {{V::I32, V::F32}, {}}},
+        {"print_f64_f64", {{V::F64, V::F64}, {}}}};
+    for (const auto& [name, type] : fns) linker.define_host(store, "spectest", name, type, nop);
+    Extern g;
+    g.kind = Extern::kGlobal;
+    g.global = store.new_global(V::I32, false, Value::i32(666));
+    linker.define("spectest", "global_i32", g);
+    g.global = store.new_global(V::I64, false, Value::i64(666));
+    linker.define("spectest", "global_i64", g);
+    g.global = store.new_global(V::F32, false, Value::f32(666.6f));
+    linker.define("spectest", "global_f32", g);
+    g.global = store.new_global(V::F64, false, Value::f64(666.6));
+    linker.define("spectest", "global_f64", g);
+    Extern t;
+    t.kind = Extern::kTable;
+    t.table = *store.new_table(V::FuncRef, 10, 20);
+    linker.define("spectest", "table", t);
+    Extern m;
+    m.kind = Extern::kMemory;
+    m.memory = *store.new_memory(1, 2);
+    linker.define("spectest", "memory", m);
+  }
+  Instance* target(const Json& action) {
+    std::string m = action.str("module");
+    if (m.empty()) return current;
+    auto it = named.find(m);
+    return it == named.end() ? nullptr : it->second;
+  }
+};
+
+struct Tally {
+  int modules = 0, jit_modules = 0, jit_instances = 0, calls = 0, jit_calls = 0, mismatches = 0;
+  std::vector<std::string> refusals;  // distinct reasons
+};
+
+// Runs one script's commands in both worlds and counts differences.
+void run_script(const Json& script, const fs::path& dir, const Mode& mode, const std::string& file, Tally& tally) {
+  World a(mode), b(mode);  // a: interpreter, b: JIT
+  LoadOptions la = mode.load, lb = mode.load;
+  lb.engine = Engine::kJit;
+  auto mismatch = [&](const Json& cmd, const std::string& what, const std::string& x, const std::string& y) {
+    if (++tally.mismatches <= 20)
+      ADD_FAILURE() << mode.name << " " << file << ":" << cmd.str("line") << " " << what << "\n  interp: " << x << "\n  jit:    " << y;
+  };
+  for (const auto& cmd : script.get("commands")->items) {
+    const std::string type = cmd.str("type");
+    if (type == "module" || type == "assert_uninstantiable" || type == "assert_unlinkable") {
+      auto bytes = read_bytes(dir / cmd.str("filename"));
+      auto ma = Module::load(bytes, la);
+      auto mb = Module::load(bytes, lb);
+      if (!ma || !mb) {
+        if (bool(ma) != bool(mb)) mismatch(cmd, "load", ma ? "ok" : ma.error().to_string(), mb ? "ok" : mb.error().to_string());
+        continue;
+      }
+      ++tally.modules;
+      if ((*mb)->impl().jit_code) {
+        ++tally.jit_modules;
+      } else {
+        std::string why = engine_note(**mb);
+        why = why.substr(why.rfind(": ") + 2);
+        if (std::find(tally.refusals.begin(), tally.refusals.end(), why) == tally.refusals.end()) tally.refusals.push_back(why);
+      }
+      std::string name = type == "module" ? cmd.str("name") : "";
+      a.store.set_fuel(mode.fuel_per_call);
+      b.store.set_fuel(mode.fuel_per_call);
+      auto ia = a.linker.instantiate(a.store, *ma, name);
+      auto ib = b.linker.instantiate(b.store, *mb, name);
+      std::string da = ia ? "ok" : ia.error().to_string(), db = ib ? "ok" : ib.error().to_string();
+      if (da != db || a.store.fuel() != b.store.fuel()) mismatch(cmd, "instantiate", da + " fuel " + std::to_string(a.store.fuel()), db + " fuel " + std::to_string(b.store.fuel()));
+      if (ia && ib && type == "module") {
+        if ((*ib)->impl().jit) ++tally.jit_instances;
+        a.current = *ia;
+        b.current = *ib;
+        if (!name.empty()) {
+          a.named[name] = *ia;
+          b.named[name] = *ib;
+        }
+      }
+    } else if (type == "register") {
+      std::string n = cmd.str("name");
+      Instance* xa = n.empty() ? a.current : a.named[n];
+      Instance* xb = n.empty() ? b.current : b.named[n];
+      if (xa && xb) {
+        a.linker.define_instance(cmd.str("as"), *xa);
+        b.linker.define_instance(cmd.str("as"), *xb);
+      }
+    } else if (type == "action" || type == "assert_return" || type == "assert_trap" || type == "assert_exhaustion") {
+      const Json& act = *cmd.get("action");
+      Instance* xa = a.target(act);
+      Instance* xb = b.target(act);
+      if (!xa || !xb) continue;
+      if (act.str("type") == "get") {
+        auto ga = xa->get_global(act.str("field")), gb = xb->get_global(act.str("field"));
+        if (bool(ga) != bool(gb) || (ga && ga->bits != gb->bits)) mismatch(cmd, "get", ga ? std::to_string(ga->bits) : "-", gb ? std::to_string(gb->bits) : "-");
+        continue;
+      }
+      FuncInst* fa = xa->get_func(act.str("field"));
+      FuncInst* fb = xb->get_func(act.str("field"));
+      if (!fa || !fb) continue;
+      std::vector<Value> args;
+      bool ok = true;
+      if (const Json* js = act.get("args"))
+        for (const auto& j : js->items) {
+          auto v = parse_value(j);
+          if (!v) ok = false;
+          else args.push_back(*v);
+        }
+      if (!ok) continue;
+      a.store.set_fuel(mode.fuel_per_call);
+      b.store.set_fuel(mode.fuel_per_call);
+      auto ra = a.store.call(fa, args);
+      auto rb = b.store.call(fb, args);
+      ++tally.calls;
+      if (xb->impl().jit) ++tally.jit_calls;
+      std::string da = describe(ra, a.store), db = describe(rb, b.store);
+      if (da != db) mismatch(cmd, "call " + act.str("field"), da, db);
+      else if (memories(a.store) != memories(b.store)) mismatch(cmd, "memory after " + act.str("field"), "", "differs");
+    }
+  }
+}
+
+std::vector<fs::path> spec_files() {
+  std::vector<fs::path> out;
+  for (const char* d : {"/testdata/wasm-spec", "/testdata/wasm-spec-tail-call"}) {
+    fs::path dir = fs::path(GENVM_SHARED_DIR).string() + d;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".wast") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The spec scripts, converted by wast2json once for the three mode tests.
+class WasmJitSpec : public ::testing::Test {
+ protected:
+  struct Script {
+    std::string file;
+    fs::path dir;
+    Json json;
+  };
+  static void SetUpTestSuite() {
+    if (!have_wabt()) return;
+    char tmpl[] = "/tmp/genvm-jit-spec-XXXXXX";
+    if (!mkdtemp(tmpl)) return;
+    tmp_ = new fs::path(tmpl);
+    scripts_ = new std::vector<Script>;
+    for (const auto& wast : spec_files()) {
+      fs::path sub = *tmp_ / wast.stem();
+      fs::create_directories(sub);
+      fs::path json = sub / (wast.stem().string() + ".json");
+      std::string cmd = "wast2json --enable-tail-call '" + wast.string() + "' -o '" + json.string() + "' >/dev/null 2>&1";
+      if (std::system(cmd.c_str()) != 0) continue;  // the spec ctest reports such a file
+      std::ifstream in(json);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      auto script = JsonParser(ss.str()).parse();
+      if (script && script->get("commands")) scripts_->push_back(Script{wast.filename().string(), sub, std::move(*script)});
+    }
+  }
+  static void TearDownTestSuite() {
+    if (tmp_) fs::remove_all(*tmp_);
+    delete tmp_;
+    delete scripts_;
+    tmp_ = nullptr;
+    scripts_ = nullptr;
+  }
+  void run_mode(const Mode& mode) {
+    if (!have_wabt()) GTEST_SKIP() << "wabt (wat2wasm, wast2json) not installed: install the Debian package wabt";
+    if (!scripts_ || scripts_->empty()) GTEST_SKIP() << "no spec testsuite under " << GENVM_SHARED_DIR << "/testdata";
+    Tally t;
+    for (const Script& s : *scripts_) run_script(s.json, s.dir, mode, s.file, t);
+    std::printf("[%s] modules %d, taken by the JIT %d, instances on the JIT %d; calls %d, on the JIT %d; mismatches %d\n",
+                mode.name, t.modules, t.jit_modules, t.jit_instances, t.calls, t.jit_calls, t.mismatches);
+    for (const auto& r : t.refusals) std::printf("  refused: %s\n", r.c_str());
+    EXPECT_EQ(t.mismatches, 0);
+    // The JIT must take most of the suite's modules, or this test proves little.
+    EXPECT_GT(t.jit_modules * 10, t.modules * 7);
+    EXPECT_GT(t.jit_calls, 0);
+  }
+  static inline fs::path* tmp_ = nullptr;
+  static inline std::vector<Script>* scripts_ = nullptr;
+};
+
+TEST_F(WasmJitSpec, Plain) { run_mode({"plain", LoadOptions{}, false, 0}); }
+
+// Metered, with a budget small enough that many calls end out of fuel.
+TEST_F(WasmJitSpec, FuelAndMetering) {
+  LoadOptions lo;
+  lo.metering = true;
+  run_mode({"fuel", lo, true, 3000});
+}
+
+// Deterministic mode: float instructions trap where they stand.
+TEST_F(WasmJitSpec, Deterministic) {
+  LoadOptions lo;
+  lo.metering = true;
+  lo.deterministic = true;
+  run_mode({"det", lo, true, 1000000});
+}
+
+// ---- unit tests ----
+
+Result<Outcome> call_with(Store& s, FuncInst* f, std::vector<Value> args) { return s.call(f, args); }
+
+struct Loaded {
+  std::shared_ptr<const Module> module;
+  std::unique_ptr<Store> store;
+  Instance* inst = nullptr;
+};
+
+Loaded instantiate(const std::vector<uint8_t>& bytes, Engine engine, LoadOptions lo = {}, StoreConfig sc = {},
+                const std::function<void(Store&, Linker&)>& imports = {}) {
+  Loaded r;
+  lo.engine = engine;
+  auto m = Module::load(bytes, lo);
+  EXPECT_TRUE(m) << (m ? "" : m.error().to_string());
+  if (!m) return r;
+  r.module = *m;
+  r.store = std::make_unique<Store>(sc);
+  Linker linker;
+  if (imports) imports(*r.store, linker);
+  auto i = linker.instantiate(*r.store, r.module, "t");
+  EXPECT_TRUE(i) << (i ? "" : i.error().to_string());
+  if (i) r.inst = *i;
+  return r;
+}
+
+// Calls `func` under both engines; expects the JIT to have taken the module and both to agree.
+std::string both(const std::vector<uint8_t>& bytes, const std::string& func, std::vector<Value> args,
+                 LoadOptions lo = {}, StoreConfig sc = {}, uint64_t fuel = 0) {
+  std::string out[2];
+  for (int k = 0; k < 2; ++k) {
+    Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, lo, sc);
+    if (!r.inst) return "instantiate failed";
+    if (k) {
+      EXPECT_TRUE(r.inst->impl().jit) << engine_note(*r.module);
+    }
+    r.store->set_fuel(fuel);
+    out[k] = describe(call_with(*r.store, r.inst->get_func(func), args), *r.store);
+  }
+  EXPECT_EQ(out[0], out[1]);
+  return out[1];
+}
+
+TEST(WasmJit, TrapsAtExactOffsets) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module (memory 1)
+    (func $inner (param i32) (result i32)
+      local.get 0 i32.const 7 i32.div_u drop
+      local.get 0 i32.load offset=65533)
+    (func (export "outer") (param i32) (result i32)
+      i32.const 1 drop
+      local.get 0 call $inner)
+    (func (export "div") (param i32 i32) (result i32) local.get 0 local.get 1 i32.rem_s)
+    (func (export "unreach") unreachable)))");
+  // 65533 + 4 > 65536: the load traps; the frames are the load and the call.
+  std::string s = both(bytes, "outer", {Value::i32(0)});
+  EXPECT_NE(s.find("trap memory_out_of_bounds"), std::string::npos) << s;
+  EXPECT_NE(s.find("(t 0  @"), std::string::npos) << s;
+  EXPECT_NE(s.find("(t 1  @"), std::string::npos) << s;
+  // The reported offset is the load's own byte position: 0x28 (i32.load) in the module bytes.
+  Loaded r = instantiate(bytes, Engine::kJit);
+  auto out = call_with(*r.store, r.inst->get_func("outer"), {Value::i32(0)});
+  ASSERT_TRUE(out && out->trap);
+  ASSERT_EQ(out->trap->frames.size(), 2u);
+  EXPECT_EQ(bytes[out->trap->frames[0].code_offset], 0x28);
+  EXPECT_EQ(bytes[out->trap->frames[1].code_offset], 0x10);  // call
+  EXPECT_NE(both(bytes, "div", {Value::i32(1), Value::i32(0)}).find("integer_divide_by_zero"), std::string::npos);
+  // rem_s of INT_MIN by -1 is 0 (x86's idiv would fault).
+  EXPECT_NE(both(bytes, "div", {Value::i32(INT32_MIN), Value::i32(-1)}).find("i32:0 "), std::string::npos);
+  EXPECT_NE(both(bytes, "unreach", {}).find("trap unreachable"), std::string::npos);
+}
+
+TEST(WasmJit, FuelRunsOutAtTheSamePoint) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (func $leaf (param i32) (result i32) local.get 0 i32.const 3 i32.mul)
+    (func (export "loop") (param i32) (result i32) (local i32)
+      block loop
+        local.get 0 i32.eqz br_if 1
+        local.get 1 local.get 0 call $leaf i32.add local.set 1
+        local.get 0 i32.const 1 i32.sub local.set 0
+        br 0 end end local.get 1)))");
+  LoadOptions lo;
+  lo.metering = true;
+  StoreConfig sc;
+  sc.fuel_enabled = true;
+  // Every budget from 0 to well past the run's cost: the same trap point and the same fuel left.
+  int out_of_fuel = 0;
+  for (uint64_t fuel = 0; fuel < 400; fuel += 7) {
+    std::string s = both(bytes, "loop", {Value::i32(10)}, lo, sc, fuel);
+    if (s.find("out_of_fuel") != std::string::npos) ++out_of_fuel;
+  }
+  EXPECT_GT(out_of_fuel, 10);
+  // Interrupts are polled at the same points: a set flag stops the first region entry.
+  for (int k = 0; k < 2; ++k) {
+    Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, lo, sc);
+    r.store->set_fuel(1000);
+    r.store->interrupt();
+    auto out = call_with(*r.store, r.inst->get_func("loop"), {Value::i32(10)});
+    ASSERT_TRUE(out && out->trap);
+    EXPECT_EQ(out->trap->kind, TrapKind::kInterrupt);
+  }
+}
+
+TEST(WasmJit, RecursionTrapsAtTheInterpretersDepth) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (global $depth (mut i32) (i32.const 0))
+    (func $f (export "f") (param i32) (result i32) (local i64 i64)
+      global.get $depth i32.const 1 i32.add global.set $depth
+      local.get 0 i32.const 1 i32.add call $f)
+    (func (export "depth") (result i32) global.get $depth)))");
+  for (uint32_t limit : {1024u, 100u, 7u}) {
+    StoreConfig sc;
+    sc.call_stack_limit = limit;
+    uint32_t depth[2];
+    for (int k = 0; k < 2; ++k) {
+      Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, {}, sc);
+      auto out = call_with(*r.store, r.inst->get_func("f"), {Value::i32(0)});
+      ASSERT_TRUE(out && out->trap);
+      EXPECT_EQ(out->trap->kind, TrapKind::kStackOverflow);
+      EXPECT_EQ(r.store->calls_left(), limit);  // a trap refunds nothing: as before the call
+      depth[k] = uint32_t(call_with(*r.store, r.inst->get_func("depth"), {})->values[0].as_i32());
+    }
+    EXPECT_EQ(depth[0], limit);
+    EXPECT_EQ(depth[1], depth[0]);
+    both(bytes, "f", {Value::i32(0)}, {}, sc);
+  }
+  // The value-stack rule too (each frame charges 2 locals + 2 operands).
+  StoreConfig sc;
+  sc.value_stack_limit = 401;
+  std::string s = both(bytes, "f", {Value::i32(0)}, {}, sc);
+  EXPECT_NE(s.find("stack_overflow"), std::string::npos);
+}
+
+TEST(WasmJit, HostCallsAndTheirTraps) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (import "env" "add" (func $add (param i32 i64) (result i64)))
+    (import "env" "fail" (func $fail (param i32)))
+    (memory (export "memory") 1)
+    (func (export "go") (param i32) (result i64)
+      i32.const 0 local.get 0 i32.store
+      local.get 0 i64.const 40 call $add)
+    (func (export "boom") (param i32) local.get 0 call $fail)))");
+  for (int k = 0; k < 2; ++k) {
+    Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, {}, {}, [](Store& s, Linker& l) {
+      using V = ValType;
+      l.define_host(s, "env", "add", FuncType{{V::I32, V::I64}, {V::I64}},
+                    [](Caller& c, std::span<const Value> in, std::span<Value> out) -> std::optional<Trap> {
+                      uint32_t word = 0;
+                      if (!c.read(0, &word, 4)) return Trap{TrapKind::kHostError, "no memory", 0, nullptr, {}};
+                      out[0] = Value::i64(in[0].as_i32() + in[1].as_i64() + word);
+                      return std::nullopt;
+                    });
+      l.define_host(s, "env", "fail", FuncType{{V::I32}, {}},
+                    [](Caller&, std::span<const Value> in, std::span<Value>) -> std::optional<Trap> {
+                      return Trap{TrapKind::kHostExit, "exit", in[0].as_i32(), nullptr, {}};
+                    });
+    });
+    ASSERT_TRUE(r.inst);
+    EXPECT_EQ(bool(r.inst->impl().jit), k == 1);
+    auto out = call_with(*r.store, r.inst->get_func("go"), {Value::i32(2)});
+    ASSERT_TRUE(out && !out->trap);
+    EXPECT_EQ(out->values[0].as_i64(), 44);
+    out = call_with(*r.store, r.inst->get_func("boom"), {Value::i32(9)});
+    ASSERT_TRUE(out && out->trap);
+    EXPECT_EQ(out->trap->kind, TrapKind::kHostExit);
+    EXPECT_EQ(out->trap->exit_code, 9);
+    ASSERT_EQ(out->trap->frames.size(), 1u);
+    EXPECT_EQ(bytes[out->trap->frames[0].code_offset], 0x10);  // the call of the host function
+  }
+}
+
+TEST(WasmJit, ModuleWithUnsupportedInstructionRunsOnTheInterpreter) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module (func (export "f") (param f32) (result f32) local.get 0 local.get 0 f32.add)))");
+  Loaded r = instantiate(bytes, Engine::kJit);
+  ASSERT_TRUE(r.inst);
+  EXPECT_FALSE(r.module->impl().jit_code);
+  EXPECT_FALSE(r.inst->impl().jit);
+  EXPECT_NE(engine_note(*r.module).find("runs on the interpreter"), std::string::npos) << engine_note(*r.module);
+  auto out = call_with(*r.store, r.inst->get_func("f"), {Value::f32(1.5f)});
+  ASSERT_TRUE(out && !out->trap);
+  EXPECT_EQ(out->values[0].as_f32(), 3.0f);
+  // A JIT module importing a function of an interpreter instance runs on the interpreter too.
+  auto user = wat(R"((module (import "m" "f" (func $f (param f32) (result f32)))
+    (func (export "g") (param f32) (result f32) local.get 0 call $f)))");
+  LoadOptions lo;
+  lo.engine = Engine::kJit;
+  auto mu = Module::load(user, lo);
+  ASSERT_TRUE(mu);
+  EXPECT_TRUE((*mu)->impl().jit_code);
+  Linker l;
+  l.define_instance("m", *r.inst);
+  auto iu = l.instantiate(*r.store, *mu, "u");
+  ASSERT_TRUE(iu);
+  EXPECT_FALSE((*iu)->impl().jit);
+  out = call_with(*r.store, (*iu)->get_func("g"), {Value::f32(2.0f)});
+  ASSERT_TRUE(out && !out->trap);
+  EXPECT_EQ(out->values[0].as_f32(), 4.0f);
+}
+
+TEST(WasmJit, CodeIsMappedExecutableButNotWritable) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  Loaded r = instantiate(wat(R"((module (func (export "f") (result i32) i32.const 1)))"), Engine::kJit);
+  ASSERT_TRUE(r.module && r.module->impl().jit_code);
+  const uint8_t* code = r.module->impl().jit_code->code->base();
+  // /proc/self/maps: the mapping that holds the code is r-x.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  bool found = false;
+  while (std::getline(maps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+    if (uintptr_t(code) >= lo && uintptr_t(code) < hi) {
+      found = true;
+      EXPECT_EQ(std::string(perms).substr(0, 3), "r-x") << line;
+    }
+  }
+  EXPECT_TRUE(found);
+  std::string listing = dump_jit(*r.module);
+  EXPECT_NE(listing.find("func 0"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("ret"), std::string::npos) << listing;
+}
+
+}  // namespace
+}  // namespace genvm::wasm
