@@ -6,6 +6,11 @@
 # f32/f64.const and the reinterprets, or does not export exactly the functions softfloat.h
 # declares. (wasm-ld always declares a memory; nothing may use it.)
 set -u
+if [ $# -ne 3 ] || [ "$1" = "--help" ]; then
+  echo "usage: check_wasm.sh WASM-OBJDUMP softfloat.wasm softfloat.h   (exit 0: the module is pure)"
+  [ "${1:-}" = "--help" ] && exit 0
+  exit 2
+fi
 objdump="$1" wasm="$2" header="$3"
 tmp="${TMPDIR:-/tmp}/softfloat_check.$$"
 trap 'rm -f "$tmp".*' EXIT
