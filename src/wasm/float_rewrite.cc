@@ -250,7 +250,6 @@ Result<Library> open_library(std::span<const uint8_t> bytes) {
   ModuleImpl& lib = **m;
   auto refuse = [](const std::string& what) { return make_error("bad_library", "the softfloat library " + what); };
   if (!lib.imports.empty()) return refuse("has imports (" + lib.imports[0].module + "." + lib.imports[0].name + ")");
-  if (!lib.memories.empty()) return refuse("has a memory");
   if (!lib.tables.empty()) return refuse("has a table");
   if (!lib.globals.empty()) return refuse("has globals");
   if (!lib.datas.empty()) return refuse("has data segments");
@@ -259,12 +258,18 @@ Result<Library> open_library(std::span<const uint8_t> bytes) {
   Library out;
   for (const auto& e : lib.exports)
     if (e.kind == 'f') out.exports[e.name] = e.index;
+  // wasm-ld always declares a memory (and exports it): one that no instruction touches is
+  // left behind with the library's other exports, never merged.
+  if (lib.memories.size() > 1) return refuse("has more than one memory");
   for (size_t i = 0; i < lib.bodies.size(); ++i) {
     std::optional<std::string> bad;
     walk_body(lib.bytes.data(), lib.bodies[i].body_offset, lib.bodies[i].body_end, [&](const Instr& in) {
-      if (!bad && float_op(in.op)) bad = float_op(in.op)->name;
+      if (bad) return;
+      if (auto f = float_op(in.op)) bad = "uses the float instruction " + f->name;
+      bool memory = (in.op >= 0x28 && in.op <= 0x40) || (in.op >= 0xfc08 && in.op <= 0xfc0b);
+      if (memory) bad = "accesses memory (opcode " + std::to_string(in.op) + ")";
     });
-    if (bad) return refuse("uses the float instruction " + *bad + " (function " + std::to_string(i) + ")");
+    if (bad) return refuse(*bad + " (function " + std::to_string(i) + ")");
   }
   out.m = std::move(*m);
   return out;

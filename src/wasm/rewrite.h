@@ -30,9 +30,10 @@ struct SoftFloatReport {
 //   "malformed" / "invalid"  the module or the library does not load
 //   "unsupported"            the module uses an instruction the rewriter does not handle
 //                            (SIMD, other prefixes)
-//   "bad_library"            the library breaks the contract (imports, memories, globals,
-//                            tables, data, elements, a start function, a float instruction of its
-//                            own, a missing gvmsf_ export or one of the wrong type)
+//   "bad_library"            the library breaks the contract (imports, globals, tables, data,
+//                            elements, a start function, an instruction that touches memory or
+//                            floats, a gvmsf_ export the module needs missing or of the wrong
+//                            type); a declared memory nothing uses is allowed and left out
 // The output is checked by loading it; a failure there is "internal".
 Result<std::vector<uint8_t>> rewrite_floats_to_softfloat(std::span<const uint8_t> module,
                                                          std::span<const uint8_t> library,

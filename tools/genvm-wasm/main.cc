@@ -236,6 +236,8 @@ int cmd_run(int argc, char** argv) {
     } else if (prog.empty() && a == "--env") {
       if (i + 1 >= argc) return die("--env needs K=V");
       opts.env.push_back(argv[++i]);
+    } else if (prog.empty() && a == "--det") {
+      opts.deterministic = true;
     } else if (prog.empty() && a == "--fuel") {
       if (i + 1 >= argc || !parse_u64(argv[i + 1], opts.fuel_amount)) return die("--fuel needs a number");
       ++i;
