@@ -26,13 +26,20 @@ namespace genvm::wasm::jit {
 
 struct RunCtx;
 
-// Helpers (C calling convention); a nonzero return of host_call / grow means "trap recorded".
-using HostCallFn = uint32_t (*)(RunCtx*, InstanceState*, uint64_t func_index, uint64_t* args,
-                                uint64_t* jit_rsp, uint64_t wasm_offset);
+// Helpers (C calling convention). call_out runs a target without JIT code (a host function, or
+// a wasm function of an instance on the interpreter); nonzero: a trap was recorded.
+using CallOutFn = uint32_t (*)(RunCtx*, InstanceState*, const CallTarget* target, uint64_t* args,
+                               uint64_t* jit_rsp, uint64_t wasm_offset);
+// call_indirect's lookup: the target, or null with RunCtx::pending_trap set to the trap kind.
+using IndirectFn = const CallTarget* (*)(RunCtx*, InstanceState*, uint64_t table, uint64_t type_index,
+                                         uint64_t elem);
 using TrapFn = void (*)(RunCtx*, uint64_t kind, uint64_t wasm_offset, uint64_t* jit_rsp, InstanceState*);
 using OverflowFn = void (*)(RunCtx*, uint64_t* entry_rsp);
 // Result: the old size in pages, UINT32_MAX when refused, bit 32 set on a host fault.
 using GrowFn = uint64_t (*)(RunCtx*, InstanceState*, uint64_t delta_pages);
+// memory.copy (kind 0: dst, src, n) and memory.fill (kind 1: dst, byte, n) on memory 0; nonzero
+// when out of bounds (nothing written, as the interpreter).
+using BulkFn = uint32_t (*)(InstanceState*, uint64_t kind, uint64_t dst, uint64_t src_or_byte, uint64_t n);
 
 struct RunCtx {
   int64_t fuel;             // INT64_MAX when fuel is not enabled (as the interpreter)
@@ -42,10 +49,13 @@ struct RunCtx {
   const uint64_t* stack_end;
   void* entry_rsp;          // the trampoline's rsp; a trap unwinds to it
   const void* unwind;       // jump here (with r15 set) after a helper recorded a trap
-  HostCallFn host_call;
+  CallOutFn call_out;
+  IndirectFn indirect;
+  uint32_t pending_trap;    // the kind of a trap `indirect` found
   TrapFn trap;
   OverflowFn overflow;
   GrowFn grow;
+  BulkFn bulk;
   // Not read by generated code.
   struct RunState* run;
 };
@@ -57,10 +67,13 @@ inline constexpr int kCtxInterrupt = offsetof(RunCtx, interrupt);
 inline constexpr int kCtxStackEnd = offsetof(RunCtx, stack_end);
 inline constexpr int kCtxEntryRsp = offsetof(RunCtx, entry_rsp);
 inline constexpr int kCtxUnwind = offsetof(RunCtx, unwind);
-inline constexpr int kCtxHostCall = offsetof(RunCtx, host_call);
+inline constexpr int kCtxCallOut = offsetof(RunCtx, call_out);
+inline constexpr int kCtxIndirect = offsetof(RunCtx, indirect);
+inline constexpr int kCtxPendingTrap = offsetof(RunCtx, pending_trap);
 inline constexpr int kCtxTrap = offsetof(RunCtx, trap);
 inline constexpr int kCtxOverflow = offsetof(RunCtx, overflow);
 inline constexpr int kCtxGrow = offsetof(RunCtx, grow);
+inline constexpr int kCtxBulk = offsetof(RunCtx, bulk);
 
 inline constexpr int kStMem0 = offsetof(InstanceState, mem0);
 inline constexpr int kStGlobals = offsetof(InstanceState, global_bits);
@@ -69,6 +82,7 @@ inline constexpr int kMemBase = offsetof(MemInst, base);
 inline constexpr int kMemSize = offsetof(MemInst, size);
 inline constexpr int kTargetCode = offsetof(CallTarget, code);
 inline constexpr int kTargetState = offsetof(CallTarget, state);
+inline constexpr int kTargetFunc = offsetof(CallTarget, func);
 inline constexpr int kTargetSize = sizeof(CallTarget);
 
 }  // namespace genvm::wasm::jit

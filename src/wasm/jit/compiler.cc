@@ -474,6 +474,7 @@ class ModuleCompiler : public CodeGenerator {
         set_unreachable();
         return;
       case 0x10: return wasm_call(in_->u32(), at);
+      case 0x11: return call_indirect(at);
       case 0x1a: pop_n(1); return;
       case 0x1c: {
         uint32_t n = in_->u32();
@@ -548,6 +549,22 @@ class ModuleCompiler : public CodeGenerator {
       case 0xfc: {
         uint32_t sub = in_->u32();
         if (sub <= 7 && m_.options.deterministic) return nondet(1, at);
+        if (sub == 10 || sub == 11) {
+          // memory.copy / memory.fill: operands as u32 (the interpreter's reading), the work in C.
+          if (sub == 10) in_->u8();
+          in_->u8();
+          const uint32_t a = h() - 3;
+          mov(rdi, r12);
+          mov(esi, sub == 10 ? 0 : 1);
+          load32(edx, a);
+          load32(ecx, a + 1);
+          load32(r8d, a + 2);
+          call(qword[r15 + kCtxBulk]);
+          test(eax, eax);
+          jnz(trap(TrapKind::kMemoryOutOfBounds, at));
+          pop_n(3);
+          return;
+        }
         throw Refuse{at, "instruction 0xfc " + std::to_string(sub) + " not supported by the JIT yet"};
       }
       default: {
@@ -833,32 +850,64 @@ class ModuleCompiler : public CodeGenerator {
       if (base) sub(rbx, base);
     } else {
       if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
-      const int32_t t = int32_t(f) * kTargetSize;
-      Label& host = new_label();
-      Label& done = new_label();
       mov(rax, qword[r12 + kStTargets]);
-      mov(rcx, qword[rax + t + kTargetCode]);
-      test(rcx, rcx);
-      jz(host);
-      if (base) add(rbx, base);
-      mov(r12, qword[rax + t + kTargetState]);
-      call(rcx);
-      call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
-      mov(r12, qword[rsp]);  // this frame's own instance
-      if (base) sub(rbx, base);
-      jmp(done);
-      L(host);
-      mov(rdi, r15);
-      mov(rsi, r12);
-      mov(edx, f);
-      lea(rcx, ptr[rbx + base]);
-      mov(r8, rsp);
-      mov(r9d, uint32_t(at));
-      call(qword[r15 + kCtxHostCall]);
-      test(eax, eax);
-      jnz(unwind_);
-      L(done);
+      add(rax, int32_t(f) * kTargetSize);
+      call_target(base, at);
     }
+    reload_memory();
+    pop_n(np);
+    for (uint32_t k = 0; k < nr; ++k) push_slot();
+  }
+
+  // A call through the CallTarget in rax: JIT code directly (r12 switched to the callee's
+  // instance and restored from this frame after), anything else through the call_out helper.
+  void call_target(int32_t base, size_t at) {
+    Label& out = new_label();
+    Label& done = new_label();
+    mov(rcx, qword[rax + kTargetCode]);
+    test(rcx, rcx);
+    jz(out);
+    if (base) add(rbx, base);
+    mov(r12, qword[rax + kTargetState]);
+    call(rcx);
+    call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
+    mov(r12, qword[rsp]);  // this frame's own instance
+    if (base) sub(rbx, base);
+    jmp(done);
+    L(out);
+    mov(rdi, r15);
+    mov(rsi, r12);
+    mov(rdx, rax);
+    lea(rcx, ptr[rbx + base]);
+    mov(r8, rsp);
+    mov(r9d, uint32_t(at));
+    call(qword[r15 + kCtxCallOut]);
+    test(eax, eax);
+    jnz(unwind_);
+    L(done);
+  }
+
+  void call_indirect(size_t at) {
+    const uint32_t type_index = in_->u32(), table = in_->u32();
+    const FuncType& ft = m_.types[type_index];
+    const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
+    load32(r8d, h() - 1);  // the element index
+    pop_n(1);
+    materialize_from(h() - np);
+    const int32_t base = int32_t(home(h() - np)) * 8;
+    mov(rdi, r15);
+    mov(rsi, r12);
+    mov(edx, table);
+    mov(ecx, type_index);
+    call(qword[r15 + kCtxIndirect]);
+    Label& found = new_label();
+    test(rax, rax);
+    jnz(found);
+    mov(esi, dword[r15 + kCtxPendingTrap]);
+    mov(edx, uint32_t(at));
+    jmp(trap_common_);
+    L(found);
+    call_target(base, at);
     reload_memory();
     pop_n(np);
     for (uint32_t k = 0; k < nr; ++k) push_slot();

@@ -110,6 +110,7 @@ struct RunState {
   const StoreAccess* access;
   uint32_t max_frames;
   std::optional<Trap> result;
+  CallTarget scratch_target;  // what indirect_helper returns for a target without JIT code
 };
 
 namespace {
@@ -186,10 +187,39 @@ void overflow_helper(RunCtx* ctx, uint64_t* entry_rsp) {
   add_callers(*rs.result, rs.max_frames, entry_rsp + 1);
 }
 
-uint32_t host_call_helper(RunCtx* ctx, InstanceState* st, uint64_t func_index, uint64_t* args,
-                          uint64_t* jit_rsp, uint64_t wasm_offset) {
+// A wasm function of an instance on the interpreter, called from JIT code: the interpreter runs
+// it on a slot stack that starts at the callee's frame and ends where the real one ends (so its
+// memory-safety check sees the same room), after the checks the interpreter's call would make.
+std::optional<Trap> call_interpreter(RunCtx* ctx, FuncInst* callee, uint64_t* args) {
   RunState& rs = *ctx->run;
-  FuncInst* callee = st->targets[func_index].func;
+  const CompiledFunc* cf = callee->code;
+  auto overflow = [] { return Trap{TrapKind::kStackOverflow, trap_kind_name(TrapKind::kStackOverflow), 0, nullptr, {}}; };
+  if (ctx->calls_left == 0 || ctx->values_left < cf->cost) return overflow();
+  if (args + cf->frame_slots > ctx->stack_end) return overflow();
+  std::vector<uint64_t> slots(size_t(ctx->stack_end - args));
+  std::copy(args, args + cf->num_params, slots.begin());
+  std::vector<uint64_t>& stack = rs.store->impl().stack;
+  std::swap(stack, slots);
+  sync_to_store(ctx);
+  std::optional<Trap> t = interpret(*rs.store, callee);
+  sync_from_store(ctx);
+  std::swap(stack, slots);
+  if (!t) std::copy(slots.begin(), slots.begin() + cf->num_results, args);
+  return t;
+}
+
+uint32_t call_out_helper(RunCtx* ctx, InstanceState* st, const CallTarget* target, uint64_t* args,
+                         uint64_t* jit_rsp, uint64_t wasm_offset) {
+  RunState& rs = *ctx->run;
+  FuncInst* callee = target->func;
+  if (!callee->host) {
+    std::optional<Trap> t = call_interpreter(ctx, callee, args);
+    if (!t) return 0;
+    rs.result = std::move(t);
+    add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
+    add_callers(*rs.result, rs.max_frames, jit_rsp);
+    return 1;
+  }
   const FuncType& ft = callee->type;
   std::vector<Value> in(ft.params.size()), out(ft.results.size());
   for (size_t k = 0; k < in.size(); ++k) in[k] = slot_to_value(ft.params[k], args[k]);
@@ -208,11 +238,38 @@ uint32_t host_call_helper(RunCtx* ctx, InstanceState* st, uint64_t func_index, u
   return 1;
 }
 
+const CallTarget* indirect_helper(RunCtx* ctx, InstanceState* st, uint64_t table, uint64_t type_index, uint64_t elem) {
+  const TableInst* t = st->inst->tables[table];
+  auto fail = [&](TrapKind k) -> const CallTarget* {
+    ctx->pending_trap = uint32_t(k);
+    return nullptr;
+  };
+  if (elem >= t->elems.size()) return fail(TrapKind::kTableOutOfBounds);
+  FuncInst* callee = reinterpret_cast<FuncInst*>(t->elems[elem]);
+  if (!callee) return fail(TrapKind::kIndirectCallToNull);
+  if (callee->type_id != st->inst->m->type_ids[type_index]) return fail(TrapKind::kBadSignature);
+  if (!callee->host && callee->instance->jit) return &callee->instance->jit->targets[callee->index];
+  ctx->run->scratch_target = CallTarget{nullptr, nullptr, callee};
+  return &ctx->run->scratch_target;
+}
+
 uint64_t grow_helper(RunCtx* ctx, InstanceState* st, uint64_t delta_pages) {
   uint64_t old = 0;
   GrowResult g = grow_memory(*ctx->run->store, *st->mem0, uint32_t(delta_pages), &old);
   if (g == GrowResult::kHostFault) return uint64_t(1) << 32;
   return g == GrowResult::kGrown ? uint32_t(old) : uint32_t(-1);
+}
+
+uint32_t bulk_helper(InstanceState* st, uint64_t kind, uint64_t dst, uint64_t src_or_byte, uint64_t n) {
+  MemInst& m = *st->mem0;
+  if (kind == 0) {
+    if (dst + n > m.size || src_or_byte + n > m.size) return 1;
+    std::memmove(m.base + dst, m.base + src_or_byte, n);
+  } else {
+    if (dst + n > m.size) return 1;
+    std::memset(m.base + dst, int(uint8_t(src_or_byte)), n);
+  }
+  return 0;
 }
 
 // Whether this thread's native stack holds the deepest JIT call chain the limits allow (16
@@ -242,11 +299,6 @@ bool native_stack_allows(uint32_t call_stack_limit) {
 
 std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_ptr<const ModuleCode> code) {
   if (!code || !trampoline()) return nullptr;
-  const ModuleImpl& m = *inst.m;
-  for (uint32_t i = 0; i < m.num_imported_funcs; ++i) {
-    FuncInst* f = inst.funcs[i];
-    if (!f->host && !f->instance->jit) return nullptr;
-  }
   auto j = std::make_shared<InstanceJit>();
   j->code = std::move(code);
   for (GlobalInst* g : inst.globals) j->global_bits.push_back(&g->bits);
@@ -255,7 +307,7 @@ std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_p
     FuncInst* f = inst.funcs[i];
     CallTarget& t = j->targets[i];
     t.func = f;
-    if (f->host) continue;
+    if (f->host || (f->instance != &inst && !f->instance->jit)) continue;  // called out of JIT code
     InstanceJit* owner = f->instance == &inst ? j.get() : f->instance->jit.get();
     const ModuleImpl& fm = *f->instance->m;
     t.code = owner->code->code->base() + owner->code->func_start[f->index - fm.num_imported_funcs];
@@ -270,7 +322,7 @@ std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access) {
   const Trampoline* tr = trampoline();
   InstanceJit* ij = f->instance->jit.get();
   if (!tr || !ij || !native_stack_allows(cfg.call_stack_limit)) return interpret(s, f);
-  RunState rs{&s, &access, cfg.max_trap_frames, std::nullopt};
+  RunState rs{&s, &access, cfg.max_trap_frames, std::nullopt, {}};
   const bool fuel_on = cfg.fuel_enabled;
   const int64_t saved_fuel = *access.fuel;
   const uint32_t saved_calls = *access.calls_left, saved_values = *access.values_left;
@@ -285,10 +337,12 @@ std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access) {
   ctx.interrupt = access.interrupt;
   ctx.stack_end = stack.data() + stack.size();
   ctx.unwind = tr->unwind();
-  ctx.host_call = host_call_helper;
+  ctx.call_out = call_out_helper;
+  ctx.indirect = indirect_helper;
   ctx.trap = trap_helper;
   ctx.overflow = overflow_helper;
   ctx.grow = grow_helper;
+  ctx.bulk = bulk_helper;
   ctx.run = &rs;
   const uint8_t* entry = ij->targets[f->index].code;
   int trapped = tr->enter()(&ctx, entry, stack.data(), &ij->state);

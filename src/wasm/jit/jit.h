@@ -55,7 +55,7 @@ std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::strin
 
 // What JIT code reads of an imported or defined function at a call.
 struct CallTarget {
-  const uint8_t* code = nullptr;  // JIT entry; null: a host function
+  const uint8_t* code = nullptr;  // JIT entry; null: a host function or an interpreter function
   struct InstanceState* state = nullptr;
   FuncInst* func = nullptr;
 };
@@ -78,8 +78,9 @@ struct InstanceJit {
 };
 
 // The JIT state of a new instance (its functions, tables, memories and globals are in place),
-// or null when it must run on the interpreter: the module has no JIT code, or it imports a wasm
-// function that does not run on the JIT.
+// or null when the module has no JIT code. Imported wasm functions of instances that run on the
+// interpreter are called through the interpreter (run nested on the callee's part of the slot
+// stack).
 std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_ptr<const ModuleCode> code);
 
 // The store's run state the JIT reads and writes (Store's private fields, passed by

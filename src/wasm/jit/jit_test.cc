@@ -499,22 +499,51 @@ TEST(WasmJit, ModuleWithUnsupportedInstructionRunsOnTheInterpreter) {
   auto out = call_with(*r.store, r.inst->get_func("f"), {Value::f32(1.5f)});
   ASSERT_TRUE(out && !out->trap);
   EXPECT_EQ(out->values[0].as_f32(), 3.0f);
-  // A JIT module importing a function of an interpreter instance runs on the interpreter too.
-  auto user = wat(R"((module (import "m" "f" (func $f (param f32) (result f32)))
-    (func (export "g") (param f32) (result f32) local.get 0 call $f)))");
-  LoadOptions lo;
-  lo.engine = Engine::kJit;
-  auto mu = Module::load(user, lo);
-  ASSERT_TRUE(mu);
-  EXPECT_TRUE((*mu)->impl().jit_code);
-  Linker l;
-  l.define_instance("m", *r.inst);
-  auto iu = l.instantiate(*r.store, *mu, "u");
-  ASSERT_TRUE(iu);
-  EXPECT_FALSE((*iu)->impl().jit);
-  out = call_with(*r.store, (*iu)->get_func("g"), {Value::f32(2.0f)});
-  ASSERT_TRUE(out && !out->trap);
-  EXPECT_EQ(out->values[0].as_f32(), 4.0f);
+}
+
+// JIT code calling wasm functions of an instance on the interpreter (an import, a table entry):
+// the interpreter runs them nested; results, traps and backtraces are those of an all-interpreter
+// run.
+TEST(WasmJit, CallsIntoInterpreterInstances) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto lib = wat(R"((module
+    (func (export "f") (param f32) (result f32) local.get 0 local.get 0 f32.add)
+    (func $boom (export "boom") (param i32) (result i32) local.get 0 f32.convert_i32_s drop unreachable)
+    (table (export "t") 2 funcref) (elem (i32.const 0) $boom)))");
+  auto user = wat(R"((module
+    (import "m" "f" (func $f (param f32) (result f32)))
+    (import "m" "boom" (func $boom (param i32) (result i32)))
+    (import "m" "t" (table 2 funcref))
+    (type $t (func (param i32) (result i32)))
+    (func (export "g") (param f32) (result f32) local.get 0 call $f)
+    (func (export "h") (param i32) (result i32) local.get 0 call $boom)
+    (func (export "k") (param i32 i32) (result i32) local.get 0 local.get 1 call_indirect (type $t))))");
+  std::string out[2];
+  for (int k = 0; k < 2; ++k) {
+    LoadOptions lo;
+    lo.engine = k ? Engine::kJit : Engine::kInterp;
+    auto ml = Module::load(lib, lo), mu = Module::load(user, lo);
+    ASSERT_TRUE(ml && mu);
+    Store s;
+    Linker l;
+    auto il = l.instantiate(s, *ml, "lib");
+    ASSERT_TRUE(il);
+    l.define_instance("m", **il);
+    auto iu = l.instantiate(s, *mu, "user");
+    ASSERT_TRUE(iu);
+    EXPECT_FALSE((*il)->impl().jit);
+    EXPECT_EQ(bool((*iu)->impl().jit), k == 1);
+    out[k] = describe(call_with(s, (*iu)->get_func("g"), {Value::f32(2.0f)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("h"), {Value::i32(1)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(0)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(1)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(5)}), s);
+  }
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_NE(out[1].find("f32:1082130432"), std::string::npos) << out[1];  // 4.0f
+  EXPECT_NE(out[1].find("(lib 1  @"), std::string::npos) << out[1];      // the interpreter's frame
+  EXPECT_NE(out[1].find("indirect_call_to_null"), std::string::npos) << out[1];
+  EXPECT_NE(out[1].find("table_out_of_bounds"), std::string::npos) << out[1];
 }
 
 TEST(WasmJit, CodeIsMappedExecutableButNotWritable) {
