@@ -97,58 +97,55 @@ static inline u64 f64_norm_round_pack(u32 sign, i32 e, u64 sig) {
 
 /* ---- add, sub ---------------------------------------------------------------------------- */
 
+/* The alignment shift and the add-or-subtract are written without branches: their direction
+ * depends on the operands' signs and exponents, which a branch predictor cannot guess. */
+static inline u32 align_jam32(u32 x, u32 n) { /* shr_jam32 for x < 2^31, any n */
+  n = n < 31 ? n : 31;
+  return (x >> n) | (((x << ((32 - n) & 31)) != 0) & (n != 0));
+}
+static inline u64 align_jam64(u64 x, u32 n) { /* shr_jam64 for x < 2^63, any n */
+  n = n < 63 ? n : 63;
+  return (x >> n) | (((x << ((64 - n) & 63)) != 0) & (n != 0));
+}
+
 static u32 f32_add_signed(u32 a, u32 b) {
   if (f32_is_nan(a) || f32_is_nan(b)) return GVMSF_F32_NAN;
-  if ((a & ~F32_SIGN) < (b & ~F32_SIGN)) { /* a is the larger magnitude from here on */
-    u32 t = a;
-    a = b;
-    b = t;
-  }
-  u32 sa = a >> 31, sb = b >> 31;
+  /* a is the larger magnitude from here on */
+  u32 swap = (0u - (u32)((a & ~F32_SIGN) < (b & ~F32_SIGN))) & (a ^ b);
+  a ^= swap;
+  b ^= swap;
+  u32 subtract = (a ^ b) >> 31;
   i32 ea = (i32)f32_exp(a), eb = (i32)f32_exp(b);
-  if (ea == 0xff) return (eb == 0xff && sa != sb) ? GVMSF_F32_NAN : a;
+  if (ea == 0xff) return (eb == 0xff && subtract) ? GVMSF_F32_NAN : a;
   u32 ma = a & F32_FRAC, mb = b & F32_FRAC;
   /* subnormals: exponent 1 without the hidden bit */
   if (ea != 0) ma |= F32_HIDDEN; else ea = 1;
   if (eb != 0) mb |= F32_HIDDEN; else eb = 1;
   /* leading one at bit 29: six bits below the last place, the carry fits at bit 30 */
   ma <<= 6;
-  mb = shr_jam32(mb << 6, (u32)(ea - eb));
-  u32 m;
-  if (sa == sb) {
-    m = ma + mb;
-    if (m == 0) return a; /* +-0 + +-0 of one sign */
-  } else {
-    m = ma - mb;
-    if (m == 0) return 0; /* exact cancellation is +0 when rounding to nearest */
-  }
-  return f32_norm_round_pack(sa, ea, m);
+  mb = align_jam32(mb << 6, (u32)(ea - eb));
+  u32 m = ma + ((mb ^ (0u - subtract)) + subtract); /* ma + mb, or ma - mb */
+  /* a zero sum: +-0 + +-0 of one sign keeps it; exact cancellation is +0 (nearest rounding) */
+  if (m == 0) return subtract ? 0 : a;
+  return f32_norm_round_pack(a >> 31, ea, m);
 }
 
 static u64 f64_add_signed(u64 a, u64 b) {
   if (f64_is_nan(a) || f64_is_nan(b)) return GVMSF_F64_NAN;
-  if ((a & ~F64_SIGN) < (b & ~F64_SIGN)) {
-    u64 t = a;
-    a = b;
-    b = t;
-  }
-  u32 sa = (u32)(a >> 63), sb = (u32)(b >> 63);
+  u64 swap = (0u - (u64)((a & ~F64_SIGN) < (b & ~F64_SIGN))) & (a ^ b);
+  a ^= swap;
+  b ^= swap;
+  u32 subtract = (u32)((a ^ b) >> 63);
   i32 ea = (i32)f64_exp(a), eb = (i32)f64_exp(b);
-  if (ea == 0x7ff) return (eb == 0x7ff && sa != sb) ? GVMSF_F64_NAN : a;
+  if (ea == 0x7ff) return (eb == 0x7ff && subtract) ? GVMSF_F64_NAN : a;
   u64 ma = a & F64_FRAC, mb = b & F64_FRAC;
   if (ea != 0) ma |= F64_HIDDEN; else ea = 1;
   if (eb != 0) mb |= F64_HIDDEN; else eb = 1;
   ma <<= 9; /* leading one at bit 61 */
-  mb = shr_jam64(mb << 9, (u32)(ea - eb));
-  u64 m;
-  if (sa == sb) {
-    m = ma + mb;
-    if (m == 0) return a;
-  } else {
-    m = ma - mb;
-    if (m == 0) return 0;
-  }
-  return f64_norm_round_pack(sa, ea, m);
+  mb = align_jam64(mb << 9, (u32)(ea - eb));
+  u64 m = ma + ((mb ^ (0u - (u64)subtract)) + subtract);
+  if (m == 0) return subtract ? 0 : a;
+  return f64_norm_round_pack((u32)(a >> 63), ea, m);
 }
 
 GVMSF_API u32 gvmsf_f32_add(u32 a, u32 b) { return f32_add_signed(a, b); }
