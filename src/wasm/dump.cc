@@ -18,7 +18,8 @@ std::string dump_function(const Module& mod, uint32_t defined_index) {
   for (uint32_t pc = cf.code; pc < end;) {
     uint32_t op = m.code[pc];
     uint32_t n = instr_words(&m.code[pc]) - 1;
-    std::snprintf(buf, sizeof buf, "%6u: op %#x", pc, op);
+    const char* name = op_name(op);
+    std::snprintf(buf, sizeof buf, "%6u: op %#x %s", pc, op, name ? name : "?");
     out += buf;
     for (uint32_t k = 1; k <= n; ++k) out += " " + std::to_string(m.code[pc + k]);
     out += "\n";
