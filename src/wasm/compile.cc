@@ -109,7 +109,7 @@ class FuncCompiler {
     cf.frame_slots = L_ + max_height_;
     // Twice: a run copied in the first pass may end in a branch to another short run (an
     // interpreter's shared `sp++` tail, then its loop head).
-    for (int pass = 0; pass < 2; ++pass)
+    for (int pass = 0; pass < (fuse_ ? 2 : 0); ++pass)
       thread_jumps(m_, cf.code, offsets_begin, local_calls_, calls_begin, uint32_t(body_.body_offset));
     return cf;
   }
@@ -322,7 +322,7 @@ class FuncCompiler {
   // How many copies the copy instruction at fuse_copy_at_ makes, if it ends the code (so the
   // next copy or branch may join it); 0 if there is none.
   uint32_t fusable_copies() const {
-    if (fuse_copy_at_ == SIZE_MAX) return 0;
+    if (!fuse_ || fuse_copy_at_ == SIZE_MAX) return 0;
     uint32_t op = code_[fuse_copy_at_];
     if (op == kCopy && fuse_copy_at_ + 3 == code_.size()) return 1;
     if (op == kCopy2 && fuse_copy_at_ + 5 == code_.size()) return 2;
@@ -468,8 +468,8 @@ class FuncCompiler {
     bool nondet = m_.options.deterministic && (is_float_op(op) || (op >= kTruncSatBase && op < kTruncSatBase + 8));
     bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
     if (s.arity == 1) {
-      if (op == 0x45 && invert_fresh_compare()) return;
-      if (is_copy && relabel_fresh(s.a, s.r)) return;
+      if (fuse_ && op == 0x45 && invert_fresh_compare()) return;
+      if (fuse_ && is_copy && relabel_fresh(s.a, s.r)) return;
       uint32_t a = top_slot(0);
       pop(s.a);
       uint32_t d = push_result(s.r);
@@ -477,7 +477,7 @@ class FuncCompiler {
       else if (is_copy) emit_simple({kCopy, a, d});
       else emit_simple({op, a, d});
     } else {
-      if (!nondet && live() && has_imm_form(op)) {
+      if (fuse_ && !nondet && live() && has_imm_form(op)) {
         bool commutes = op == 0x46 || op == 0x47 || op == 0x6a || op == 0x6c || (op >= 0x71 && op <= 0x73) ||
                         op == 0x51 || op == 0x52 || op == 0x7c || op == 0x7e || (op >= 0x83 && op <= 0x85);
         int k = -1;  // which operand (0 = top = b) becomes the immediate
@@ -504,7 +504,7 @@ class FuncCompiler {
           return;
         }
       }
-      if (live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
+      if (fuse_ && live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
         // The peephole fusions into the instructions just before (fusion.cc's rule table).
         FusionConsumer c{op, {top_slot(0), top_slot(1)}, {fresh_producer(0), fresh_producer(1)}};
         if (auto f = fuse_binary(fusion_window(), c)) {
@@ -606,6 +606,7 @@ class FuncCompiler {
   // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
   // nearly every `for` loop. Returns the (possibly moved) index of the target word.
   size_t fuse_loop_step(size_t br_at, bool is_br_if_nz) {
+    if (!fuse_) return br_at;
     // The step is the instruction noted before the branch (kBrIfNz is not noted itself).
     size_t br_pos = is_br_if_nz ? br_at - 2 : last_op_pos_;
     size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
@@ -632,7 +633,7 @@ class FuncCompiler {
   // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
   size_t fuse_compare(uint32_t cond_slot, bool branch_if_true) {
-    if (!live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
+    if (!fuse_ || !live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
     uint32_t op = code_[last_op_pos_];
     uint32_t fused;
     if (op >= 0x45 && op <= 0x5a) {
@@ -669,6 +670,7 @@ class FuncCompiler {
   }
 
   ModuleImpl& m_;
+  const bool fuse_ = m_.options.compile.fuse;  // CompileOptions::fuse: the fused forms at all
   uint32_t def_;
   const std::set<uint32_t>& refs_;
   std::vector<uint32_t>& local_calls_;  // positions of kCallLocal, completed after compilation
@@ -843,7 +845,7 @@ void FuncCompiler::step_inner() {
       if (uint64_t(n) > in_.remaining()) throw DecodeError{in_.pos(), "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
       for (uint32_t i = 0; i <= n; ++i) depths[i] = in_.u32();
-      size_t idx_producer = fresh_producer(0);
+      size_t idx_producer = fuse_ ? fresh_producer(0) : SIZE_MAX;
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
@@ -1053,7 +1055,7 @@ void FuncCompiler::step_inner() {
                                      ValType::I64, ValType::I64, ValType::I64, ValType::I64,
                                      ValType::I64, ValType::I64};
       uint32_t off = memarg(kNat[op - 0x28]);
-      size_t at = fresh_producer(0);
+      size_t at = fuse_ ? fresh_producer(0) : SIZE_MAX;
       if (at != SIZE_MAX && code_[at] == kAddImmShl) {
         // Address `(x << k) + imm` (a static array's element) computed just before.
         uint32_t x = code_[at + 1], k = code_[at + 2], imm = code_[at + 3];

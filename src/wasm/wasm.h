@@ -151,6 +151,16 @@ struct StoreConfig {
   uint32_t max_trap_frames = 20;        // cap on Trap::frames (deep recursion keeps the innermost)
 };
 
+// How the compiler builds a module's slot code (LoadOptions::compile).
+struct CompileOptions {
+  // The fused forms and superinstructions: constants as immediates, compare-and-branch, eqz
+  // inversion, folded loads, copy runs, loop steps, fetch-dispatch, the binary-operator rules
+  // of fusion.cc, jump threading. Off: one plain slot instruction per wasm instruction that
+  // emits code. Either way the same results, traps, trap offsets and fuel (a differential
+  // test checks it); off is for that test and for measuring what each fusion is worth.
+  bool fuse = true;
+};
+
 // Which engine runs a module's functions. kJit (x86-64 only, not the default yet) compiles the
 // module once more to machine code with the interpreter's exact semantics; a module it cannot
 // compile yet runs on the interpreter (engine_note says why).
@@ -162,6 +172,7 @@ struct LoadOptions {
   // Emit per-basic-block fuel charges and interrupt checks (loop heads, function entries).
   bool metering = false;
   Engine engine = Engine::kInterp;
+  CompileOptions compile{};
 };
 
 class Store;

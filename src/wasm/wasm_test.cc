@@ -1799,22 +1799,25 @@ TEST(WasmModuleCache, BlobForOtherOptionsOtherModuleOrWithImplausibleFieldsIsRef
   refused(bytes, LoadOptions{true, false}, *blob, "other load options");
   refused(bytes, LoadOptions{false, true}, *blob, "other load options");
   refused(other, LoadOptions{}, *blob, "another module");
-  // Layout offsets (module_cache.cc): 4 magic + 6 header words + 32 hash = 60, then n_funcs,
-  // n_code, n_offsets, then the first function's {type_index, code, ...} at 72.
+  LoadOptions unfused;
+  unfused.compile.fuse = false;
+  refused(bytes, unfused, *blob, "other load options");
+  // Layout offsets (module_cache.cc): 4 magic + 7 header words + 32 hash = 64, then n_funcs,
+  // n_code, n_offsets, then the first function's {type_index, code, ...} at 76.
   auto t = *blob;
   put_le32(t, 8, 999);  // engine build
   refused(bytes, {}, reseal(t), "another engine build");
   t = *blob;
-  put_le32(t, 60, uint32_t((*fresh)->impl().compiled.size() + 1));
+  put_le32(t, 64, uint32_t((*fresh)->impl().compiled.size() + 1));
   refused(bytes, {}, reseal(t), "counts do not match");
   t = *blob;
-  put_le32(t, 64, 0x40000000u);  // n_code far past the blob
+  put_le32(t, 68, 0x40000000u);  // n_code far past the blob
   refused(bytes, {}, reseal(t), "counts do not match");
   t = *blob;
-  put_le32(t, 76, uint32_t((*fresh)->impl().code.size()));  // first function's code index
+  put_le32(t, 80, uint32_t((*fresh)->impl().code.size()));  // first function's code index
   refused(bytes, {}, reseal(t), "code index out of range");
   t = *blob;
-  put_le32(t, 72, 1);  // first function's type index ($double is type 0)
+  put_le32(t, 76, 1);  // first function's type index ($double is type 0)
   refused(bytes, {}, reseal(t), "function type differs");
   // A blob whose counts are self-consistent but describe another function count: the blob of
   // a one-function module presented with kBlobModule's bytes fails the module hash first, so
@@ -1824,7 +1827,7 @@ TEST(WasmModuleCache, BlobForOtherOptionsOtherModuleOrWithImplausibleFieldsIsRef
   auto sb = (*small)->serialize_compiled(kTestSealKey);
   ASSERT_TRUE(sb.ok());
   auto h = blake3::hash(bytes);
-  std::copy(h.begin(), h.end(), sb->begin() + 28);
+  std::copy(h.begin(), h.end(), sb->begin() + 32);
   refused(bytes, {}, reseal(*sb), "function count differs");
   // Invalid module bytes with a good-looking blob: the module's own errors come first.
   std::vector<uint8_t> junk = {0, 'a', 's', 'm', 9, 0, 0, 0};
