@@ -79,37 +79,58 @@ Archive single_file(std::shared_ptr<const std::string> owner, std::string_view f
   return a;
 }
 
-// The `genvm.version` custom section of a wasm module, if any (a plain section walk).
-std::string_view wasm_version_section(std::string_view code) {
+// An unsigned LEB128 of at most 32 bits at `pos` of `bytes`, advancing `pos`.
+bool read_uleb32(std::string_view bytes, std::size_t& pos, std::uint64_t& out) {
+  out = 0;
+  for (int shift = 0; shift < 35; shift += 7) {
+    if (pos >= bytes.size()) return false;
+    auto b = static_cast<unsigned char>(bytes[pos++]);
+    out |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+// The contents of the first custom section `name` of a wasm module, if any (a plain section walk).
+std::string_view wasm_custom_section(std::string_view code, std::string_view name) {
   std::size_t pos = 8;
-  auto uleb = [&](std::uint64_t& out) {
-    out = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      if (pos >= code.size()) return false;
-      auto b = static_cast<unsigned char>(code[pos++]);
-      out |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
   while (pos < code.size()) {
     auto id = static_cast<unsigned char>(code[pos++]);
     std::uint64_t size = 0;
-    if (!uleb(size) || size > code.size() - pos) return {};
+    if (!read_uleb32(code, pos, size) || size > code.size() - pos) return {};
     std::size_t end = pos + size;
     if (id == 0) {
       std::uint64_t name_len = 0;
-      if (!uleb(name_len) || name_len > end - pos) return {};
-      if (code.substr(pos, name_len) == "genvm.version") {
-        return code.substr(pos + name_len, end - pos - name_len);
-      }
+      if (!read_uleb32(code, pos, name_len) || name_len > end - pos) return {};
+      if (code.substr(pos, name_len) == name) return code.substr(pos + name_len, end - pos - name_len);
     }
     pos = end;
   }
   return {};
 }
 
+std::string_view wasm_version_section(std::string_view code) { return wasm_custom_section(code, "genvm.version"); }
+
 }  // namespace
+
+std::string wasm_module_name(std::string_view wasm) {
+  std::string_view names = wasm_custom_section(wasm, "name");
+  std::size_t pos = 0;
+  while (pos < names.size()) {
+    auto id = static_cast<unsigned char>(names[pos++]);
+    std::uint64_t size = 0;
+    if (!read_uleb32(names, pos, size) || size > names.size() - pos) return {};
+    if (id == 0) {
+      std::string_view sub = names.substr(pos, size);
+      std::size_t p = 0;
+      std::uint64_t len = 0;
+      if (!read_uleb32(sub, p, len) || len > sub.size() - p) return {};
+      return std::string(sub.substr(p, len));
+    }
+    pos += size;
+  }
+  return {};
+}
 
 const std::string_view* Archive::find(std::string_view name) const {
   auto it = files.find(name);

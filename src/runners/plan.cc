@@ -242,7 +242,7 @@ std::filesystem::path RunnerDirectory::path_of(const RunnerId& id) const {
 
 Result<RunnerId> RunnerDirectory::resolve_tag(const RunnerId& id) const {
   if (id.kind != RunnerId::Kind::kPackaged || id.tag.empty()) return id;
-  auto text = read_bounded(root_ / "latest.json", 1 << 20);
+  auto text = read_bounded(registry_ / "latest.json", 1 << 20);
   if (!text) return text.take_error();
   auto json = parse_json(*text);
   if (!json || !json->is_object()) return malformed("latest.json of the runner directory is not a JSON object");

@@ -81,6 +81,9 @@ Result<Archive> archive_from_code(std::shared_ptr<const std::string> code,
                                   const ArchiveLimits& limits = {});
 // The spec's entry-name rules (no empty / "." / ".." components, no '\\', not absolute).
 bool is_valid_entry_name(std::string_view name, bool is_directory);
+// The module name of a wasm module's `name` custom section (subsection 0), which LinkWasm
+// registers the instance's exports under; empty when it has none (or the section is broken).
+std::string wasm_module_name(std::string_view wasm);
 
 // RegisterRunner (spec 02-gl_call.rst): `code` (a ZIP, raw wasm or commented text) under
 // `custom:<GVM32 of its SHA3-256>`. The caller charges runner_load_cost + code length before
@@ -111,19 +114,24 @@ Result<Action> parse_runner_json(std::string_view text);
 
 // ---- the runner directory ----
 // <root>/<name>/<gvm32[0:2]>/<gvm32[2:]>.zip holds runner `name:<gvm32>` (the public
-// executor's layout); <root>/latest.json maps a name to the GVM32 hash `:latest` / `:test`
-// resolve to. An archive's SHA-256 must be its id's hash (except the dev-mode test hash).
+// executor's layout, its config's runners_dir); <registry>/latest.json (its registry_dir;
+// default: the root) maps a name to the GVM32 hash `:latest` / `:test` resolve to. An
+// archive's SHA-256 must be its id's hash (except the dev-mode test hash).
 class RunnerDirectory {
  public:
-  explicit RunnerDirectory(std::filesystem::path root) : root_(std::move(root)) {}
+  explicit RunnerDirectory(std::filesystem::path root) : root_(root), registry_(std::move(root)) {}
+  RunnerDirectory(std::filesystem::path root, std::filesystem::path registry)
+      : root_(std::move(root)), registry_(std::move(registry)) {}
   // `name:tag` to `name:hash` through latest.json; other ids are returned as they are.
   Result<RunnerId> resolve_tag(const RunnerId& id) const;
   Result<std::shared_ptr<const Archive>> load(const RunnerId& packaged,
                                              const ArchiveLimits& limits = {}) const;
   std::filesystem::path path_of(const RunnerId& packaged) const;
+  const std::filesystem::path& root() const { return root_; }
 
  private:
   std::filesystem::path root_;
+  std::filesystem::path registry_;
 };
 
 // ---- the plan ----
