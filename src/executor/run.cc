@@ -15,9 +15,11 @@
 #include "executor/host_client.h"
 #include "executor/nested.h"
 #include "executor/result.h"
+#include "executor/runner_location.h"
 #include "executor/storage.h"
 #include "executor/u256.h"
 #include "executor/vm.h"
+#include "runners/runners.h"
 #include "wasm/wasm.h"
 
 namespace genvm::executor {
@@ -187,6 +189,11 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     *err = fee_rules.error().to_string();
     return 2;
   }
+  auto runner_location = locate_runners(opts.fees_config);
+  if (!runner_location) {
+    *err = runner_location.error().to_string();
+    return 2;
+  }
   auto meter = fees::FeeMeter::create(*fee_rules, data->bucket_totals, data->gas_data);
   if (!meter) {
     *err = meter.error().to_string();
@@ -230,6 +237,7 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.module_llm = std::make_unique<ModuleClient>(opts.module_llm, hello);
   ctx.module_web = std::make_unique<ModuleClient>(opts.module_web, hello);
   ctx.module_cache_dir = opts.module_cache;
+  ctx.runners = std::make_shared<runners::RunnerDirectory>(runner_location->runners_dir, runner_location->registry_dir);
   ctx.fees = &*meter;
   ctx.fee_allocation = data->message_fee_allocation;
 

@@ -70,27 +70,38 @@ VmResult VmState::run(const calldata::Bytes& code) {
   if (!ctx_.ram) ctx_.ram = std::make_shared<wasm::RamBudget>(frame_.ram_budget);
   std::optional<RamCharge> own_cost = RamCharge::take(*ctx_.ram, kVmSpawnCost);
   if (!own_cost) return fail(VmError::out_of().memory(), "");
+  // Raw wasm is the contract's module; any other code is a runner contract (vm_runner.cc)
+  // whose plan names the modules to link and the one to start.
   static constexpr std::uint8_t kWasmMagic[4] = {0, 'a', 's', 'm'};
+  const calldata::Bytes* start_code = &code;
+  calldata::Bytes plan_start;
   if (code.size() < 4 || std::memcmp(code.data(), kWasmMagic, 4) != 0) {
-    return fail(VmError::invalid_contract().runner().malformed(), "");
+    if (auto s = prepare_runner(code); !s) {
+      log(LogLevel::kInfo, "runner", s.error().to_string());
+      auto e = VmError::parse(s.error().code);
+      out.kind = ResultCode::kVmError;
+      out.data = Value(e ? e->to_string() : s.error().code);
+      out.subvm_hashes = subvm_.finalize();
+      return out;
+    }
+    plan_start.assign(plan_->start.bytes.begin(), plan_->start.bytes.end());
+    start_code = &plan_start;
   }
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;
   lo.metering = frame_.fuel.has_value();
-  auto key = std::make_tuple(code, lo.deterministic, lo.metering);
-  auto cached = ctx_.modules.find(key);
-  std::shared_ptr<const wasm::Module> module;
-  if (cached != ctx_.modules.end()) {
-    module = cached->second;
-  } else {
-    auto loaded = load_module_cached(ctx_.module_cache_dir, code, lo,
-                                     [this](bool problem, std::string_view line) {
-                                       log(problem ? LogLevel::kWarn : LogLevel::kDebug, "module_cache", line);
-                                     });
-    if (!loaded) return fail(VmError::invalid_contract().wasm().validating(), "");
-    module = *loaded;
-    ctx_.modules.emplace(std::move(key), module);
-  }
+  auto load = [&](const calldata::Bytes& bytes) -> std::shared_ptr<const wasm::Module> {
+    auto key = std::make_tuple(bytes, lo.deterministic, lo.metering);
+    if (auto cached = ctx_.modules.find(key); cached != ctx_.modules.end()) return cached->second;
+    auto loaded = load_module_cached(ctx_.module_cache_dir, bytes, lo, [this](bool problem, std::string_view line) {
+      log(problem ? LogLevel::kWarn : LogLevel::kDebug, "module_cache", line);
+    });
+    if (!loaded) return nullptr;
+    ctx_.modules.emplace(std::move(key), *loaded);
+    return *loaded;
+  };
+  std::shared_ptr<const wasm::Module> module = load(*start_code);
+  if (!module) return fail(VmError::invalid_contract().wasm().validating(), "");
   wasm::StoreConfig sc;
   sc.shared_ram = ctx_.ram;
   if (frame_.fuel) {
@@ -100,11 +111,9 @@ VmResult VmState::run(const calldata::Bytes& code) {
   wasm::Store store(sc);
   if (frame_.fuel) store.set_fuel(*frame_.fuel);
   wasm::Linker linker;
-  define_wasi(linker, store, *module);
   define_sdk(linker, store);
-  auto inst = linker.instantiate(store, module, "contract");
-  if (!inst) {
-    const Error& e = inst.error();
+  // How an instantiation failed, as the sub-VM's result.
+  auto instantiate_failed = [&](const Error& e) {
     auto why = wasm::instantiate_error(e);
     if (why == wasm::InstantiateError::kUnlinkable) return fail(VmError::invalid_contract().wasm().linking(), "");
     // An initial reservation over the RAM budget (spec 03-ram-limiting.rst: out_of memory
@@ -128,12 +137,44 @@ VmResult VmState::run(const calldata::Bytes& code) {
       }
     }
     return fail(VmError::wasm_trap().fault(), e.message);
+  };
+  // LinkWasm (runner contracts): each module instantiated in order, its exports importable
+  // under its name-section module name, its _initialize run (the public supervisor's order).
+  Result<wasm::Outcome> outcome = wasm::Outcome{};
+  if (plan_) {
+    for (const runners::Plan::Wasm& w : plan_->link) {
+      calldata::Bytes bytes(w.bytes.begin(), w.bytes.end());
+      std::shared_ptr<const wasm::Module> linked = load(bytes);
+      if (!linked) return fail(VmError::invalid_contract().wasm().validating(), "");
+      std::string name = runners::wasm_module_name(w.bytes);
+      if (name.empty()) {
+        log(LogLevel::kInfo, "runner", "LinkWasm " + w.runner + "/" + w.path + ": the module has no name");
+        return fail(VmError::invalid_contract().wasm().linking(), "");
+      }
+      define_wasi(linker, store, *linked);
+      auto li = linker.instantiate(store, linked, name);
+      if (!li) return instantiate_failed(li.error());
+      linker.define_instance(name, **li);
+      if (wasm::FuncInst* init = (*li)->get_func("_initialize")) {
+        if (!wasm::func_type(init).params.empty() || !wasm::func_type(init).results.empty()) {
+          return fail(VmError::invalid_contract().wasm().entrypoint(), "");
+        }
+        outcome = store.call(init, {});
+        if (ending_ || !outcome || !outcome->ok()) break;
+      }
+    }
   }
-  wasm::FuncInst* start = (*inst)->get_func("_start");
-  if (!start || !wasm::func_type(start).params.empty() || !wasm::func_type(start).results.empty()) {
-    return fail(VmError::invalid_contract().wasm().entrypoint(), "");
+  wasm::FuncInst* start = nullptr;
+  if (!ending_ && outcome && outcome->ok()) {
+    define_wasi(linker, store, *module);
+    auto inst = linker.instantiate(store, module, "contract");
+    if (!inst) return instantiate_failed(inst.error());
+    start = (*inst)->get_func("_start");
+    if (!start || !wasm::func_type(start).params.empty() || !wasm::func_type(start).results.empty()) {
+      return fail(VmError::invalid_contract().wasm().entrypoint(), "");
+    }
+    outcome = store.call(start, {});
   }
-  auto outcome = store.call(start, {});
   out.subvm_hashes = subvm_.finalize();
   if (ending_) {
     out.kind = ending_->kind;

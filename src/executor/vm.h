@@ -35,6 +35,9 @@ namespace genvm::wasm {
 class Module;
 class RamBudget;
 }
+namespace genvm::runners {
+class RunnerDirectory;
+}
 
 namespace genvm::executor {
 
@@ -89,6 +92,8 @@ struct RunContext {
   // Cross-process compiled-module cache (genvm run --module-cache DIR); empty: off. Behind
   // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc.
   std::string module_cache_dir;
+  // Where Depends / With find packaged runners (runner_location.h); null: none installed.
+  std::shared_ptr<const runners::RunnerDirectory> runners;
   // Non-deterministic modules (--module-llm / --module-web; module_client.h): connected on
   // first use, one connection each per run. Null or unconfigured: their gl_calls are FORBIDDEN.
   std::unique_ptr<ModuleClient> module_llm;

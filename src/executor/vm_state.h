@@ -20,6 +20,8 @@
 #include "common/result.h"
 #include "executor/u256.h"
 #include "executor/vm.h"
+#include "runners/file_tree.h"
+#include "runners/runners.h"
 #include "wasm/wasm.h"
 
 namespace genvm::executor {
@@ -111,6 +113,10 @@ class VmState {
   // (wasm_check.cc) links against this same set instead of a copy of it.
   void define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::Module& module);
   void define_sdk(wasm::Linker& linker, wasm::Store& store);
+  // A contract that is not raw wasm (vm_runner.cc): its runner plan, charged to the run's
+  // budget, and the file tree WASI serves from it (fd 3 is its root). The error's code is the
+  // VM error's public code.
+  Status prepare_runner(const calldata::Bytes& code);
 
   // gl_call handlers, one per method (the table is in gl_call.cc).
   std::optional<wasm::Trap> gl_return(GlCall& g);
@@ -225,6 +231,19 @@ class VmState {
   };
   std::map<std::uint32_t, ReadFd> fds_;
   std::uint32_t next_fd_ = 3;
+  // Runner contracts only (vm_runner.cc, wasi_fs.cc): the plan, its read-only file tree and the
+  // descriptors open on it (a node and an offset); all empty for raw wasm.
+  std::shared_ptr<const runners::Plan> plan_;
+  std::optional<runners::FileTree> tree_;
+  std::optional<RamCharge> plan_charge_;
+  struct TreeFd {
+    std::uint32_t node;
+    std::size_t pos;
+    std::optional<RamCharge> charge;  // none for the preopened root
+  };
+  std::map<std::uint32_t, TreeFd> tree_fds_;
+  // The WASI file-system imports served over tree_ (wasi_fs.cc); nullopt: not one of them.
+  std::optional<wasm::HostFunc> wasi_fs_import(const std::string& name);
   std::optional<Ending> ending_;
   // The host copy of the value the sub-VM ended with (Return / UserError), charged until the
   // result has been handed on.

@@ -87,7 +87,9 @@ TEST(Vm, ModulesThatCannotRunAreInvalidContracts) {
   EXPECT_EQ(run_hex(kNoStart).data, Value("invalid_contract wasm entrypoint"));
   EXPECT_EQ(run_hex(kUnknownImport).data, Value("invalid_contract wasm linking"));
   EXPECT_EQ(run_hex("0061736d01000000ff").data, Value("invalid_contract wasm validating"));
-  EXPECT_EQ(run_hex("00").data, Value("invalid_contract runner malformed"));
+  // Not wasm, so text (a NUL is UTF-8): without a comment header it names no runner.
+  EXPECT_EQ(run_hex("00").data, Value("invalid_contract runner absent"));
+  EXPECT_EQ(run_hex("ff").data, Value("invalid_contract not_utf8_text"));
 }
 
 TEST(Vm, EmptySubVmAccumulatorIsReported) {

@@ -2,7 +2,8 @@
 // stdin is the startup message, descriptors from gl_call are read-only in-memory files, stdout
 // and stderr go to the executor's own (captured or discarded by the manager per debug mode),
 // the clock reads 0 in deterministic code, random_get is a counter hashed with SHA3-256, there
-// is no file system, no arguments, no environment and no sockets.
+// are no sockets. A raw wasm contract has no file system, no arguments and no environment; a
+// runner contract gets its plan's (wasi_fs.cc, which then serves the descriptor calls).
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "executor/vm_state.h"
+#include "executor/wasi_errno.h"
 
 namespace genvm::executor {
 
@@ -21,18 +23,6 @@ using wasm::Trap;
 using wasm::ValType;
 
 namespace {
-
-// WASI errno values used here.
-enum : std::int32_t {
-  kWasiSuccess = 0,
-  kWasiAcces = 2,
-  kWasiBadf = 8,
-  kWasiFault = 21,
-  kWasiInval = 28,
-  kWasiNosys = 52,
-  kWasiRofs = 69,
-  kWasiSpipe = 70,
-};
 
 // The contract's stdout/stderr become the executor's, which the manager captures (or sends to
 // /dev/null) per debug mode. A failed write is dropped: what the guest is told never depends on it.
@@ -46,6 +36,21 @@ void write_all(int fd, std::span<const std::uint8_t> bytes) {
 }
 
 }  // namespace
+
+std::int32_t copy_to_iovecs(Caller& c, std::span<const std::uint8_t> data, std::size_t pos, std::uint32_t iovs,
+                            std::uint32_t n_iovs, std::uint64_t& copied) {
+  copied = 0;
+  for (std::uint32_t i = 0; i < n_iovs; ++i) {
+    std::uint32_t buf = 0, len = 0;
+    if (!read_u32(c, iovs + 8 * i, buf) || !read_u32(c, iovs + 8 * i + 4, len)) return kWasiFault;
+    std::size_t at = pos + copied;
+    std::size_t take = at >= data.size() ? 0 : std::min<std::size_t>(len, data.size() - at);
+    if (take && !c.write(buf, data.data() + at, take)) return kWasiFault;
+    copied += take;
+    if (take < len) break;
+  }
+  return kWasiSuccess;
+}
 
 void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::Module& module) {
   const std::string m = "wasi_snapshot_preview1";
@@ -81,20 +86,11 @@ void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::
           return std::nullopt;
         }
         std::uint64_t total = 0;
-        for (std::uint32_t i = 0; i < n_iovs; ++i) {
-          std::uint32_t buf = 0, len = 0;
-          if (!read_u32(c, iovs + 8 * i, buf) || !read_u32(c, iovs + 8 * i + 4, len)) {
-            set_ret(r, kWasiFault);
-            return std::nullopt;
-          }
-          std::size_t take = std::min<std::size_t>(len, data->size() - *pos);
-          if (take && !c.write(buf, data->data() + *pos, take)) {
-            set_ret(r, kWasiFault);
-            return std::nullopt;
-          }
-          *pos += take;
-          total += take;
-          if (take < len) break;
+        std::int32_t copy = copy_to_iovecs(c, std::span<const std::uint8_t>(*data), *pos, iovs, n_iovs, total);
+        *pos += total;
+        if (copy != kWasiSuccess) {
+          set_ret(r, copy);
+          return std::nullopt;
         }
         set_ret(r, write_u32(c, out, static_cast<std::uint32_t>(total)) ? kWasiSuccess : kWasiFault);
         return std::nullopt;
@@ -219,6 +215,10 @@ void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::
       fn = returns(kWasiRofs);
     } else {
       fn = returns(kWasiNosys);
+    }
+    // A runner contract's file system, arguments and environment (wasi_fs.cc).
+    if (tree_) {
+      if (auto served = wasi_fs_import(n)) fn = std::move(*served);
     }
     if (type.results.size() > 1 || (!type.results.empty() && type.results[0] != ValType::I32)) {
       continue;  // not a WASI signature: left unresolved, linking reports it
