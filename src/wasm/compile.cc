@@ -293,6 +293,21 @@ class FuncCompiler {
     code_.push_back(d);
     last_dst_ = code_.size() - 1;
   }
+  // A rule's replacement: emit_fused, or when it replaces nothing (at the end of the code),
+  // the consumer emitted as a simple instruction `words..., dst`.
+  void apply_fused(const Fused& f, std::initializer_list<ValType> pops, ValType result) {
+    if (f.at < code_.size()) {
+      emit_fused(f.at, pops, result, f.words);
+      return;
+    }
+    for (ValType t : pops) pop(t);
+    uint32_t d = push_result(result);
+    if (!live()) { last_dst_ = SIZE_MAX; return; }
+    note_op(code_.size());
+    code_.insert(code_.end(), f.words.begin(), f.words.end());
+    code_.push_back(d);
+    last_dst_ = code_.size() - 1;
+  }
   // A slot copy. Copies in a row (a loop's rotating locals, a branch's values) become one
   // kCopy2 or kCopyN, and copies followed by `br` become kCopyBr / kCopyNBr (see emit_br): one
   // dispatch instead of several (copies were 7-20% of executed instructions in the benchmark
@@ -465,10 +480,18 @@ class FuncCompiler {
 
   void numeric(uint32_t op) {
     NumSig s = num_sig(op);
-    bool nondet = m_.options.deterministic && (is_float_op(op) || (op >= kTruncSatBase && op < kTruncSatBase + 8));
+    bool nondet = m_.options.deterministic && (is_float_op(op) || is_trunc_sat(op));
     bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
     if (s.arity == 1) {
-      if (fuse_ && op == 0x45 && invert_fresh_compare()) return;
+      if (fuse_ && op == 0x45) {
+        // eqz of a compare or an eqz computed just before (fusion.cc's eqz rules).
+        size_t fresh = fresh_producer(0);
+        FusionConsumer c{op, {top_slot(0), 0}, {fresh, SIZE_MAX}};
+        if (auto f = fuse_eqz(fusion_window(), c)) {
+          emit_fused(f->at, {ValType::I32}, ValType::I32, f->words);
+          return;
+        }
+      }
       if (fuse_ && is_copy && relabel_fresh(s.a, s.r)) return;
       uint32_t a = top_slot(0);
       pop(s.a);
@@ -477,31 +500,21 @@ class FuncCompiler {
       else if (is_copy) emit_simple({kCopy, a, d});
       else emit_simple({op, a, d});
     } else {
-      if (fuse_ && !nondet && live() && has_imm_form(op)) {
+      if (fuse_ && !nondet && live()) {
         bool commutes = op == 0x46 || op == 0x47 || op == 0x6a || op == 0x6c || (op >= 0x71 && op <= 0x73) ||
                         op == 0x51 || op == 0x52 || op == 0x7c || op == 0x7e || (op >= 0x83 && op <= 0x85);
         int k = -1;  // which operand (0 = top = b) becomes the immediate
-        if (top_is_const(0) && imm_ok(op, top_const(0))) k = 0;
-        else if (commutes && top_is_const(1) && imm_ok(op, top_const(1))) k = 1;
+        if (top_is_const(0) && immediate_ok(op, top_const(0))) k = 0;
+        else if (commutes && top_is_const(1) && immediate_ok(op, top_const(1))) k = 1;
         if (k >= 0) {
+          // The constant as an immediate (fusion.cc's immediate rules: one always applies).
           uint64_t v = top_const(size_t(k));
-          size_t at = fresh_producer(size_t(1 - k));
-          if (op == 0x6a && at != SIZE_MAX && code_[at] == imm_op(0x74)) {
-            // `(x << k) + imm`, a static array's element address: one instruction.
-            uint32_t x = code_[at + 1], sh = code_[at + 2];
-            emit_fused(at, {s.b, s.a}, s.r, {uint32_t(kAddImmShl), x, sh, uint32_t(v)});
+          uint32_t a = top_slot(size_t(1 - k));
+          FusionConsumer c{op, {a, 0}, {fresh_producer(size_t(1 - k)), SIZE_MAX}, v};
+          if (auto f = fuse_immediate(fusion_window(), c)) {
+            apply_fused(*f, {s.b, s.a}, s.r);
             return;
           }
-          uint32_t a = top_slot(size_t(1 - k));
-          pop(s.b);
-          pop(s.a);
-          uint32_t d = push_result(s.r);
-          bool is64 = (op >= 0x51 && op <= 0x5a) || op >= 0x7c;
-          if (is64 && (int64_t(v) != int64_t(int32_t(uint32_t(v))) || (op >= 0x7f && op <= 0x82)))
-            emit_simple({imm64_op(op), a, uint32_t(v), uint32_t(v >> 32), d});
-          else
-            emit_simple({imm_op(op), a, uint32_t(v), d});
-          return;
         }
       }
       if (fuse_ && live() && !nondet && !top_is_const(0) && !top_is_const(1)) {
@@ -521,36 +534,6 @@ class FuncCompiler {
     }
   }
 
-  // `i32.eqz` of an integer compare computed just before (and used only here) is the opposite
-  // compare: the compare is rewritten in place and nothing is emitted (`if (!(a == b))`,
-  // loop exits; a later br_if/if still fuses with the rewritten compare). eqz of an eqz
-  // (`!!x`, `while (!(p == 0))`) becomes `x != 0`.
-  bool invert_fresh_compare() {
-    size_t at = fresh_producer(0);
-    if (at == SIZE_MAX) return false;
-    uint32_t c = code_[at];
-    if ((c == 0x45 || c == 0x50) && at + 3 == code_.size()) {
-      // eqz of an eqz: `x != 0`, as the immediate compare (which br_if/if can then fuse).
-      uint32_t x = code_[at + 1], d = code_[at + 2];
-      code_.resize(at);
-      code_.insert(code_.end(), {imm_op(c == 0x45 ? 0x47u : 0x52u), x, 0, d});
-      last_dst_ = code_.size() - 1;
-      pop(ValType::I32);
-      push(ValType::I32);
-      return true;
-    }
-    uint32_t base = 0;
-    if (c >= 0x46 && c <= 0x5a && c != 0x50) base = 0;
-    else if (c >= imm_op(0x46) && c <= imm_op(0x5a) && c != imm_op(0x50)) base = kImmBase - 0x40;
-    else return false;
-    uint32_t wop = c - base;  // the wasm compare: eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
-    uint32_t first = wop <= 0x4f ? 0x46 : 0x51;
-    static const uint8_t kOpposite[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
-    code_[at] = base + first + kOpposite[wop - first];
-    pop(ValType::I32);
-    push(ValType::I32);  // same stack position, same home slot: last_dst_ still names it
-    return true;
-  }
   // A bit-preserving conversion (`i32.wrap_i64`, the reinterprets: compiled as a whole-slot
   // copy, since i32/f32 readers use only the low half) of a value computed just before into its
   // home slot would copy that slot onto itself: nothing is emitted, the value is relabelled
@@ -571,7 +554,7 @@ class FuncCompiler {
     size_t ld = op_pos_back(1), sh = op_pos_back(2);
     if (byte_load != last_op_pos_ || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld || ld + 5 != byte_load || label_pos_ > sh) return false;
     uint32_t t = code_[sh + 3];
-    if (code_[sh] != imm_op(0x74) || code_[ld] != kLoadAddImmBase || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
+    if (code_[sh] != imm_op(0x74) || code_[ld] != load_op(LoadAddr::kAddImm, 0x28) || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
       return false;
     auto offset_at = [&](size_t pos) {
       // The loads' entries are among the last few (one per wasm instruction since the shift).
@@ -589,18 +572,6 @@ class FuncCompiler {
     m_.code_offsets.emplace_back(uint32_t(sh + 1), byte_off);
     return true;
   }
-  // Binary ops with an immediate form (kImmBase, and kImm64Base for i64 constants that do not
-  // fit 32 signed bits and for i64 division). Division and remainder take an immediate only
-  // when it is neither 0 nor -1, so the immediate forms cannot trap.
-  static bool has_imm_form(uint32_t op) {
-    return (op >= 0x46 && op <= 0x4f) || (op >= 0x6a && op <= 0x78) || (op >= 0x51 && op <= 0x5a) ||
-           (op >= 0x7c && op <= 0x8a);
-  }
-  static bool imm_ok(uint32_t op, uint64_t v) {
-    if (op >= 0x6d && op <= 0x70) return uint32_t(v) != 0 && uint32_t(v) != UINT32_MAX;
-    if (op >= 0x7f && op <= 0x82) return v != 0 && v != UINT64_MAX;
-    return true;
-  }
   // A counted loop's step and test: `i += k` (add_imm [i, k, i], i a local) followed directly
   // by the branch whose target word is at `br_at`, the last word of the code (a fused i32
   // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
@@ -611,19 +582,16 @@ class FuncCompiler {
     size_t br_pos = is_br_if_nz ? br_at - 2 : last_op_pos_;
     size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
     if (br_pos == SIZE_MAX || step == SIZE_MAX || step + 4 != br_pos || br_pos >= code_.size() || label_pos_ > step) return br_at;
-    uint32_t op = is_br_if_nz ? uint32_t(kBrIfnCmpBase) : code_[br_pos];  // kBrIfNz: `i != 0`, branch unless eqz
+    // kBrIfNz: `i != 0`, the branch unless eqz.
+    uint32_t op = is_br_if_nz ? br_cmp_op({0x45, false, false}) : code_[br_pos];
     if (code_[step] != imm_op(0x6a) || code_[step + 1] != code_[step + 3]) return br_at;
     uint32_t i = code_[step + 1], k = code_[step + 2];
     if (code_[br_pos + 1] != i) return br_at;
-    uint32_t family, cmp;
-    if (op >= kBrIfCmpBase && op <= kBrIfCmpBase + 0xa) family = 0, cmp = op - kBrIfCmpBase;
-    else if (op >= kBrIfCmpImmBase + 1 && op <= kBrIfCmpImmBase + 0xa) family = 1, cmp = op - kBrIfCmpImmBase;
-    else if (op >= kBrIfnCmpBase && op <= kBrIfnCmpBase + 0xa) family = 2, cmp = op - kBrIfnCmpBase;
-    else if (op >= kBrIfnCmpImmBase + 1 && op <= kBrIfnCmpImmBase + 0xa) family = 3, cmp = op - kBrIfnCmpImmBase;
-    else return br_at;
+    std::optional<uint32_t> fused = loop_step_op(op);
+    if (!fused) return br_at;
     std::vector<uint32_t> rest(code_.begin() + std::ptrdiff_t(br_pos) + 2, code_.end());  // [b|imm,] target
     code_.resize(step);
-    code_.insert(code_.end(), {kIncBrIfBase + family * 16 + cmp, i, k});
+    code_.insert(code_.end(), {*fused, i, k});
     code_.insert(code_.end(), rest.begin(), rest.end());
     last_dst_ = SIZE_MAX;
     last_op_pos_ = SIZE_MAX;
@@ -634,16 +602,9 @@ class FuncCompiler {
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
   size_t fuse_compare(uint32_t cond_slot, bool branch_if_true) {
     if (!fuse_ || !live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
-    uint32_t op = code_[last_op_pos_];
-    uint32_t fused;
-    if (op >= 0x45 && op <= 0x5a) {
-      fused = (branch_if_true ? kBrIfCmpBase : kBrIfnCmpBase) + (op - 0x45);
-    } else if (op >= imm_op(0x46) && op <= imm_op(0x5a) && op != imm_op(0x50)) {
-      fused = (branch_if_true ? kBrIfCmpImmBase : kBrIfnCmpImmBase) + (op - imm_op(0x45));
-    } else {
-      return SIZE_MAX;
-    }
-    code_[last_op_pos_] = fused;
+    std::optional<uint32_t> fused = compare_branch_op(code_[last_op_pos_], branch_if_true);
+    if (!fused) return SIZE_MAX;
+    code_[last_op_pos_] = *fused;
     last_dst_ = SIZE_MAX;
     return code_.size() - 1;
   }
@@ -862,14 +823,14 @@ void FuncCompiler::step_inner() {
         // `switch` on a byte): one instruction loads, clamps and jumps. The load stays the
         // instruction's trap offset (its code_offsets entry is at the same position).
         uint32_t p = idx_producer == SIZE_MAX ? 0 : code_[idx_producer];
-        bool byte_load_ai = p == kLoadAddImmBase + (0x2d - 0x28) && idx_producer + 5 == code_.size();
+        bool byte_load_ai = p == load_op(LoadAddr::kAddImm, 0x2d) && idx_producer + 5 == code_.size();
         if (byte_load_ai && fuse_fetch_dispatch(idx_producer, n + 1)) {
           // one instruction fetches, loads the operand word and jumps
         } else if (byte_load_ai) {
           uint32_t a = code_[idx_producer + 1], imm = code_[idx_producer + 2], off = code_[idx_producer + 3];
           code_.resize(idx_producer);
           code_.insert(code_.end(), {uint32_t(kBrTableLoad8uAddImm), a, imm, off, n + 1});
-        } else if (p == kLoadBase + 0x2d && idx_producer + 4 == code_.size()) {
+        } else if (p == load_op(LoadAddr::kSlot, 0x2d) && idx_producer + 4 == code_.size()) {
           uint32_t a = code_[idx_producer + 1], off = code_[idx_producer + 2];
           code_.resize(idx_producer);
           code_.insert(code_.end(), {uint32_t(kBrTableLoad8u), a, off, n + 1});
@@ -1055,34 +1016,21 @@ void FuncCompiler::step_inner() {
                                      ValType::I64, ValType::I64, ValType::I64, ValType::I64,
                                      ValType::I64, ValType::I64};
       uint32_t off = memarg(kNat[op - 0x28]);
-      size_t at = fuse_ ? fresh_producer(0) : SIZE_MAX;
-      if (at != SIZE_MAX && code_[at] == kAddImmShl) {
-        // Address `(x << k) + imm` (a static array's element) computed just before.
-        uint32_t x = code_[at + 1], k = code_[at + 2], imm = code_[at + 3];
-        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {kLoadShlImmBase + (op - 0x28), x, k, imm, off});
-        retag_offset(at);
-        break;
-      }
-      if (at != SIZE_MAX && code_[at] == kFuseAddShl) {
-        // Address `a + (b << k)` computed just before: one fused load.
-        uint32_t a = code_[at + 1], b = code_[at + 2], k = code_[at + 3];
-        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {kLoadAddShlBase + (op - 0x28), a, b, k, off});
-        retag_offset(at);
-        break;
-      }
-      if (at != SIZE_MAX && (code_[at] == 0x6a || code_[at] == imm_op(0x6a))) {
-        // The address is an i32.add (of two slots or a slot and a constant) computed just
-        // before and used only here: one fused load.
-        uint32_t fused = (code_[at] == 0x6a ? kLoadAddBase : kLoadAddImmBase) + (op - 0x28);
-        uint32_t a = code_[at + 1], b = code_[at + 2];
-        emit_fused(at, {ValType::I32}, kRes[op - 0x28], {fused, a, b, off});
-        retag_offset(at);
-        break;
+      size_t fresh = fuse_ ? fresh_producer(0) : SIZE_MAX;
+      if (fresh != SIZE_MAX) {
+        // The address computed just before and used only here (fusion.cc's load rules): one
+        // fused load, trapping with the load's offset.
+        FusionConsumer c{op, {top_slot(0), 0}, {fresh, SIZE_MAX}, off};
+        if (auto f = fuse_load(fusion_window(), c)) {
+          emit_fused(f->at, {ValType::I32}, kRes[op - 0x28], f->words);
+          retag_offset(f->at);
+          break;
+        }
       }
       uint32_t a = top_slot(0);
       pop(ValType::I32);
       uint32_t d = push_result(kRes[op - 0x28]);
-      emit_simple({kLoadBase + op, a, off, d});
+      emit_simple({load_op(LoadAddr::kSlot, op), a, off, d});
       break;
     }
     case 0x36: case 0x37: case 0x38: case 0x39: case 0x3a: case 0x3b: case 0x3c: case 0x3d: case 0x3e: {
@@ -1093,7 +1041,7 @@ void FuncCompiler::step_inner() {
       uint32_t v = top_slot(0), a = top_slot(1);
       pop(kTy[op - 0x36]);
       pop(ValType::I32);
-      emit({kLoadBase + op, a, v, off});
+      emit({load_op(LoadAddr::kSlot, op), a, v, off});
       break;
     }
     case 0x3f: case 0x40: {  // memory.size, memory.grow
@@ -1146,7 +1094,7 @@ void FuncCompiler::step_inner() {
         pop(kIn[sub]);
         uint32_t d = push_result(r);
         if (m_.options.deterministic) emit({kNondet});
-        else emit_simple({kTruncSatBase + sub, a, d});
+        else emit_simple({trunc_sat_op(sub), a, d});
         break;
       }
       switch (sub) {

@@ -1,4 +1,4 @@
-// The binary-operator fusions as one rule table (see fusion.h and DESIGN.md,
+// The peephole fusions as ordered rule tables (see fusion.h and DESIGN.md,
 // "Superinstructions"). Each matcher only reads the window: the compiler applies the
 // replacement (pops, pushes, trap offsets stay its business).
 #include "wasm/fusion.h"
@@ -211,8 +211,92 @@ std::optional<Fused> match_outer_inner(const FusionWindow& w, const FusionConsum
   return Fused{in->at, {fused_op(*fuse_outer(c.op), in->op), in->other, in->x, in->y}};
 }
 
+// --- A binary op with a constant operand (c.slot[0] the other operand, c.imm the constant).
+
+bool has_imm_form(uint32_t op) {
+  return (op >= 0x46 && op <= 0x4f) || (op >= 0x6a && op <= 0x78) || (op >= 0x51 && op <= 0x5a) ||
+         (op >= 0x7c && op <= 0x8a);
+}
+bool is_i64_with_imm_form(uint32_t op) { return has_imm_form(op) && ((op >= 0x51 && op <= 0x5a) || op >= 0x7c); }
+bool is_i64_div_rem(uint32_t op) { return op >= 0x7f && op <= 0x82; }
+
+// `(x << k) + imm`, a static array's element address, with the shift just before: one
+// kAddImmShl.
+std::optional<Fused> match_add_imm_shl(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX || w.code[at] != imm_op(0x74)) return std::nullopt;
+  return Fused{at, {uint32_t(kAddImmShl), w.code[at + 1], w.code[at + 2], uint32_t(c.imm)}};
+}
+// An i64 constant beyond 32 signed bits (FNV/Fibonacci hashing multipliers), or any i64
+// divisor (the 32-bit form would sign-extend it): the 64-bit immediate form.
+std::optional<Fused> match_imm64(const FusionWindow& w, const FusionConsumer& c) {
+  const uint64_t v = c.imm;
+  if (int64_t(v) == int64_t(int32_t(uint32_t(v))) && !is_i64_div_rem(c.op)) return std::nullopt;
+  return Fused{w.code.size(), {imm64_op(c.op), c.slot[0], uint32_t(v), uint32_t(v >> 32)}};
+}
+// Otherwise the 32-bit immediate form (i64 ones sign-extend it).
+std::optional<Fused> match_imm32(const FusionWindow& w, const FusionConsumer& c) {
+  return Fused{w.code.size(), {imm_op(c.op), c.slot[0], uint32_t(c.imm)}};
+}
+
+// --- A load (wasm 0x28..0x35) of an address computed just before (c.fresh[0]); c.imm the
+// memarg offset. The fused load traps with the load's wasm offset (the compiler retags it).
+
+bool is_load(uint32_t op) { return op >= 0x28 && op <= 0x35; }
+
+// Address `(x << k) + imm` (a static array's element).
+std::optional<Fused> match_load_shl_imm(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX || w.code[at] != kAddImmShl) return std::nullopt;
+  const uint32_t* p = &w.code[at];
+  return Fused{at, {load_op(LoadAddr::kShlImm, c.op), p[1], p[2], p[3], uint32_t(c.imm)}};
+}
+// Address `a + (b << k)`.
+std::optional<Fused> match_load_add_shl(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX || w.code[at] != kFuseAddShl) return std::nullopt;
+  const uint32_t* p = &w.code[at];
+  return Fused{at, {load_op(LoadAddr::kAddShl, c.op), p[1], p[2], p[3], uint32_t(c.imm)}};
+}
+// Address an i32.add of two slots or of a slot and a constant.
+std::optional<Fused> match_load_add(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX || (w.code[at] != 0x6a && w.code[at] != imm_op(0x6a))) return std::nullopt;
+  const uint32_t* p = &w.code[at];
+  LoadAddr addr = p[0] == 0x6a ? LoadAddr::kAdd : LoadAddr::kAddImm;
+  return Fused{at, {load_op(addr, c.op), p[1], p[2], uint32_t(c.imm)}};
+}
+
+// --- i32.eqz of a value computed just before (c.fresh[0]).
+
+bool is_i32_eqz(uint32_t op) { return op == 0x45; }
+
+// eqz of an eqz (`!!x`, `while (!(p == 0))`): `x != 0`, as the immediate compare (which a
+// following br_if/if then fuses).
+std::optional<Fused> match_eqz_of_eqz(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX) return std::nullopt;
+  uint32_t p = w.code[at];
+  if ((p != 0x45 && p != 0x50) || at + 3 != w.code.size()) return std::nullopt;
+  return Fused{at, {imm_op(p == 0x45 ? 0x47u : 0x52u), w.code[at + 1], 0}};
+}
+// eqz of an integer compare: the opposite compare (`if (!(a == b))`, loop exits; a later
+// br_if/if still fuses with it).
+std::optional<Fused> match_eqz_of_compare(const FusionWindow& w, const FusionConsumer& c) {
+  size_t at = c.fresh[0];
+  if (at == SIZE_MAX) return std::nullopt;
+  const uint32_t p = w.code[at];
+  const std::optional<uint32_t> imm_wasm = imm_op_wasm(p);
+  const uint32_t wop = imm_wasm ? *imm_wasm : p;  // eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
+  if (wop < 0x46 || wop > 0x5a || wop == 0x50) return std::nullopt;
+  static const uint8_t kOpposite[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
+  const uint32_t first = wop <= 0x4f ? 0x46 : 0x51;
+  const uint32_t opposite = first + kOpposite[wop - first];
+  return Fused{at, {imm_wasm ? imm_op(opposite) : opposite, w.code[at + 1], w.code[at + 2]}};
+}
+
 // Tried in this order; the more specific shapes before the general pair.
-constexpr FusionRule kRules[] = {
+constexpr FusionRule kBinaryRules[] = {
     {"and_not", is_and, match_and_not},
     {"bswap32", is_i32_or, match_bswap32},
     {"sigma_add", is_i32_add, match_sigma_add},
@@ -221,15 +305,59 @@ constexpr FusionRule kRules[] = {
     {"maj", is_i32_xor, match_maj},
     {"outer_inner", is_fuse_outer, match_outer_inner},
 };
+// A constant operand: the array address first, then the immediate form that fits.
+constexpr FusionRule kImmediateRules[] = {
+    {"add_imm_shl", is_i32_add, match_add_imm_shl},
+    {"imm64", is_i64_with_imm_form, match_imm64},
+    {"imm32", has_imm_form, match_imm32},
+};
+constexpr FusionRule kLoadRules[] = {
+    {"load_shl_imm", is_load, match_load_shl_imm},
+    {"load_add_shl", is_load, match_load_add_shl},
+    {"load_add", is_load, match_load_add},
+};
+constexpr FusionRule kEqzRules[] = {
+    {"eqz_of_eqz", is_i32_eqz, match_eqz_of_eqz},
+    {"eqz_of_compare", is_i32_eqz, match_eqz_of_compare},
+};
 
-}  // namespace
-
-std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c) {
-  for (const FusionRule& r : kRules) {
+template <size_t N>
+std::optional<Fused> first_match(const FusionRule (&rules)[N], const FusionWindow& w, const FusionConsumer& c) {
+  for (const FusionRule& r : rules) {
     if (!r.triggers(c.op)) continue;
     if (auto f = r.match(w, c)) return f;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c) { return first_match(kBinaryRules, w, c); }
+std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer& c) {
+  return first_match(kImmediateRules, w, c);
+}
+std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c) { return first_match(kLoadRules, w, c); }
+std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c) { return first_match(kEqzRules, w, c); }
+
+bool immediate_ok(uint32_t wasm_op, uint64_t v) {
+  if (!has_imm_form(wasm_op)) return false;
+  if (wasm_op >= 0x6d && wasm_op <= 0x70) return uint32_t(v) != 0 && uint32_t(v) != UINT32_MAX;
+  if (is_i64_div_rem(wasm_op)) return v != 0 && v != UINT64_MAX;
+  return true;
+}
+
+std::optional<uint32_t> compare_branch_op(uint32_t compare_op, bool if_true) {
+  if (compare_op >= 0x45 && compare_op <= 0x5a) return br_cmp_op({compare_op, false, if_true});
+  std::optional<uint32_t> w = imm_op_wasm(compare_op);
+  if (w && *w >= 0x46 && *w <= 0x5a && *w != 0x50) return br_cmp_op({*w, true, if_true});
+  return std::nullopt;
+}
+
+std::optional<uint32_t> loop_step_op(uint32_t branch_op) {
+  std::optional<BranchCmp> b = br_cmp_parts(branch_op);
+  // i32 compares and eqz only (the step is an i32 add), no immediate eqz (there is none).
+  if (!b || b->wasm_cmp > 0x4f || (b->imm && b->wasm_cmp == 0x45)) return std::nullopt;
+  return inc_br_op(*b);
 }
 
 }  // namespace genvm::wasm

@@ -1,10 +1,12 @@
-// Internal: the peephole fusions of an i32/i64 binary operator into the instructions just
-// emitted before it, as one ordered rule table (fusion.cc). Private to src/wasm.
+// Internal: the peephole fusions, as ordered rule tables (fusion.cc). Private to src/wasm.
 //
-// The compiler (compile.cc) asks when it is about to emit a binary op whose operands are both
-// in slots (no constant); the first rule that matches says which instructions to replace and
-// with what. Why a table: each rule is a pattern measured on real code (DESIGN.md,
-// "Superinstructions"), and the table is where one is added, dropped or switched off.
+// The compiler (compile.cc) asks when it is about to emit an instruction that may absorb the
+// ones just emitted before it: a binary op whose operands are both in slots (fuse_binary), a
+// binary op with a constant operand (fuse_immediate), a load (fuse_load), an i32.eqz
+// (fuse_eqz). The first rule of the table that matches says which instructions to replace and
+// with what. Why tables: each rule is a pattern measured on real code (DESIGN.md,
+// "Superinstructions"), and a table is where one is added, dropped or switched off.
+// Compare-and-branch and the loop step are opcode mappings (compare_branch_op, loop_step_op).
 #pragma once
 
 #include <array>
@@ -29,16 +31,20 @@ struct FusionWindow {
   size_t last_dst;      // word index of the last simple instruction's dst, or SIZE_MAX
 };
 
-// The binary operator being compiled.
+// The instruction being compiled.
 struct FusionConsumer {
   uint32_t op;                    // its wasm opcode
-  std::array<uint32_t, 2> slot;   // slot of operand k from the top (0 = right operand)
+  // Slot of operand k from the top (0 = right operand). fuse_immediate: slot[0] is the
+  // operand that is not the constant; fuse_load, fuse_eqz: slot[0] is the only operand.
+  std::array<uint32_t, 2> slot;
   // Position of the instruction that computed operand k just before (still in its home slot,
   // nothing emitted since, no label in between), or SIZE_MAX. At most one is set.
   std::array<size_t, 2> fresh;
+  uint64_t imm = 0;               // fuse_immediate: the constant; fuse_load: the memarg offset
 };
 
 // The replacement: code [at, end) becomes `words..., dst` (dst: the consumer's result slot).
+// at == code.size() replaces nothing: the consumer is emitted as `words..., dst`.
 struct Fused {
   size_t at;
   std::vector<uint32_t> words;
@@ -52,5 +58,19 @@ struct FusionRule {
 
 // The replacement of the first rule (in table order) that matches, or nothing.
 std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c);
+// A binary op `c.op` whose operand is the constant c.imm (immediate_ok): always a form.
+std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer& c);
+std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c);
+std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c);
+
+// Whether binary op `wasm_op` has an immediate form for the constant operand v (division and
+// remainder take one only when it is neither 0 nor -1, so the immediate forms cannot trap).
+bool immediate_ok(uint32_t wasm_op, uint64_t v);
+// The compare-and-branch that replaces compare instruction `compare_op` (a wasm compare or
+// eqz, or an immediate compare) followed by a branch if it holds (if_true) or fails.
+std::optional<uint32_t> compare_branch_op(uint32_t compare_op, bool if_true);
+// The loop step (kIncBrIfBase) for an `i += k` followed by the branch `branch_op` (a fused
+// i32 compare or eqz of i), if there is one.
+std::optional<uint32_t> loop_step_op(uint32_t branch_op);
 
 }  // namespace genvm::wasm

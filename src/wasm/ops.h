@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace genvm::wasm {
 
@@ -36,6 +37,54 @@ constexpr uint32_t imm64_op(uint32_t wasm_op) { return kImm64Base + (wasm_op - 0
 // The kFuseBase op `other OUTER (x INNER y)`.
 constexpr uint32_t fused_op(FuseOuter outer, FuseInner inner) {
   return kFuseBase + uint32_t(outer) * 16 + uint32_t(inner);
+}
+
+// The eight trunc_sat ops, by 0xfc sub-opcode 0..7.
+constexpr uint32_t trunc_sat_op(uint32_t sub) { return kTruncSatBase + sub; }
+constexpr bool is_trunc_sat(uint32_t op) { return op >= kTruncSatBase && op < kTruncSatBase + 8; }
+// The wasm binary op of an immediate form (imm_op), if `op` is one.
+constexpr std::optional<uint32_t> imm_op_wasm(uint32_t op) {
+  if (op >= kImmBase && op < kBrIfCmpBase) return op - kImmBase + 0x40;
+  return std::nullopt;
+}
+
+// A load or store (wasm opcode 0x28..0x3e) by how its address is formed: a slot (stores only
+// so), or folded from the instruction that computed it: a + imm, a + b, a + (b << k),
+// (x << k) + imm (loads 0x28..0x35 only).
+enum class LoadAddr : uint32_t { kSlot, kAddImm, kAdd, kAddShl, kShlImm };
+constexpr uint32_t load_op(LoadAddr addr, uint32_t wasm_op) {
+  switch (addr) {
+    case LoadAddr::kSlot: return kLoadBase + wasm_op;
+    case LoadAddr::kAddImm: return kLoadAddImmBase + (wasm_op - 0x28);
+    case LoadAddr::kAdd: return kLoadAddBase + (wasm_op - 0x28);
+    case LoadAddr::kAddShl: return kLoadAddShlBase + (wasm_op - 0x28);
+    case LoadAddr::kShlImm: return kLoadShlImmBase + (wasm_op - 0x28);
+  }
+  return kLoadBase + wasm_op;
+}
+
+// A compare fused with a conditional branch (kBrIfCmpBase family): `wasm_cmp` is eqz or an
+// i32/i64 compare (0x45..0x5a), `imm` its immediate form, `if_true` whether it branches when
+// the compare holds (else when it fails).
+struct BranchCmp {
+  uint32_t wasm_cmp;
+  bool imm;
+  bool if_true;
+};
+constexpr uint32_t br_cmp_op(BranchCmp b) {
+  uint32_t base = b.if_true ? (b.imm ? kBrIfCmpImmBase : kBrIfCmpBase) : (b.imm ? kBrIfnCmpImmBase : kBrIfnCmpBase);
+  return base + (b.wasm_cmp - 0x45);
+}
+constexpr std::optional<BranchCmp> br_cmp_parts(uint32_t op) {
+  if (op < kBrIfCmpBase || op >= kLoadAddImmBase || (op - kBrIfCmpBase) % 0x20 > 0x15) return std::nullopt;
+  uint32_t family = (op - kBrIfCmpBase) / 0x20;
+  return BranchCmp{(op - kBrIfCmpBase) % 0x20 + 0x45, family % 2 == 1, family < 2};
+}
+// A counted loop's step fused with the compare-and-branch after it (kIncBrIfBase family):
+// `i += k`, then the i32 compare (or eqz) of i branches as `b` says.
+constexpr uint32_t inc_br_op(BranchCmp b) {
+  uint32_t family = (b.if_true ? 0 : 2) + (b.imm ? 1 : 0);
+  return kIncBrIfBase + family * 16 + (b.wasm_cmp - 0x45);
 }
 
 // Length in words of the instruction at `at` (opcode word included).
