@@ -364,7 +364,7 @@ class EngineRunner {
 
 struct Report {
   bool dry = false;        // only count what would be compared
-  bool exhaustive = false; // f32 operations of one operand: all 2^32 operands instead
+  bool exhaustive = false; // operations of one f32/i32 operand: all 2^32 operands instead
   EngineRunner* engine = nullptr;  // ours from softfloat.wasm on our engine
   FILE* emit = nullptr;    // write operands and hardware results instead of comparing
   bool emit_failed = false;
@@ -429,8 +429,8 @@ void run(Report& rep, const char* only, const char* op, u64 count, u64 seed, Che
     }
   };
   auto start = std::chrono::steady_clock::now();
-  if (rep.exhaustive) {  // every f32 bit pattern, for the operations of one f32 operand
-    if constexpr (!std::is_same_v<Gen, decltype(f32_unary)>) return;
+  if (rep.exhaustive) {  // every 32-bit operand, for the operations of one f32 or i32 operand
+    if constexpr (!std::is_same_v<Gen, decltype(f32_unary)> && !std::is_same_v<Gen, decltype(int32_operand)>) return;
     count = u64{1} << 32;
     for (u64 a = 0; a < count; a++) check_one(a, 0);
   } else {
@@ -673,9 +673,10 @@ void usage(FILE* to) {
                "  interpreter, or its JIT with --jit) instead of the native build.\n"
                "  --bench prints ns/op of some functions instead. --emit writes the operands and the\n"
                "  hardware's results to FILE for another implementation (wasm_diff.mjs runs softfloat.wasm\n"
-               "  on them) instead of comparing. --exhaustive-f32 checks the f32 operations of one operand\n"
-               "  (sqrt, ceil, floor, trunc, nearest, abs, neg, promote, f32 truncations) on all 2^32\n"
-               "  bit patterns (about a minute of CPU each). Exit 0 when nothing differs.\n",
+               "  on them) instead of comparing. --exhaustive-f32 checks the operations of one f32 or i32\n"
+               "  operand (sqrt, ceil, floor, trunc, nearest, abs, neg, promote, the f32 truncations, the\n"
+               "  i32 conversions) on all 2^32 operands (about a minute of CPU each). Exit 0 when nothing\n"
+               "  differs.\n",
                kDefaultTotal);
 }
 
@@ -769,7 +770,7 @@ int main(int argc, char** argv) {
   std::printf("total: %" PRIu64 " operands compared, %" PRIu64 " mismatches, %.1f s (seed 0x%" PRIx64 ")\n",
               rep.compared, rep.mismatches, secs, seed);
   if (only && rep.compared == 0) {
-    std::fprintf(stderr, exhaustive ? "softfloat-diff: %s is not an f32 operation of one operand\n"
+    std::fprintf(stderr, exhaustive ? "softfloat-diff: %s is not an operation of one f32 or i32 operand\n"
                                     : "softfloat-diff: no operation is named %s\n", only);
     return 2;
   }
