@@ -108,10 +108,13 @@ class ModuleCompiler : public CodeGenerator {
 
  private:
   enum Kind : uint8_t { kBlock, kLoop, kIf, kElse, kFunc };
-  // An operand: in its slot, or a constant not yet written anywhere.
+  // An operand: in its slot, a constant not yet written anywhere, or a reference to a local
+  // (local.get) read from the local's slot until that local is written (local.set/tee write
+  // pending references to their own slots first) or a block boundary writes it.
   struct Entry {
     bool is_const = false;
     uint64_t c = 0;
+    int64_t local = -1;
   };
   struct Ctrl {
     Kind kind;
@@ -186,6 +189,8 @@ class ModuleCompiler : public CodeGenerator {
   // ---- operands ----
   uint32_t h() const { return uint32_t(stack_.size()); }
   uint32_t home(uint32_t i) const { return L_ + i; }
+  // Where operand i is read from: its slot, or the local it refers to (not for constants).
+  uint32_t src(uint32_t i) const { return stack_[i].local >= 0 ? uint32_t(stack_[i].local) : home(i); }
   Address q(uint32_t s) const { return qword[rbx + int32_t(s) * 8]; }
   Address d(uint32_t s) const { return dword[rbx + int32_t(s) * 8]; }
   void push_slot() {
@@ -211,13 +216,19 @@ class ModuleCompiler : public CodeGenerator {
   }
   void load32(const Reg32& r, uint32_t i) {
     if (stack_[i].is_const) mov(r, uint32_t(stack_[i].c));
-    else mov(r, d(home(i)));
+    else mov(r, d(src(i)));
   }
   void load64(const Reg64& r, uint32_t i) {
     if (stack_[i].is_const) load_imm(r, stack_[i].c);
-    else mov(r, q(home(i)));
+    else mov(r, q(src(i)));
   }
   void materialize(uint32_t i) {
+    if (stack_[i].local >= 0) {
+      mov(rax, q(uint32_t(stack_[i].local)));
+      mov(q(home(i)), rax);
+      stack_[i].local = -1;
+      return;
+    }
     if (!stack_[i].is_const) return;
     store_const(home(i), stack_[i].c);
     stack_[i].is_const = false;
@@ -281,7 +292,7 @@ class ModuleCompiler : public CodeGenerator {
     uint32_t n = arity(t);
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t src = h() - n + k;
-      if (stack_[src].is_const || home(src) != home(t.height + k)) return true;
+      if (stack_[src].is_const || this->src(src) != home(t.height + k)) return true;
     }
     return false;
   }
@@ -291,16 +302,20 @@ class ModuleCompiler : public CodeGenerator {
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t src = h() - n + k, dst = home(t.height + k);
       if (stack_[src].is_const) store_const(dst, stack_[src].c);
-      else if (home(src) != dst) { mov(rax, q(home(src))); mov(q(dst), rax); }
+      else if (this->src(src) != dst) { mov(rax, q(this->src(src))); mov(q(dst), rax); }
     }
   }
   // Results (the top n operands) to slots [0, n), give back the frame's charge, return.
   void emit_return() {
     uint32_t n = nresults_;
+    // A result read from a local that an earlier result overwrites (slots [0, n) are both locals
+    // and the result area) is copied to its own slot first.
+    for (uint32_t k = 0; k < n; ++k)
+      if (stack_[h() - n + k].local >= 0 && stack_[h() - n + k].local < int64_t(n)) materialize(h() - n + k);
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t src = h() - n + k;
       if (stack_[src].is_const) store_const(k, stack_[src].c);
-      else if (home(src) != k) { mov(rax, q(home(src))); mov(q(k), rax); }
+      else if (this->src(src) != k) { mov(rax, q(this->src(src))); mov(q(k), rax); }
     }
     add(dword[r15 + kCtxCallsLeft], 1);
     add(dword[r15 + kCtxValuesLeft], cost_);
@@ -492,16 +507,19 @@ class ModuleCompiler : public CodeGenerator {
       }
       case 0x20: {
         uint32_t x = in_->u32();
-        mov(rax, q(x));
         push_slot();
-        mov(q(home(h() - 1)), rax);
+        stack_.back().local = x;
         return;
       }
       case 0x21: case 0x22: {
         uint32_t x = in_->u32();
         uint32_t top = h() - 1;
+        // Operands still reading x get their own copy before x changes (the top one too: a
+        // local.tee leaves it on the stack).
+        for (uint32_t i = 0; i < h(); ++i)
+          if (stack_[i].local == int64_t(x)) materialize(i);
         if (stack_[top].is_const) store_const(x, stack_[top].c);
-        else { mov(rax, q(home(top))); mov(q(x), rax); }
+        else if (src(top) != x) { mov(rax, q(src(top))); mov(q(x), rax); }
         if (op == 0x21) pop_n(1);
         return;
       }
@@ -625,11 +643,11 @@ class ModuleCompiler : public CodeGenerator {
       if (stack_[b].is_const && int64_t(stack_[b].c) == int64_t(int32_t(uint32_t(stack_[b].c))))
         cmp(rax, uint32_t(stack_[b].c));
       else if (stack_[b].is_const) { load_imm(rcx, stack_[b].c); cmp(rax, rcx); }
-      else cmp(rax, q(home(b)));
+      else cmp(rax, q(src(b)));
     } else {
       load32(eax, a);
       if (stack_[b].is_const) cmp(eax, uint32_t(stack_[b].c));
-      else cmp(eax, d(home(b)));
+      else cmp(eax, d(src(b)));
     }
     switch (k) {
       case 0: sete(al); break;
@@ -666,9 +684,9 @@ class ModuleCompiler : public CodeGenerator {
         load_imm(B, bc);
         op64(A, B);
       } else if (wide) {
-        op64(A, q(home(b)));
+        op64(A, q(src(b)));
       } else {
-        op32(A32, d(home(b)));
+        op32(A32, d(src(b)));
       }
     };
     auto loadb = [&]() {

@@ -386,6 +386,26 @@ TEST(WasmJit, TrapsAtExactOffsets) {
   EXPECT_NE(both(bytes, "unreach", {}).find("trap unreachable"), std::string::npos);
 }
 
+// local.get is a reference to the local until the local changes: the hazards of that.
+TEST(WasmJit, LocalReferencesSeeTheOldValue) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (func (export "swap") (param i32 i32) (result i32 i32) local.get 1 local.get 0)
+    (func (export "set") (param i32) (result i32)
+      local.get 0 local.get 0 i32.const 5 local.set 0 local.get 0 i32.add i32.add)
+    (func (export "tee") (param i32) (result i32)
+      local.get 0 i32.const 1 i32.add local.tee 0 local.get 0 i32.mul)
+    (func (export "branch") (param i32) (result i32)
+      local.get 0
+      block (param i32) (result i32) local.get 0 br_if 0 i32.const 9 local.set 0 end
+      local.get 0 i32.add)))");
+  EXPECT_NE(both(bytes, "swap", {Value::i32(1), Value::i32(2)}).find("i32:2 i32:1 "), std::string::npos);
+  EXPECT_NE(both(bytes, "set", {Value::i32(3)}).find("i32:11 "), std::string::npos);   // 3 + (5 + 3)
+  EXPECT_NE(both(bytes, "tee", {Value::i32(3)}).find("i32:16 "), std::string::npos);   // 4 * 4
+  EXPECT_NE(both(bytes, "branch", {Value::i32(0)}).find("i32:9 "), std::string::npos); // 0 + 9
+  EXPECT_NE(both(bytes, "branch", {Value::i32(2)}).find("i32:4 "), std::string::npos); // 2 + 2
+}
+
 TEST(WasmJit, FuelRunsOutAtTheSamePoint) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
   auto bytes = wat(R"((module
