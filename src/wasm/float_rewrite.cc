@@ -3,7 +3,6 @@
 // rewrite.h for the contract and DESIGN.md ("Float rewriting") for the layout and choices.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "wasm/byte_cursor.h"
 #include "wasm/rewrite.h"
@@ -327,6 +326,183 @@ std::optional<std::vector<uint8_t>> names_with(const std::vector<uint8_t>& paylo
   return out;
 }
 
+// Copies body b of m into out, with edits: edit(in, bytes) may return the byte range [from, to)
+// of the instruction `in` to replace with `bytes` (from == to: none).
+template <class F>
+void copy_body(const ModuleImpl& m, const FuncBody& b, std::vector<uint8_t>& out, F&& edit) {
+  size_t copied = b.body_offset;
+  std::vector<uint8_t> bytes;
+  walk_body(m.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
+    bytes.clear();
+    auto [from, to] = edit(in, bytes);
+    if (from == to) return;
+    out.insert(out.end(), m.bytes.begin() + long(copied), m.bytes.begin() + long(from));
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    copied = to;
+  });
+  out.insert(out.end(), m.bytes.begin() + long(copied), m.bytes.begin() + long(b.body_end));
+}
+
+// One rewrite, in the order rewrite_floats_to_softfloat runs its steps.
+struct FloatRewrite {
+  const ModuleImpl& mod;
+  const ModuleImpl& lm;
+  const Library& lib;
+  ModuleParts p;
+  std::map<uint32_t, FloatOp> used;  // opcode -> operation, for those the module has
+  struct Calls { uint32_t main = 0, valid = 0; };
+  std::map<uint32_t, Calls> calls;  // opcode -> library function indices
+  std::vector<bool> keep;           // library functions reachable from `calls`
+  std::vector<uint32_t> new_index;  // library function -> index in the output
+  std::map<uint32_t, uint32_t> wrapper;  // opcode -> wrapper function index
+  std::vector<std::pair<uint32_t, std::string>> names;  // of the functions appended
+  uint32_t next = 0;                // the next function index to hand out
+
+  FloatRewrite(const ModuleImpl& m, const Library& l)
+      : mod(m), lm(*l.m), lib(l), p(parts_of(m)), keep(lm.bodies.size(), false),
+        new_index(lm.bodies.size(), UINT32_MAX), next(uint32_t(m.funcs.size())) {}
+
+  void find_used() {
+    for (const auto& b : mod.bodies)
+      walk_body(mod.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
+        if (used.count(in.op)) return;
+        if (auto f = float_op(in.op)) used.emplace(in.op, *f);
+      });
+  }
+
+  // The library function `sym`, checked against the contract's type.
+  Result<uint32_t> library_function(const std::string& sym, std::vector<ValType> params, ValType result) const {
+    auto it = lib.exports.find(sym);
+    if (it == lib.exports.end()) return make_error("bad_library", "the softfloat library does not export " + sym);
+    FuncType want{std::move(params), {result}};
+    const FuncType& got = lm.types[lm.funcs[it->second]];
+    if (!(got == want))
+      return make_error("bad_library", "the softfloat library's " + sym + " is " + got.to_string() + ", not " + want.to_string());
+    return it->second;
+  }
+
+  Status resolve_library_calls() {
+    for (const auto& [op, f] : used) {
+      if (f.kind == FloatKind::kSignBits) continue;
+      std::vector<ValType> params;
+      for (ValType t : f.params) params.push_back(as_bits(t));
+      Calls c;
+      std::string value_from = f.name;
+      if (f.kind == FloatKind::kTrapping) {
+        auto v = library_function(library_symbol(f.name) + "_valid", params, V::I32);
+        if (!v) return v.take_error();
+        c.valid = *v;
+        value_from = trunc_name(op >= 0xae ? op - 0xae + 4 : op - 0xa8, true);
+      }
+      auto r = library_function(library_symbol(value_from), params, as_bits(f.result));
+      if (!r) return r.take_error();
+      c.main = *r;
+      calls[op] = c;
+    }
+    return {};
+  }
+
+  void keep_reachable() {
+    std::vector<uint32_t> roots;
+    for (const auto& [op, c] : calls) {
+      roots.push_back(c.main);
+      if (used.at(op).kind == FloatKind::kTrapping) roots.push_back(c.valid);
+    }
+    while (!roots.empty()) {
+      uint32_t f = roots.back();
+      roots.pop_back();
+      if (keep[f]) continue;
+      keep[f] = true;
+      const FuncBody& b = lm.bodies[f];
+      walk_body(lm.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
+        if (in.ref == Instr::kFunc && !keep[in.index]) roots.push_back(in.index);
+      });
+    }
+  }
+
+  // The kept library functions, their calls and block types renumbered.
+  void append_library() {
+    for (size_t f = 0; f < keep.size(); ++f)
+      if (keep[f]) new_index[f] = next++;
+    std::map<uint32_t, std::string> lib_names;
+    for (const auto& [name, idx] : lib.exports) lib_names.emplace(idx, name);
+    for (const auto& [idx, name] : lm.func_names) lib_names.emplace(idx, name);  // export names win
+    for (size_t f = 0; f < keep.size(); ++f) {
+      if (!keep[f]) continue;
+      BodyOut out;
+      out.locals = lm.bodies[f].locals;
+      copy_body(lm, lm.bodies[f], out.code, [&](const Instr& in, std::vector<uint8_t>& bytes) {
+        if (in.ref == Instr::kNone || (in.ref == Instr::kBlockType && int32_t(in.index) < 0))
+          return std::pair<size_t, size_t>{0, 0};
+        if (in.ref == Instr::kFunc) put_uleb(bytes, new_index[in.index]);
+        else if (in.ref == Instr::kType) put_uleb(bytes, type_index(p, lm.types[in.index]));
+        else put_sleb(bytes, type_index(p, lm.types[in.index]));
+        return std::pair{in.index_at, in.index_end};
+      });
+      p.funcs.push_back(type_index(p, lm.types[lm.funcs[f]]));
+      p.bodies.push_back(std::move(out));
+      auto n = lib_names.find(uint32_t(f));
+      names.emplace_back(new_index[f], n != lib_names.end() ? n->second : "gvmsf_internal_" + std::to_string(f));
+    }
+  }
+
+  // One wrapper per operation used: the operation's own type, the library's call inside.
+  void append_wrappers() {
+    for (const auto& [op, f] : used) {
+      BodyOut w;
+      if (f.kind == FloatKind::kSignBits) {
+        emit_sign_bits(w.code, f);
+      } else {
+        auto emit_args = [&] {
+          for (uint32_t i = 0; i < f.params.size(); ++i) emit_get_bits(w.code, i, f.params[i]);
+        };
+        if (f.kind == FloatKind::kTrapping) {
+          emit_args();
+          emit_call(w.code, new_index[calls[op].valid]);
+          emit(w.code, {0x45, 0x04, 0x40, 0x00, 0x0b});  // i32.eqz; if; unreachable; end
+        }
+        emit_args();
+        emit_call(w.code, new_index[calls[op].main]);
+        emit_bits_to_float(w.code, f.result);
+      }
+      w.code.push_back(0x0b);
+      p.funcs.push_back(type_index(p, FuncType{f.params, {f.result}}));
+      p.bodies.push_back(std::move(w));
+      wrapper[op] = next;
+      names.emplace_back(next, "softfloat<" + f.name + ">");
+      ++next;
+    }
+  }
+
+  // The module's bodies with each float instruction replaced by a call to its wrapper.
+  uint32_t replace_float_instructions() {
+    uint32_t replaced = 0;
+    for (size_t i = 0; i < mod.bodies.size(); ++i) {
+      std::vector<uint8_t>& code = p.bodies[i].code;
+      code.clear();
+      copy_body(mod, mod.bodies[i], code, [&](const Instr& in, std::vector<uint8_t>& bytes) {
+        auto w = wrapper.find(in.op);
+        if (w == wrapper.end()) return std::pair<size_t, size_t>{0, 0};
+        emit_call(bytes, w->second);
+        ++replaced;
+        return std::pair{in.at, in.end};
+      });
+    }
+    return replaced;
+  }
+
+  // The appended functions join the name section's function names.
+  void name_new_functions() {
+    for (size_t i = 0; i < p.customs.size(); ++i) {
+      if (p.customs[i].name != "name") continue;
+      auto n = names_with(p.customs[i].payload, names);
+      if (n) p.customs[i].payload = std::move(*n);
+      else p.customs.erase(p.customs.begin() + long(i));
+      return;
+    }
+  }
+};
+
 }  // namespace
 
 const char* trapping_float_mnemonic(uint32_t op) {
@@ -355,163 +531,28 @@ Result<std::vector<uint8_t>> rewrite_floats_to_softfloat(std::span<const uint8_t
   if (auto loaded = Module::load(module_bytes); !loaded) return loaded.take_error();
   auto read = read_module(module_bytes);
   if (!read) return read.take_error();
-  const ModuleImpl& mod = **read;
-
   try {
     auto lib = open_library(library_bytes);
     if (!lib) return lib.take_error();
-    const ModuleImpl& lm = *lib->m;
+    FloatRewrite rw(**read, *lib);
+    rw.find_used();
+    if (auto st = rw.resolve_library_calls(); !st) return st.take_error();
+    rw.keep_reachable();
+    rw.append_library();
+    rw.append_wrappers();
+    uint32_t replaced = rw.replace_float_instructions();
+    rw.name_new_functions();
 
-    // 1. Which float instructions the module uses.
-    std::map<uint32_t, FloatOp> used;  // opcode -> op
-    for (const auto& b : mod.bodies)
-      walk_body(mod.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
-        if (used.count(in.op)) return;
-        if (auto f = float_op(in.op)) used.emplace(in.op, *f);
-      });
-
-    // 2. The library functions they call, checked against the contract's types, and all the
-    //    library functions those reach.
-    auto lib_func = [&](const std::string& sym, std::vector<ValType> params,
-                        std::vector<ValType> results) -> Result<uint32_t> {
-      auto it = lib->exports.find(sym);
-      if (it == lib->exports.end()) return make_error("bad_library", "the softfloat library does not export " + sym);
-      FuncType want{std::move(params), std::move(results)};
-      const FuncType& got = lm.types[lm.funcs[it->second]];
-      if (!(got == want))
-        return make_error("bad_library", "the softfloat library's " + sym + " is " + got.to_string() + ", not " + want.to_string());
-      return it->second;
-    };
-    struct Calls { uint32_t main = 0, valid = 0; };
-    std::map<uint32_t, Calls> calls;  // opcode -> library function indices
-    std::vector<uint32_t> roots;
-    for (const auto& [op, f] : used) {
-      if (f.kind == FloatKind::kSignBits) continue;
-      std::vector<ValType> params;
-      for (ValType t : f.params) params.push_back(as_bits(t));
-      Calls c;
-      std::string main_name = f.name;
-      if (f.kind == FloatKind::kTrapping) {
-        auto v = lib_func(library_symbol(f.name) + "_valid", params, {V::I32});
-        if (!v) return v.take_error();
-        c.valid = *v;
-        roots.push_back(*v);
-        main_name = trunc_name(op >= 0xae ? op - 0xae + 4 : op - 0xa8, true);
-      }
-      auto r = lib_func(library_symbol(main_name), params, {as_bits(f.result)});
-      if (!r) return r.take_error();
-      c.main = *r;
-      roots.push_back(*r);
-      calls[op] = c;
-    }
-    std::vector<bool> keep(lm.bodies.size(), false);
-    while (!roots.empty()) {
-      uint32_t f = roots.back();
-      roots.pop_back();
-      if (keep[f]) continue;
-      keep[f] = true;
-      const FuncBody& b = lm.bodies[f];
-      walk_body(lm.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
-        if (in.ref == Instr::kFunc && !keep[in.index]) roots.push_back(in.index);
-      });
-    }
-
-    // 3. The output: the module's parts, then the kept library functions, then the wrappers.
-    ModuleParts p = parts_of(mod);
-    const uint32_t base = uint32_t(mod.funcs.size());
-    std::vector<uint32_t> new_index(lm.bodies.size(), UINT32_MAX);
-    uint32_t next = base;
-    for (size_t f = 0; f < keep.size(); ++f)
-      if (keep[f]) new_index[f] = next++;
-    std::vector<std::pair<uint32_t, std::string>> names;
-    std::map<uint32_t, std::string> lib_names;
-    for (const auto& [name, idx] : lib->exports) lib_names.emplace(idx, name);
-    for (const auto& [idx, name] : lm.func_names) lib_names.emplace(idx, name);  // export names win
-    for (size_t f = 0; f < keep.size(); ++f) {
-      if (!keep[f]) continue;
-      const FuncBody& b = lm.bodies[f];
-      BodyOut out;
-      out.locals = b.locals;
-      size_t copied = b.body_offset;
-      walk_body(lm.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
-        if (in.ref == Instr::kNone) return;
-        if (in.ref == Instr::kBlockType && int32_t(in.index) < 0) return;
-        out.code.insert(out.code.end(), lm.bytes.begin() + long(copied), lm.bytes.begin() + long(in.index_at));
-        if (in.ref == Instr::kFunc) put_uleb(out.code, new_index[in.index]);
-        else if (in.ref == Instr::kType) put_uleb(out.code, type_index(p, lm.types[in.index]));
-        else put_sleb(out.code, type_index(p, lm.types[in.index]));
-        copied = in.index_end;
-      });
-      out.code.insert(out.code.end(), lm.bytes.begin() + long(copied), lm.bytes.begin() + long(b.body_end));
-      p.funcs.push_back(type_index(p, lm.types[lm.funcs[f]]));
-      p.bodies.push_back(std::move(out));
-      auto n = lib_names.find(uint32_t(f));
-      names.emplace_back(new_index[f], n != lib_names.end() ? n->second : "gvmsf_internal_" + std::to_string(f));
-    }
-    std::map<uint32_t, uint32_t> wrapper;  // opcode -> wrapper function index
-    for (const auto& [op, f] : used) {
-      BodyOut w;
-      if (f.kind == FloatKind::kSignBits) {
-        emit_sign_bits(w.code, f);
-      } else {
-        auto emit_args = [&] {
-          for (uint32_t i = 0; i < f.params.size(); ++i) emit_get_bits(w.code, i, f.params[i]);
-        };
-        if (f.kind == FloatKind::kTrapping) {
-          // if (!valid(x)) unreachable
-          emit_args();
-          emit_call(w.code, new_index[calls[op].valid]);
-          emit(w.code, {0x45, 0x04, 0x40, 0x00, 0x0b});  // i32.eqz; if; unreachable; end
-        }
-        emit_args();
-        emit_call(w.code, new_index[calls[op].main]);
-        emit_bits_to_float(w.code, f.result);
-      }
-      w.code.push_back(0x0b);
-      p.funcs.push_back(type_index(p, FuncType{f.params, {f.result}}));
-      p.bodies.push_back(std::move(w));
-      wrapper[op] = next;
-      names.emplace_back(next, "softfloat<" + f.name + ">");
-      ++next;
-    }
-
-    // 4. The module's bodies with each float instruction replaced by a call to its wrapper.
-    uint32_t replaced = 0;
-    for (size_t i = 0; i < mod.bodies.size(); ++i) {
-      const FuncBody& b = mod.bodies[i];
-      std::vector<uint8_t>& code = p.bodies[i].code;
-      code.clear();
-      size_t copied = b.body_offset;
-      walk_body(mod.bytes.data(), b.body_offset, b.body_end, [&](const Instr& in) {
-        auto w = wrapper.find(in.op);
-        if (w == wrapper.end()) return;
-        code.insert(code.end(), mod.bytes.begin() + long(copied), mod.bytes.begin() + long(in.at));
-        emit_call(code, w->second);
-        copied = in.end;
-        ++replaced;
-      });
-      code.insert(code.end(), mod.bytes.begin() + long(copied), mod.bytes.begin() + long(b.body_end));
-    }
-
-    // 5. Names: the new functions join the function-name map.
-    for (size_t i = 0; i < p.customs.size(); ++i) {
-      if (p.customs[i].name != "name") continue;
-      auto n = names_with(p.customs[i].payload, names);
-      if (n) p.customs[i].payload = std::move(*n);
-      else p.customs.erase(p.customs.begin() + long(i));
-      break;
-    }
-
-    std::vector<uint8_t> out = write_module(p);
+    std::vector<uint8_t> out = write_module(rw.p);
     LoadOptions det;
     det.deterministic = true;
     if (auto check = Module::load(out, det); !check)
       return make_error("internal", "the rewritten module does not load: " + check.error().to_string());
     if (report) {
       report->replaced_instructions = replaced;
-      report->library_functions = next - base - uint32_t(used.size());
+      report->library_functions = uint32_t(std::count(rw.keep.begin(), rw.keep.end(), true));
       report->operations.clear();
-      for (const auto& [op, f] : used) report->operations.push_back(f.name);
+      for (const auto& [op, f] : rw.used) report->operations.push_back(f.name);
     }
     return out;
   } catch (const Unsupported& u) {
