@@ -469,6 +469,29 @@ TEST(WasmJit, RecursionTrapsAtTheInterpretersDepth) {
   EXPECT_NE(s.find("stack_overflow"), std::string::npos);
 }
 
+// Limits deeper than the native stack can hold at 16 bytes a level run on the interpreter, so
+// the trap depth is still the limit's (200000 levels fit an 8 MiB main thread; 600000 do not).
+TEST(WasmJit, DeepLimitsNeverDependOnTheNativeStack) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (global $depth (mut i32) (i32.const 0))
+    (func $f (export "f") (param i32) global.get $depth i32.const 1 i32.add global.set $depth local.get 0 call $f)
+    (func (export "depth") (result i32) global.get $depth)))");
+  for (uint32_t limit : {200000u, 600000u}) {
+    StoreConfig sc;
+    sc.call_stack_limit = limit;
+    sc.value_stack_limit = 2 * limit + 10;
+    for (int k = 0; k < 2; ++k) {
+      Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, {}, sc);
+      auto out = call_with(*r.store, r.inst->get_func("f"), {Value::i32(0)});
+      ASSERT_TRUE(out && out->trap);
+      EXPECT_EQ(out->trap->kind, TrapKind::kStackOverflow);
+      EXPECT_EQ(out->trap->frames.size(), 20u);  // max_trap_frames: the innermost ones
+      EXPECT_EQ(uint32_t(call_with(*r.store, r.inst->get_func("depth"), {})->values[0].as_i32()), limit);
+    }
+  }
+}
+
 TEST(WasmJit, HostCallsAndTheirTraps) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
   auto bytes = wat(R"((module
