@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Packs the Python runners as runner archives (spec 04-runners.rst) into a runner directory.
+
+    pack_runners.py --dist DIST --det-wasm PYTHON_DET.wasm --sdk SDK_DIR --out RUNNERS_DIR
+
+Two runners, each a stored ZIP installed as RUNNERS_DIR/<name>/<h[0:2]>/<h[2:]>.zip under the
+GVM32 of its SHA-256, and RUNNERS_DIR/latest.json naming the hash of each:
+
+  cpython      python.wasm (non-deterministic blocks), python-det.wasm (its float instructions
+               rewritten onto softfloat.wasm, for deterministic code) and the standard library
+               lib/python3.13/ mapped at /lib/ (CPython's prefix is /). Ends in StartWasm.
+  py-genlayer  what a contract's header Depends on: the contract's own file at /contract.py,
+               the SDK (sdk/python/genlayer/, another component's; copied as it is) at
+               /py/libs/genlayer/, PYTHONPATH=/py/libs, argv `py -u -B -m genlayer
+               /contract.py`, then Depends on cpython. Further Python libraries (cloudpickle)
+               go beside genlayer/ under py/ when the build has them.
+
+The archives' bytes depend only on their files: entries sorted by name, stored, timestamps
+fixed at 1980-01-01, no extra fields, so the ids are reproducible.
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import sys
+import zipfile
+
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # GVM32 (spec 06-gvm32.rst)
+
+
+def gvm32(data: bytes) -> str:
+    out, value, bits = [], 0, 0
+    for byte in data:
+        value = ((value << 8) | byte) & 0xFFFF
+        bits += 8
+        while bits >= 5:
+            bits -= 5
+            out.append(ALPHABET[(value >> bits) & 0x1F])
+    if bits:
+        out.append(ALPHABET[(value << (5 - bits)) & 0x1F])
+    return "".join(out)
+
+
+def stored_zip(files: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            info.external_attr = 0o644 << 16
+            info.create_system = 3
+            z.writestr(info, files[name])
+    return buf.getvalue()
+
+
+def tree(root: str, prefix: str) -> dict:
+    """Every file under `root` as prefix + its relative path (no __pycache__ of sources we copy)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for f in sorted(filenames):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, "rb") as fh:
+                out[prefix + rel] = fh.read()
+    return out
+
+
+def install(out_dir: str, name: str, files: dict, runner_json: dict) -> str:
+    files = dict(files)
+    files["runner.json"] = json.dumps(runner_json, indent=1, sort_keys=True).encode()
+    blob = stored_zip(files)
+    h = gvm32(hashlib.sha256(blob).digest())
+    folder = os.path.join(out_dir, name, h[:2])
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, h[2:] + ".zip")
+    tmp = target + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(blob)
+    os.replace(tmp, target)
+    return h
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dist", required=True, help="runners/cpython/dist (python.wasm, lib/)")
+    ap.add_argument("--det-wasm", required=True, help="python.wasm rewritten onto softfloat.wasm")
+    ap.add_argument("--sdk", required=True, help="the genlayer package folder (sdk/python/genlayer)")
+    ap.add_argument("--out", required=True, help="the runner directory to install into")
+    a = ap.parse_args()
+
+    with open(os.path.join(a.dist, "python.wasm"), "rb") as f:
+        python_wasm = f.read()
+    with open(a.det_wasm, "rb") as f:
+        python_det = f.read()
+    cpython_files = {"python.wasm": python_wasm, "python-det.wasm": python_det}
+    cpython_files.update(tree(os.path.join(a.dist, "lib"), "lib/"))
+    cpython = install(a.out, "cpython", cpython_files, {
+        "Seq": [
+            {"MapFile": {"file": "lib/", "to": "/lib/"}},
+            {"When": {"cond": "det", "action": {"StartWasm": "python-det.wasm"}}},
+            {"StartWasm": "python.wasm"},
+        ]
+    })
+
+    sdk_files = {k: v for k, v in tree(a.sdk, "py/genlayer/").items() if "/__pycache__/" not in k}
+    py_genlayer = install(a.out, "py-genlayer", sdk_files, {
+        "Seq": [
+            {"With": {"runner": "contract", "action": {"MapFile": {"file": "file", "to": "/contract.py"}}}},
+            {"MapFile": {"file": "py/", "to": "/py/libs/"}},
+            {"AddEnv": {"name": "PYTHONPATH", "val": "/py/libs"}},
+            {"SetArgs": ["py", "-u", "-B", "-m", "genlayer", "/contract.py"]},
+            {"Depends": "cpython:" + cpython},
+        ]
+    })
+    with open(os.path.join(a.out, "latest.json"), "w") as f:
+        json.dump({"cpython": cpython, "py-genlayer": py_genlayer}, f, indent=1, sort_keys=True)
+    print(f"cpython:{cpython}\npy-genlayer:{py_genlayer}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
