@@ -349,6 +349,7 @@ class ModuleCompiler : public CodeGenerator {
     stack_.clear();
     ctrls_.clear();
     dead_depth_ = 0;
+    flags_cc_ = -1;
 
     L(*func_labels_[def]);
     func_start_[def] = uint32_t(getSize());
@@ -386,6 +387,7 @@ class ModuleCompiler : public CodeGenerator {
     op_at_ = in_->pos();
     const size_t at = op_at_;
     uint32_t op = in_->u8();
+    if (op != 0x0d && op != 0x04) materialize_flags();
     if (ctrls_.back().unreachable) {
       // Dead code: only its nesting matters (it emits nothing and is charged nothing).
       if (op == 0x02 || op == 0x03 || op == 0x04) {
@@ -416,11 +418,9 @@ class ModuleCompiler : public CodeGenerator {
         materialize_from(0);
         Ctrl c{op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf, 0, np, nr};
         if (op == 0x04) {
-          load32(eax, h() - 1);
-          pop_n(1);
+          uint32_t k = pop_condition();  // the writes above are movs: the flags survive them
           c.else_label = &new_label();
-          test(eax, eax);
-          jz(*c.else_label);
+          jcc(negate(k), *c.else_label);
         }
         c.height = h() - np;
         c.label = &new_label();
@@ -469,17 +469,15 @@ class ModuleCompiler : public CodeGenerator {
         return;
       case 0x0d: {
         uint32_t depth = in_->u32();
-        load32(eax, h() - 1);
-        pop_n(1);
-        test(eax, eax);
+        uint32_t k = pop_condition();
         Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
         if (t.kind == kFunc || needs_copies(t)) {
           Label& skip = new_label();
-          jz(skip);
-          emit_branch(depth);
+          jcc(negate(k), skip);
+          emit_branch(depth);  // slot copies (movs) then the jump or the return
           L(skip);
         } else {
-          jnz(*t.label);
+          jcc(k, *t.label);
         }
         return;
       }
@@ -608,8 +606,8 @@ class ModuleCompiler : public CodeGenerator {
     }
     const uint32_t top = h() - 1;
     switch (op) {
-      case 0x45: load32(eax, top); test(eax, eax); setz(al); movzx(eax, al); return result_rax(1);
-      case 0x50: load64(rax, top); test(rax, rax); setz(al); movzx(eax, al); return result_rax(1);
+      case 0x45: load32(eax, top); test(eax, eax); return result_in_flags(1, 0);
+      case 0x50: load64(rax, top); test(rax, rax); return result_in_flags(1, 0);
       case 0x67: load32(eax, top); lzcnt(eax, eax); return result_rax(1);
       case 0x68: load32(eax, top); tzcnt(eax, eax); return result_rax(1);
       case 0x69: load32(eax, top); popcnt(eax, eax); return result_rax(1);
@@ -649,7 +647,37 @@ class ModuleCompiler : public CodeGenerator {
       if (stack_[b].is_const) cmp(eax, uint32_t(stack_[b].c));
       else cmp(eax, d(src(b)));
     }
+    result_in_flags(2, k);
+  }
+
+  // ---- a compare's result kept in the flags (condition k: eq ne lt_s lt_u gt_s gt_u le_s le_u
+  // ge_s ge_u) until the next instruction: br_if and if jump on it, anything else writes it ----
+  void result_in_flags(uint32_t pops, uint32_t k) {
+    pop_n(pops);
+    push_slot();
+    flags_cc_ = int(k);
+  }
+  static uint32_t negate(uint32_t k) {
+    static const uint8_t kNot[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
+    return kNot[k];
+  }
+  void jcc(uint32_t k, const Label& l) {
     switch (k) {
+      case 0: je(l); break;
+      case 1: jne(l); break;
+      case 2: jl(l); break;
+      case 3: jb(l); break;
+      case 4: jg(l); break;
+      case 5: ja(l); break;
+      case 6: jle(l); break;
+      case 7: jbe(l); break;
+      case 8: jge(l); break;
+      default: jae(l); break;
+    }
+  }
+  void materialize_flags() {
+    if (flags_cc_ < 0) return;
+    switch (flags_cc_) {
       case 0: sete(al); break;
       case 1: setne(al); break;
       case 2: setl(al); break;
@@ -662,7 +690,22 @@ class ModuleCompiler : public CodeGenerator {
       default: setae(al); break;
     }
     movzx(eax, al);
-    result_rax(2);
+    mov(q(home(h() - 1)), rax);
+    flags_cc_ = -1;
+  }
+  // The condition on top of the stack (popped) as a flags condition that is true when it is
+  // nonzero: a pending compare's, or a test of the value.
+  uint32_t pop_condition() {
+    if (flags_cc_ >= 0) {
+      uint32_t k = uint32_t(flags_cc_);
+      flags_cc_ = -1;
+      pop_n(1);
+      return k;
+    }
+    load32(eax, h() - 1);
+    pop_n(1);
+    test(eax, eax);
+    return 1;  // ne
   }
 
   // add sub mul div_s div_u rem_s rem_u and or xor shl shr_s shr_u rotl rotr
@@ -765,7 +808,7 @@ class ModuleCompiler : public CodeGenerator {
         break;
       }
     }
-    if (!wide) mov(A32, A32);  // i32 results are zero-extended in their slots
+    // (every 32-bit operation above zero-extends into rax: i32 slots hold zero-extended values)
     result_rax(2);
   }
 
@@ -947,6 +990,7 @@ class ModuleCompiler : public CodeGenerator {
   std::vector<Ctrl> ctrls_;
   uint32_t dead_depth_ = 0;
   int cur_region_ = -1;
+  int flags_cc_ = -1;  // >= 0: the top operand is in the flags, condition flags_cc_
   std::vector<TrapStub> traps_;
   std::map<std::pair<uint32_t, uint32_t>, size_t> trap_index_;
 };
