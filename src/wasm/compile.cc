@@ -109,7 +109,7 @@ class FuncCompiler {
     cf.frame_slots = L_ + max_height_;
     // Twice: a run copied in the first pass may end in a branch to another short run (an
     // interpreter's shared `sp++` tail, then its loop head).
-    for (int pass = 0; pass < (fuse_ ? 2 : 0); ++pass)
+    for (int pass = 0; pass < (on(FuseFamily::kJumpThreading) ? 2 : 0); ++pass)
       thread_jumps(m_, cf.code, offsets_begin, local_calls_, calls_begin, uint32_t(body_.body_offset));
     return cf;
   }
@@ -271,7 +271,7 @@ class FuncCompiler {
   }
   // What fusion.cc's rules see of the code so far.
   FusionWindow fusion_window() const {
-    FusionWindow w{code_, {}, label_pos_, L_, last_dst_};
+    FusionWindow w{code_, {}, label_pos_, L_, last_dst_, fuse_off_};
     for (size_t n = 0; n < w.back.size(); ++n) w.back[n] = op_pos_back(n);
     return w;
   }
@@ -337,7 +337,7 @@ class FuncCompiler {
   // How many copies the copy instruction at fuse_copy_at_ makes, if it ends the code (so the
   // next copy or branch may join it); 0 if there is none.
   uint32_t fusable_copies() const {
-    if (!fuse_ || fuse_copy_at_ == SIZE_MAX) return 0;
+    if (!on(FuseFamily::kCopyRun) || fuse_copy_at_ == SIZE_MAX) return 0;
     uint32_t op = code_[fuse_copy_at_];
     if (op == kCopy && fuse_copy_at_ + 3 == code_.size()) return 1;
     if (op == kCopy2 && fuse_copy_at_ + 5 == code_.size()) return 2;
@@ -492,7 +492,7 @@ class FuncCompiler {
           return;
         }
       }
-      if (fuse_ && is_copy && relabel_fresh(s.a, s.r)) return;
+      if (on(FuseFamily::kEqz) && is_copy && relabel_fresh(s.a, s.r)) return;
       uint32_t a = top_slot(0);
       pop(s.a);
       uint32_t d = push_result(s.r);
@@ -577,7 +577,7 @@ class FuncCompiler {
   // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
   // nearly every `for` loop. Returns the (possibly moved) index of the target word.
   size_t fuse_loop_step(size_t br_at, bool is_br_if_nz) {
-    if (!fuse_) return br_at;
+    if (!on(FuseFamily::kLoopStep)) return br_at;
     // The step is the instruction noted before the branch (kBrIfNz is not noted itself).
     size_t br_pos = is_br_if_nz ? br_at - 2 : last_op_pos_;
     size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
@@ -601,7 +601,7 @@ class FuncCompiler {
   // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
   size_t fuse_compare(uint32_t cond_slot, bool branch_if_true) {
-    if (!fuse_ || !live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
+    if (!on(FuseFamily::kCompareBranch) || !live() || last_dst_ == SIZE_MAX || last_dst_ != code_.size() - 1 || code_[last_dst_] != cond_slot) return SIZE_MAX;
     std::optional<uint32_t> fused = compare_branch_op(code_[last_op_pos_], branch_if_true);
     if (!fused) return SIZE_MAX;
     code_[last_op_pos_] = *fused;
@@ -632,6 +632,8 @@ class FuncCompiler {
 
   ModuleImpl& m_;
   const bool fuse_ = m_.options.compile.fuse;  // CompileOptions::fuse: the fused forms at all
+  const uint32_t fuse_off_ = m_.options.compile.fuse_off;  // the families left out
+  bool on(FuseFamily f) const { return fuse_ && !(fuse_off_ & fuse_bit(f)); }
   uint32_t def_;
   const std::set<uint32_t>& refs_;
   std::vector<uint32_t>& local_calls_;  // positions of kCallLocal, completed after compilation
@@ -806,7 +808,8 @@ void FuncCompiler::step_inner() {
       if (uint64_t(n) > in_.remaining()) throw DecodeError{in_.pos(), "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
       for (uint32_t i = 0; i <= n; ++i) depths[i] = in_.u32();
-      size_t idx_producer = fuse_ ? fresh_producer(0) : SIZE_MAX;
+      const bool fetch = on(FuseFamily::kFetchDispatch), byte_index = on(FuseFamily::kBrTableLoad);
+      size_t idx_producer = fetch || byte_index ? fresh_producer(0) : SIZE_MAX;
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
@@ -824,13 +827,13 @@ void FuncCompiler::step_inner() {
         // instruction's trap offset (its code_offsets entry is at the same position).
         uint32_t p = idx_producer == SIZE_MAX ? 0 : code_[idx_producer];
         bool byte_load_ai = p == load_op(LoadAddr::kAddImm, 0x2d) && idx_producer + 5 == code_.size();
-        if (byte_load_ai && fuse_fetch_dispatch(idx_producer, n + 1)) {
+        if (byte_load_ai && fetch && fuse_fetch_dispatch(idx_producer, n + 1)) {
           // one instruction fetches, loads the operand word and jumps
-        } else if (byte_load_ai) {
+        } else if (byte_load_ai && byte_index) {
           uint32_t a = code_[idx_producer + 1], imm = code_[idx_producer + 2], off = code_[idx_producer + 3];
           code_.resize(idx_producer);
           code_.insert(code_.end(), {uint32_t(kBrTableLoad8uAddImm), a, imm, off, n + 1});
-        } else if (p == load_op(LoadAddr::kSlot, 0x2d) && idx_producer + 4 == code_.size()) {
+        } else if (byte_index && p == load_op(LoadAddr::kSlot, 0x2d) && idx_producer + 4 == code_.size()) {
           uint32_t a = code_[idx_producer + 1], off = code_[idx_producer + 2];
           code_.resize(idx_producer);
           code_.insert(code_.end(), {uint32_t(kBrTableLoad8u), a, off, n + 1});

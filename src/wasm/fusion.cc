@@ -3,6 +3,9 @@
 // replacement (pops, pushes, trap offsets stay its business).
 #include "wasm/fusion.h"
 
+#include <iterator>
+#include <string>
+
 namespace genvm::wasm {
 namespace {
 
@@ -297,34 +300,34 @@ std::optional<Fused> match_eqz_of_compare(const FusionWindow& w, const FusionCon
 
 // Tried in this order; the more specific shapes before the general pair.
 constexpr FusionRule kBinaryRules[] = {
-    {"and_not", is_and, match_and_not},
-    {"bswap32", is_i32_or, match_bswap32},
-    {"sigma_add", is_i32_add, match_sigma_add},
-    {"xor_rot3", is_i32_xor, match_xor_rot3},
-    {"add_imm_add_shl", is_i32_add, match_add_imm_add_shl},
-    {"maj", is_i32_xor, match_maj},
-    {"outer_inner", is_fuse_outer, match_outer_inner},
+    {"and_not", FuseFamily::kAndNot, is_and, match_and_not},
+    {"bswap32", FuseFamily::kBswap32, is_i32_or, match_bswap32},
+    {"sigma_add", FuseFamily::kSigmaAdd, is_i32_add, match_sigma_add},
+    {"xor_rot3", FuseFamily::kXorRot3, is_i32_xor, match_xor_rot3},
+    {"add_imm_add_shl", FuseFamily::kAddImmAddShl, is_i32_add, match_add_imm_add_shl},
+    {"maj", FuseFamily::kMaj, is_i32_xor, match_maj},
+    {"outer_inner", FuseFamily::kOuterInner, is_fuse_outer, match_outer_inner},
 };
 // A constant operand: the array address first, then the immediate form that fits.
 constexpr FusionRule kImmediateRules[] = {
-    {"add_imm_shl", is_i32_add, match_add_imm_shl},
-    {"imm64", is_i64_with_imm_form, match_imm64},
-    {"imm32", has_imm_form, match_imm32},
+    {"add_imm_shl", FuseFamily::kAddImmShl, is_i32_add, match_add_imm_shl},
+    {"imm64", FuseFamily::kImmediate, is_i64_with_imm_form, match_imm64},
+    {"imm32", FuseFamily::kImmediate, has_imm_form, match_imm32},
 };
 constexpr FusionRule kLoadRules[] = {
-    {"load_shl_imm", is_load, match_load_shl_imm},
-    {"load_add_shl", is_load, match_load_add_shl},
-    {"load_add", is_load, match_load_add},
+    {"load_shl_imm", FuseFamily::kAddImmShl, is_load, match_load_shl_imm},
+    {"load_add_shl", FuseFamily::kLoad, is_load, match_load_add_shl},
+    {"load_add", FuseFamily::kLoad, is_load, match_load_add},
 };
 constexpr FusionRule kEqzRules[] = {
-    {"eqz_of_eqz", is_i32_eqz, match_eqz_of_eqz},
-    {"eqz_of_compare", is_i32_eqz, match_eqz_of_compare},
+    {"eqz_of_eqz", FuseFamily::kEqz, is_i32_eqz, match_eqz_of_eqz},
+    {"eqz_of_compare", FuseFamily::kEqz, is_i32_eqz, match_eqz_of_compare},
 };
 
 template <size_t N>
 std::optional<Fused> first_match(const FusionRule (&rules)[N], const FusionWindow& w, const FusionConsumer& c) {
   for (const FusionRule& r : rules) {
-    if (!r.triggers(c.op)) continue;
+    if ((w.off & fuse_bit(r.family)) || !r.triggers(c.op)) continue;
     if (auto f = r.match(w, c)) return f;
   }
   return std::nullopt;
@@ -338,6 +341,32 @@ std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer&
 }
 std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c) { return first_match(kLoadRules, w, c); }
 std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c) { return first_match(kEqzRules, w, c); }
+
+namespace {
+constexpr const char* kFamilyNames[] = {
+    "immediate", "add_imm_shl", "eqz",     "compare_branch", "loop_step",       "load", "copy_run",   "br_table_load",
+    "fetch_dispatch", "jump_threading", "and_not", "bswap32", "sigma_add", "xor_rot3", "add_imm_add_shl", "maj",
+    "outer_inner"};
+static_assert(std::size(kFamilyNames) == size_t(FuseFamily::kCount));
+}  // namespace
+
+const char* fuse_family_name(FuseFamily f) {
+  return uint32_t(f) < uint32_t(FuseFamily::kCount) ? kFamilyNames[uint32_t(f)] : nullptr;
+}
+
+Result<uint32_t> parse_fuse_families(std::string_view names) {
+  uint32_t mask = 0;
+  while (!names.empty()) {
+    size_t comma = names.find(',');
+    std::string_view name = names.substr(0, comma);
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+    uint32_t f = 0;
+    while (f < uint32_t(FuseFamily::kCount) && name != kFamilyNames[f]) ++f;
+    if (f == uint32_t(FuseFamily::kCount)) return make_error("bad_fuse_family", "unknown fusion family '" + std::string(name) + "'");
+    mask |= fuse_bit(FuseFamily(f));
+  }
+  return mask;
+}
 
 bool immediate_ok(uint32_t wasm_op, uint64_t v) {
   if (!has_imm_form(wasm_op)) return false;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "wasm/ops.h"
+#include "wasm/wasm.h"
 
 namespace genvm::wasm {
 
@@ -29,6 +30,7 @@ struct FusionWindow {
                         // after it may be folded with anything before it
   uint32_t first_temp;  // slots >= first_temp are operand-stack temporaries (used once)
   size_t last_dst;      // word index of the last simple instruction's dst, or SIZE_MAX
+  uint32_t off = 0;     // families switched off (CompileOptions::fuse_off): their rules skip
 };
 
 // The instruction being compiled.
@@ -52,6 +54,7 @@ struct Fused {
 
 struct FusionRule {
   const char* name;
+  FuseFamily family;
   bool (*triggers)(uint32_t wasm_op);  // which consumers the rule looks at
   std::optional<Fused> (*match)(const FusionWindow& w, const FusionConsumer& c);
 };
@@ -72,5 +75,10 @@ std::optional<uint32_t> compare_branch_op(uint32_t compare_op, bool if_true);
 // The loop step (kIncBrIfBase) for an `i += k` followed by the branch `branch_op` (a fused
 // i32 compare or eqz of i), if there is one.
 std::optional<uint32_t> loop_step_op(uint32_t branch_op);
+
+constexpr uint32_t fuse_bit(FuseFamily f) { return 1u << uint32_t(f); }
+constexpr uint32_t kAllFuseFamilies = fuse_bit(FuseFamily::kCount) - 1;
+// The families compiled in under `o` (0 when fusion is off): what the blob records.
+constexpr uint32_t fuse_families_on(const CompileOptions& o) { return o.fuse ? kAllFuseFamilies & ~o.fuse_off : 0; }
 
 }  // namespace genvm::wasm

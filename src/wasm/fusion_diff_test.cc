@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/json.h"
+#include "wasm/fusion.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
 #include "wasm/wasm.h"
@@ -78,9 +79,9 @@ struct World {
   Instance* current = nullptr;
   uint64_t fuel = kFuelPerCall;  // given to every call
 
-  explicit World(bool fuse) : store(fuel_config()) {
+  explicit World(CompileOptions co) : store(fuel_config()) {
     lo.metering = true;
-    lo.compile.fuse = fuse;
+    lo.compile = co;
     // The spec testsuite's `spectest` module (its values are what the .wast files expect).
     FuncType none;
     for (const auto& [name, params] : std::vector<std::pair<std::string, std::vector<ValType>>>{
@@ -155,10 +156,18 @@ struct World {
 
 // Both worlds side by side; every step's outcome is compared.
 struct Pair {
-  World fused{true}, plain{false};
+  World fused, plain;
   std::string where;
   size_t compared = 0;
   std::map<std::string, size_t>* tally = nullptr;  // outcome kinds ("values", "trap out_of_fuel", ...)
+
+  // Fused (the default) against `other` (default: no fusion at all).
+  explicit Pair(CompileOptions other = unfused()) : fused(CompileOptions{}), plain(other) {}
+  static CompileOptions unfused() {
+    CompileOptions o;
+    o.fuse = false;
+    return o;
+  }
 
   bool instantiate(std::span<const uint8_t> bytes, const std::string& name) {
     std::string a = fused.instantiate(bytes, name), b = plain.instantiate(bytes, name);
@@ -314,8 +323,9 @@ TEST(WasmFusionDiff, SpecTestsuiteRunsAlikeFusedAndUnfused) {
 // The fuzz corpus: the wasm_diff transcripts' modules (cases/*.wat), its saved regressions,
 // the module-cache fuzzer's seeds (each `flags | u16 length | module | blob`), and modules
 // binaryen makes from fixed-seed bytes, as tests/wasm_diff/run.sh does.
-TEST(WasmFusionDiff, FuzzCorpusRunsAlikeFusedAndUnfused) {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> corpus;
+using Corpus = std::vector<std::pair<std::string, std::vector<uint8_t>>>;
+Corpus fuzz_corpus() {
+  Corpus corpus;
   TempDir tmp;
   const fs::path src = GENVM_SOURCE_DIR;
   bool have_wat2wasm = have_tool("wat2wasm --version >/dev/null 2>&1");
@@ -325,6 +335,27 @@ TEST(WasmFusionDiff, FuzzCorpusRunsAlikeFusedAndUnfused) {
     fs::path out = tmp.path / (e.path().stem().string() + ".wasm");
     std::string cmd = "wat2wasm '" + e.path().string() + "' -o '" + out.string() + "' 2>/dev/null";
     if (std::system(cmd.c_str()) == 0) corpus.emplace_back(e.path().string(), read_bytes(out));
+  }
+  // A bytecode interpreter's byte fetch and dispatch without the fetch-dispatch shape (no
+  // generated module has one): br_table on a loaded byte, also trapping in the load.
+  if (have_wat2wasm) {
+    fs::path in = tmp.path / "br_table_byte.wat", out = tmp.path / "br_table_byte.wasm";
+    std::ofstream(in) << R"((module (memory 1)
+      (data (i32.const 100) "\00\01\02\07\01\00")
+      (func $run (export "run") (param $pc i32) (result i32) (local $acc i32)
+        (loop $next
+          (block $halt (block $add1 (block $add10 (block $double
+            (br_table $double $add10 $add1 $halt (i32.load8_u offset=100 (local.get $pc))))
+            (local.set $acc (i32.shl (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
+            (local.set $acc (i32.add (local.get $acc) (i32.const 10))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
+            (local.set $acc (i32.add (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next)))
+        (local.get $acc))
+      (func (export "from_101") (result i32) (call $run (i32.const 1)))
+      (func (export "traps") (result i32) (call $run (i32.const 65436)))
+      (func (export "plain") (param i32) (result i32)
+        (block $b (block $a (br_table $a $b (i32.load8_u (local.get 0)))) (return (i32.const 1))) (i32.const 2))))";
+    std::string cmd = "wat2wasm '" + in.string() + "' -o '" + out.string() + "' 2>/dev/null";
+    if (std::system(cmd.c_str()) == 0) corpus.emplace_back("br_table on a loaded byte", read_bytes(out));
   }
   for (const auto& e : fs::directory_iterator(src / "tests/wasm_diff/regressions", ec))
     if (e.path().extension() == ".wasm") corpus.emplace_back(e.path().string(), read_bytes(e.path()));
@@ -351,44 +382,98 @@ TEST(WasmFusionDiff, FuzzCorpusRunsAlikeFusedAndUnfused) {
       if (std::system(cmd.c_str()) == 0) corpus.emplace_back("ttf seed " + std::to_string(seed), read_bytes(out));
     }
   }
-  ASSERT_GE(corpus.size(), 20u) << "the fuzz corpus is missing (tests/wasm_diff, fuzz/module_cache_fuzz)";
-  size_t compared = 0;
-  std::map<std::string, size_t> tally;
-  tally["modules"] = corpus.size();
+  return corpus;
+}
+
+// Every module of the corpus, every function export with zero arguments, in both worlds.
+void run_corpus(const Corpus& corpus, CompileOptions other, std::map<std::string, size_t>& tally) {
   for (const auto& [name, bytes] : corpus) {
-    Pair pair;
+    Pair pair(other);
     pair.tally = &tally;
     pair.where = name;
     if (pair.instantiate(bytes, "")) pair.run_all_exports(bytes);
-    compared += pair.compared;
+    tally["steps"] += pair.compared;
   }
-  print_tally("fuzz corpus", tally);
-  EXPECT_GT(compared, corpus.size());
 }
 
-// Every bench/wasm kernel's `bench(1)` (the no-WASI build; vm's bench(2) needs over 2e9 fuel).
-TEST(WasmFusionDiff, BenchKernelsRunAlikeFusedAndUnfused) {
+TEST(WasmFusionDiff, FuzzCorpusRunsAlikeFusedAndUnfused) {
+  Corpus corpus = fuzz_corpus();
+  ASSERT_GE(corpus.size(), 20u) << "the fuzz corpus is missing (tests/wasm_diff, fuzz/module_cache_fuzz)";
+  std::map<std::string, size_t> tally;
+  tally["modules"] = corpus.size();
+  run_corpus(corpus, Pair::unfused(), tally);
+  print_tally("fuzz corpus", tally);
+  EXPECT_GT(tally["steps"], corpus.size());
+}
+
+std::vector<fs::path> bench_kernels(const char* suffix) {
   std::vector<fs::path> kernels;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(fs::path(GENVM_BINARY_DIR) / "bench/wasm", ec))
-    if (e.path().string().ends_with(".nowasi.wasm")) kernels.push_back(e.path());
-  if (kernels.empty()) GTEST_SKIP() << "bench/wasm kernels not built (target bench_wasm, needs clang for wasm32)";
+    if (e.path().string().ends_with(suffix)) kernels.push_back(e.path());
   std::sort(kernels.begin(), kernels.end());
-  std::map<std::string, size_t> tally;
+  return kernels;
+}
+
+// Each kernel's `bench(1)` in both worlds; every one returns within the fuel.
+void run_kernels(const std::vector<fs::path>& kernels, CompileOptions other, std::map<std::string, size_t>& tally) {
   for (const auto& k : kernels) {
     auto bytes = read_bytes(k);
-    Pair pair;
+    Pair pair(other);
     pair.tally = &tally;
     pair.fused.fuel = pair.plain.fuel = kBenchFuel;
     pair.where = k.filename().string();
     ASSERT_TRUE(pair.instantiate(bytes, "")) << k;
-    for (int32_t n : {1}) {
-      size_t before = tally["values"];
-      pair.invoke("", "bench", {Value::i32(n)});
-      EXPECT_EQ(tally["values"], before + 1) << k << " bench(" << n << ") did not return within the fuel";
-    }
+    size_t before = tally["values"];
+    pair.invoke("", "bench", {Value::i32(1)});
+    EXPECT_EQ(tally["values"], before + 1) << k << " bench(1) did not return within the fuel";
   }
+}
+
+// Every bench/wasm kernel's `bench(1)` (the no-WASI build; vm's bench(2) needs over 2e9 fuel).
+TEST(WasmFusionDiff, BenchKernelsRunAlikeFusedAndUnfused) {
+  auto kernels = bench_kernels(".nowasi.wasm");
+  if (kernels.empty()) GTEST_SKIP() << "bench/wasm kernels not built (target bench_wasm, needs clang for wasm32)";
+  std::map<std::string, size_t> tally;
+  run_kernels(kernels, Pair::unfused(), tally);
   print_tally("bench kernels", tally);
+}
+
+// Each family switched off alone (CompileOptions::fuse_off) against all of them on: the fuzz
+// corpus and the kernels run alike (what a measurement per family compares must be correct).
+class WasmFusionFamilyDiff : public testing::TestWithParam<uint32_t> {};
+TEST_P(WasmFusionFamilyDiff, OneFamilyOffRunsAlike) {
+  CompileOptions other;
+  other.fuse_off = fuse_bit(FuseFamily(GetParam()));
+  Corpus corpus = fuzz_corpus();
+  ASSERT_GE(corpus.size(), 20u);
+  std::map<std::string, size_t> tally;
+  auto kernels = bench_kernels(".nowasi.wasm");
+  run_corpus(corpus, other, tally);
+  run_kernels(kernels, other, tally);
+  EXPECT_GT(tally["steps"], corpus.size());
+  // And the switch is not idle: some module compiles differently without the family.
+  for (const auto& k : kernels) corpus.emplace_back(k.string(), read_bytes(k));
+  size_t changed = 0;
+  for (const auto& [name, bytes] : corpus) {
+    LoadOptions on, off;
+    off.compile = other;
+    auto a = Module::load(bytes, on), b = Module::load(bytes, off);
+    if (a.ok() && b.ok() && (*a)->impl().code != (*b)->impl().code) ++changed;
+  }
+  EXPECT_GT(changed, 0u) << fuse_family_name(FuseFamily(GetParam())) << " off changes no module's code";
+}
+INSTANTIATE_TEST_SUITE_P(Families, WasmFusionFamilyDiff, testing::Range(0u, uint32_t(FuseFamily::kCount)),
+                         [](const testing::TestParamInfo<uint32_t>& i) {
+                           return std::string(fuse_family_name(FuseFamily(i.param)));
+                         });
+
+TEST(WasmFusionDiff, FuseFamilyNamesParse) {
+  auto m = parse_fuse_families("and_not,load,jump_threading");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(*m, fuse_bit(FuseFamily::kAndNot) | fuse_bit(FuseFamily::kLoad) | fuse_bit(FuseFamily::kJumpThreading));
+  EXPECT_EQ(*parse_fuse_families(""), 0u);
+  EXPECT_FALSE(parse_fuse_families("and_not,nope").ok());
 }
 
 // An instruction of plain slot code: a numeric op, a plain load or store, or one of the
@@ -407,6 +492,15 @@ TEST(WasmFusionDiff, FuseOffEmitsOnlyPlainSlotCode) {
   if (kernels.empty()) GTEST_SKIP() << "bench/wasm kernels not built (target bench_wasm, needs clang for wasm32)";
   for (const auto& k : kernels) {
     auto bytes = read_bytes(k);
+    // Every fused form belongs to a family: all of them left out is fusion off.
+    LoadOptions all_off;
+    all_off.metering = true;
+    all_off.compile.fuse_off = kAllFuseFamilies;
+    LoadOptions off = all_off;
+    off.compile = CompileOptions{false, 0};
+    auto a = Module::load(bytes, all_off), b = Module::load(bytes, off);
+    ASSERT_TRUE(a.ok() && b.ok()) << k;
+    EXPECT_EQ((*a)->impl().code, (*b)->impl().code) << k;
     for (bool fuse : {false, true}) {
       LoadOptions lo;
       lo.metering = true;

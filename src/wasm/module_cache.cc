@@ -2,7 +2,7 @@
 //
 // Layout (all integers u32 little-endian):
 //   "GVMC" | kFormatVersion | kEngineBuild | sizeof(CompiledFunc) | kNumOps |
-//   deterministic | metering | fuse | BLAKE3(module bytes) (32) |
+//   deterministic | metering | fusion families on | BLAKE3(module bytes) (32) |
 //   n_funcs | n_code | n_offsets |
 //   n_funcs * {type_index, code, num_params, num_results, num_locals, frame_slots, cost} |
 //   n_code words | n_offsets * {code index, wasm offset} |
@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "common/blake3.h"
+#include "wasm/fusion.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
 
@@ -30,7 +31,7 @@ constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
 constexpr uint32_t kFormatVersion = 3;  // 2: keyed seal; 3: the fuse option word
 // Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
 // a CompiledFunc field: a blob from another engine build must be refused, never run.
-constexpr uint32_t kEngineBuild = 16;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse
+constexpr uint32_t kEngineBuild = 17;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse; 17: the word is the families compiled in
 constexpr size_t kFuncWords = 7;
 constexpr size_t kHashLen = 32;
 
@@ -79,7 +80,7 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
   put32(out, uint32_t(kNumOps));
   put32(out, m.options.deterministic ? 1 : 0);
   put32(out, m.options.metering ? 1 : 0);
-  put32(out, m.options.compile.fuse ? 1 : 0);
+  put32(out, fuse_families_on(m.options.compile));
   auto h = blake3::hash(m.bytes);
   out.insert(out.end(), h.begin(), h.end());
   put32(out, uint32_t(m.compiled.size()));
@@ -126,7 +127,7 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
   r.get32(fuse);
   if (version != kFormatVersion || build != kEngineBuild || cf_size != sizeof(CompiledFunc) || num_ops != kNumOps)
     return refuse("blob from another engine build");
-  if (det != (opts.deterministic ? 1u : 0u) || met != (opts.metering ? 1u : 0u) || fuse != (opts.compile.fuse ? 1u : 0u))
+  if (det != (opts.deterministic ? 1u : 0u) || met != (opts.metering ? 1u : 0u) || fuse != fuse_families_on(opts.compile))
     return refuse("blob compiled with other load options");
   auto h = blake3::hash(bytes);
   if (r.left() < kHashLen || std::memcmp(h.data(), body.data() + r.pos, kHashLen) != 0)

@@ -151,6 +151,27 @@ struct StoreConfig {
   uint32_t max_trap_frames = 20;        // cap on Trap::frames (deep recursion keeps the innermost)
 };
 
+// The fused forms by family (src/wasm/DESIGN.md, "Superinstructions"), each of which
+// CompileOptions::fuse_off can switch off alone (bit 1 << family) to measure what it is worth.
+enum class FuseFamily : uint32_t {
+  kImmediate,      // constants as 32/64-bit immediates ("immediate")
+  kAddImmShl,      // (x << k) + imm, and a load of it ("add_imm_shl")
+  kEqz,            // eqz of a compare or an eqz inverted, wraps/reinterprets relabelled ("eqz")
+  kCompareBranch,  // a compare consumed by br_if / if ("compare_branch")
+  kLoopStep,       // `i += k` and the compare-and-branch of i ("loop_step")
+  kLoad,           // a + imm, a + b, a + (b << k) folded into the load ("load")
+  kCopyRun,        // copy2, copyN, copy_br, copyN_br ("copy_run")
+  kBrTableLoad,    // br_table on a byte just loaded ("br_table_load")
+  kFetchDispatch,  // shift, word load, byte load and br_table as one ("fetch_dispatch")
+  kJumpThreading,  // short runs copied into the branches that reach them ("jump_threading")
+  kAndNot, kBswap32, kSigmaAdd, kXorRot3, kAddImmAddShl, kMaj, kOuterInner,  // binary-operator rules
+  kCount,
+};
+// "immediate", "and_not", ...; nullptr for kCount.
+const char* fuse_family_name(FuseFamily f);
+// A comma-separated list of family names as a fuse_off mask; error "bad_fuse_family".
+Result<uint32_t> parse_fuse_families(std::string_view names);
+
 // How the compiler builds a module's slot code (LoadOptions::compile).
 struct CompileOptions {
   // The fused forms and superinstructions: constants as immediates, compare-and-branch, eqz
@@ -159,6 +180,7 @@ struct CompileOptions {
   // emits code. Either way the same results, traps, trap offsets and fuel (a differential
   // test checks it); off is for that test and for measuring what each fusion is worth.
   bool fuse = true;
+  uint32_t fuse_off = 0;  // with fuse on: the families (bits 1 << FuseFamily) left out
 };
 
 // Which engine runs a module's functions. kJit (x86-64 only, not the default yet) compiles the
