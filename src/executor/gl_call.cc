@@ -45,6 +45,7 @@ const std::map<std::string_view, GlHandler>& gl_handlers() {
       {"CallContract", &VmState::gl_call_contract},
       {"RunNondet", &VmState::gl_run_nondet},
       {"Sandbox", &VmState::gl_sandbox},
+      {"MapFile", &VmState::gl_map_file},
       {"WebRender", &VmState::gl_web},
       {"WebRequest", &VmState::gl_web},
       {"ExecPrompt", &VmState::gl_llm},

@@ -30,12 +30,14 @@ Status VmState::prepare_runner(const calldata::Bytes& code) {
   options.deterministic = frame_.deterministic;
   options.debug_mode = ctx_.debug;
   options.ram_budget = ctx_.ram->left();
-  auto plan = runners::make_plan(std::make_shared<const runners::Archive>(std::move(*contract)), ctx_.runners.get(), options);
+  contract_archive_ = std::make_shared<const runners::Archive>(std::move(*contract));
+  auto plan = runners::make_plan(contract_archive_, ctx_.runners.get(), options);
   if (!plan) return vm_error_of(plan.error());
   auto tree = runners::FileTree::build(plan->files);
   if (!tree) return vm_error_of(tree.error());
   plan_charge_ = RamCharge::take(*ctx_.ram, plan->ram_charged);
   if (!plan_charge_) return make_error(VmError(VmError::out_of().memory()).public_code(), "the runner plan");
+  files_ = plan->files;
   plan_ = std::make_shared<const runners::Plan>(std::move(*plan));
   tree_ = std::move(*tree);
   // The spec's initial state: fd 3 is the directory "/" (02-wasip1.rst, "Initial State").

@@ -133,6 +133,7 @@ class VmState {
   std::optional<wasm::Trap> gl_call_contract(GlCall& g);
   std::optional<wasm::Trap> gl_sandbox(GlCall& g);
   std::optional<wasm::Trap> gl_run_nondet(GlCall& g);
+  std::optional<wasm::Trap> gl_map_file(GlCall& g);  // MapFile (gl_runners.cc)
 
  private:
   wasm::Trap end(ResultCode kind, calldata::Value data) {
@@ -242,6 +243,12 @@ class VmState {
     std::optional<RamCharge> charge;  // none for the preopened root
   };
   std::map<std::uint32_t, TreeFd> tree_fds_;
+  // What MapFile gl_calls added (gl_runners.cc): the contract's archive, the runners they
+  // loaded (by canonical id) and the file map the tree is rebuilt from, with their charges.
+  std::shared_ptr<const runners::Archive> contract_archive_;
+  std::map<std::string, std::shared_ptr<const runners::Archive>, std::less<>> mapped_runners_;
+  std::map<std::string, std::string_view, std::less<>> files_;
+  std::vector<RamCharge> mapping_charges_;
   // The WASI file-system imports served over tree_ (wasi_fs.cc); nullopt: not one of them.
   std::optional<wasm::HostFunc> wasi_fs_import(const std::string& name);
   std::optional<Ending> ending_;

@@ -94,17 +94,7 @@ class Interpreter {
       if (it == options_.custom.end()) return malformed("custom runner " + id->canonical() + " is not registered in this VM");
       return std::pair{it->first, it->second};
     }
-    if (!id->tag.empty()) {
-      if (!allows_latest_resolution(options_.debug_mode)) {
-        return malformed("runner " + id->canonical() + ": :latest / :test resolve only in debug mode unsafe or above");
-      }
-      if (!dir_) return malformed("runner " + id->canonical() + ": no runner directory");
-      auto resolved = dir_->resolve_tag(*id);
-      if (!resolved) return resolved.take_error();
-      *id = std::move(*resolved);
-    } else if (id->hash == test_runner_hash() && !allows_latest_resolution(options_.debug_mode)) {
-      return malformed("the test runner hash is accepted only in debug mode unsafe or above");
-    }
+    if (auto s = resolve_packaged_tag(dir_, options_.debug_mode, *id); !s) return s.take_error();
     std::string canonical = id->canonical();
     if (auto it = loaded_.find(canonical); it != loaded_.end()) return std::pair{canonical, it->second};
     if (!dir_) return malformed("runner " + canonical + ": no runner directory");
@@ -234,6 +224,22 @@ class Interpreter {
 };
 
 }  // namespace
+
+Status resolve_packaged_tag(const RunnerDirectory* dir, DebugMode debug_mode, RunnerId& id) {
+  if (id.kind != RunnerId::Kind::kPackaged) return {};
+  if (!id.tag.empty()) {
+    if (!allows_latest_resolution(debug_mode)) {
+      return malformed("runner " + id.canonical() + ": :latest / :test resolve only in debug mode unsafe or above");
+    }
+    if (!dir) return malformed("runner " + id.canonical() + ": no runner directory");
+    auto resolved = dir->resolve_tag(id);
+    if (!resolved) return resolved.take_error();
+    id = std::move(*resolved);
+  } else if (id.hash == test_runner_hash() && !allows_latest_resolution(debug_mode)) {
+    return malformed("the test runner hash is accepted only in debug mode unsafe or above");
+  }
+  return {};
+}
 
 std::filesystem::path RunnerDirectory::path_of(const RunnerId& id) const {
   std::string hash = gvm32_encode(id.hash);

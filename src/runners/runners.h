@@ -161,12 +161,17 @@ struct Plan {
   std::vector<Wasm> link;  // LinkWasm, in order
   Wasm start;              // StartWasm
   std::string version;     // the contract archive's `version` (trimmed), default if absent
-  std::vector<std::string> loaded;  // canonical ids charged, in load order
+  std::vector<std::string> loaded;  // canonical ids charged, in load order (keep_alive's too)
   std::uint64_t ram_charged = 0;
   std::vector<std::shared_ptr<const Archive>> keep_alive;  // owners of every view above
 };
 
 inline constexpr std::string_view kDefaultRunnerVersion = "v0.1.0";
+
+// A packaged id's `:latest` / `:test` tag resolved through `dir`, or its dev-mode test hash
+// checked, as the debug mode allows (seed 000); other ids are left as they are. Shared by the
+// plan and the MapFile gl_call.
+Status resolve_packaged_tag(const RunnerDirectory* dir, DebugMode debug_mode, RunnerId& id);
 
 // `dir` may be null: then any Depends / With on a packaged runner fails as absent.
 Result<Plan> make_plan(std::shared_ptr<const Archive> contract, const RunnerDirectory* dir,

@@ -124,6 +124,29 @@ TEST_F(RunnersTest, TextContractRunsThroughItsRunner) {
   EXPECT_EQ(*through_file.report.find("kind"), Value("UserError"));
 }
 
+TEST_F(RunnersTest, MapFileGlCallMapsARunnersFilesAtRunTime) {
+  std::string id = install("echo", echo_archive());
+  std::string extra = install("extra", make_zip({ZipEntry("runner.json", "{\"SetArgs\": []}"),
+                                                 ZipEntry("notes/one.txt", "first"), ZipEntry("notes/two.txt", "second")}));
+  ASSERT_EQ(*deploy_text(text_contract(id), addr(0x37)).report.find("kind"), Value("Return"));
+  auto map = [&](Value::Array args) {
+    return run(data(addr(0x37), addr(0xaa), call("map", std::move(args)), false, std::nullopt));
+  };
+  // A folder of another packaged runner, loaded by the call.
+  RunResult r = map({extra, "notes/", "/extra/", "/extra/two.txt"});
+  EXPECT_EQ(*r.report.find("data"), Value(to_bytes("second"))) << calldata::to_text(*r.report.find("data"));
+  // A file of the contract's own archive, and of a runner the plan already loaded.
+  r = map({"contract", "file", "/again/contract.py", "/again/contract.py"});
+  EXPECT_EQ(*r.report.find("data"), Value(to_bytes(text_contract(id))));
+  r = map({id, "data/a.txt", "/copy.txt", "/copy.txt"});
+  EXPECT_EQ(*r.report.find("data"), Value(to_bytes(kData)));
+  // Bad requests end the sub-VM with the VM error of the MapFile action.
+  EXPECT_EQ(public_code(map({extra, "notes/none.txt", "/x.txt", "/x.txt"})), "invalid_contract runner malformed");
+  EXPECT_EQ(public_code(map({extra, "notes/one.txt", "/vm/x.txt", "/vm/x.txt"})), "invalid_contract runner malformed");
+  EXPECT_EQ(public_code(map({"extra:latest", "notes/one.txt", "/x.txt", "/x.txt"})), "invalid_contract runner malformed");
+  EXPECT_EQ(public_code(map({"not an id", "notes/one.txt", "/x.txt", "/x.txt"})), "invalid_contract runner malformed");
+}
+
 TEST_F(RunnersTest, ArchiveContractRunsThroughItsRunner) {
   std::string id = install("echo", echo_archive());
   std::string code = make_zip({ZipEntry("runner.json", "{\"Depends\": \"" + id + "\"}"), ZipEntry("file", "zip body")});

@@ -7,7 +7,9 @@
  *    "tail": <its last 4 octets, by fseek from the end's offset>, "missing": errno of opening
  *    /echo/none}
  *
- * Method "file" {"args": [path]} returns one file's contents instead (or a UserError). */
+ * Method "file" {"args": [path]} returns one file's contents instead (or a UserError); method
+ * "map" {"args": [runner, path_in_runner, path_in_vfs, path]} first asks for a MapFile gl_call
+ * and returns its error code (an int) if it fails, else the contents of `path`. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -41,8 +43,48 @@ static void enc_file(gl_buf* b, const char* path) {
   gl_buf_free(&contents);
 }
 
+/* Argument i (a string) as a NUL-terminated copy in `buf`. */
+static const char* arg_cstr(gl_args* a, char* buf, size_t cap) {
+  size_t len = 0;
+  const char* s = gl_arg_str(a, &len);
+  if (!s || len >= cap) gl_user_error("bad argument");
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  return buf;
+}
+
 static void entry(const gl_message* m) {
   gl_buf out = {0};
+  if (gl_method_is(m, "map")) {
+    gl_args a;
+    gl_args_open(m, 4, 4, &a);
+    char runner[256], from[256], to[256], path[256];
+    arg_cstr(&a, runner, sizeof runner);
+    arg_cstr(&a, from, sizeof from);
+    arg_cstr(&a, to, sizeof to);
+    arg_cstr(&a, path, sizeof path);
+    gl_args_check(&a);
+    gl_buf req = {0};
+    gl_enc_map(&req, 1);
+    gl_enc_key(&req, "MapFile");
+    gl_enc_map(&req, 3);
+    gl_enc_key(&req, "path_in_runner");
+    gl_enc_cstr(&req, from);
+    gl_enc_key(&req, "path_in_vfs");
+    gl_enc_cstr(&req, to);
+    gl_enc_key(&req, "runner");
+    gl_enc_cstr(&req, runner);
+    uint32_t fd = 0;
+    int code = gl_call_raw(&req, &fd);
+    if (code != 0) {
+      gl_enc_i64(&out, code);
+      gl_return(&out);
+    }
+    gl_buf contents = {0};
+    if (read_whole(path, &contents) != 0) gl_user_error(strerror(errno));
+    gl_enc_bytes(&out, contents.data, contents.len);
+    gl_return(&out);
+  }
   if (gl_method_is(m, "file")) {
     gl_args a;
     gl_args_open(m, 1, 1, &a);
