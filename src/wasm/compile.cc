@@ -544,33 +544,11 @@ class FuncCompiler {
     push(to);  // same stack position, same home slot: last_dst_ still names it
     return true;
   }
-  // A bytecode interpreter's fetch of a fixed-size instruction record and dispatch on its
-  // opcode byte, `t = pc << k; arg = i32.load(t + imm1); br_table(i32.load8_u(t + imm2))`,
-  // compiled so far as [shl_imm x, k -> t] [load_ai t, imm1 -> d] [load8u_ai t, imm2] and about
-  // to become the br_table's kBrTableLoad8uAddImm: contiguous, no branch target inside, d not
-  // t: one kFetchDispatch. Its two loads trap with their own wasm offsets: the first at the
-  // instruction's index, the second at index + 1 (the handler passes pc + 1 to the trap path).
-  bool fuse_fetch_dispatch(size_t byte_load, uint32_t entries) {
-    size_t ld = op_pos_back(1), sh = op_pos_back(2);
-    if (byte_load != last_op_pos_ || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld || ld + 5 != byte_load || label_pos_ > sh) return false;
-    uint32_t t = code_[sh + 3];
-    if (code_[sh] != imm_op(0x74) || code_[ld] != load_op(LoadAddr::kAddImm, 0x28) || code_[ld + 1] != t || code_[byte_load + 1] != t || code_[ld + 4] == t)
-      return false;
-    auto offset_at = [&](size_t pos) {
-      // The loads' entries are among the last few (one per wasm instruction since the shift).
-      for (size_t i = m_.code_offsets.size(), seen = 0; i-- > 0 && seen < 16; ++seen)
-        if (m_.code_offsets[i].first == pos) return m_.code_offsets[i].second;
-      return uint32_t(op_at_);
-    };
-    uint32_t word_off = offset_at(ld), byte_off = offset_at(byte_load);
-    uint32_t x = code_[sh + 1], k = code_[sh + 2];
-    uint32_t imm1 = code_[ld + 2], off1 = code_[ld + 3], d = code_[ld + 4];
-    uint32_t imm2 = code_[byte_load + 2], off2 = code_[byte_load + 3];
-    code_.resize(sh);
-    code_.insert(code_.end(), {uint32_t(kFetchDispatch), x, k, t, imm1, off1, d, imm2, off2, entries});
-    m_.code_offsets.emplace_back(uint32_t(sh), word_off);
-    m_.code_offsets.emplace_back(uint32_t(sh + 1), byte_off);
-    return true;
+  // The wasm offset recorded for the instruction at `pos`, one of the last few emitted.
+  uint32_t offset_at(size_t pos) const {
+    for (size_t i = m_.code_offsets.size(), seen = 0; i-- > 0 && seen < 16; ++seen)
+      if (m_.code_offsets[i].first == pos) return m_.code_offsets[i].second;
+    return uint32_t(op_at_);
   }
   // A counted loop's step and test: `i += k` (add_imm [i, k, i], i a local) followed directly
   // by the branch whose target word is at `br_at`, the last word of the code (a fused i32
@@ -808,8 +786,7 @@ void FuncCompiler::step_inner() {
       if (uint64_t(n) > in_.remaining()) throw DecodeError{in_.pos(), "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
       for (uint32_t i = 0; i <= n; ++i) depths[i] = in_.u32();
-      const bool fetch = on(FuseFamily::kFetchDispatch), byte_index = on(FuseFamily::kBrTableLoad);
-      size_t idx_producer = fetch || byte_index ? fresh_producer(0) : SIZE_MAX;
+      size_t idx_producer = fuse_ ? fresh_producer(0) : SIZE_MAX;
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
@@ -823,20 +800,20 @@ void FuncCompiler::step_inner() {
       if (live()) {
         materialize_top(arity);
         // An index loaded by a `i32.load8_u` just before (an interpreter's opcode fetch, the
-        // `switch` on a byte): one instruction loads, clamps and jumps. The load stays the
-        // instruction's trap offset (its code_offsets entry is at the same position).
-        uint32_t p = idx_producer == SIZE_MAX ? 0 : code_[idx_producer];
-        bool byte_load_ai = p == load_op(LoadAddr::kAddImm, 0x2d) && idx_producer + 5 == code_.size();
-        if (byte_load_ai && fetch && fuse_fetch_dispatch(idx_producer, n + 1)) {
-          // one instruction fetches, loads the operand word and jumps
-        } else if (byte_load_ai && byte_index) {
-          uint32_t a = code_[idx_producer + 1], imm = code_[idx_producer + 2], off = code_[idx_producer + 3];
-          code_.resize(idx_producer);
-          code_.insert(code_.end(), {uint32_t(kBrTableLoad8uAddImm), a, imm, off, n + 1});
-        } else if (byte_index && p == load_op(LoadAddr::kSlot, 0x2d) && idx_producer + 4 == code_.size()) {
-          uint32_t a = code_[idx_producer + 1], off = code_[idx_producer + 2];
-          code_.resize(idx_producer);
-          code_.insert(code_.end(), {uint32_t(kBrTableLoad8u), a, off, n + 1});
+        // `switch` on a byte): fusion.cc's br_table rules.
+        std::optional<Fused> f;
+        if (idx_producer != SIZE_MAX)
+          f = fuse_br_table(fusion_window(), FusionConsumer{op, {idx, 0}, {idx_producer, SIZE_MAX}, n + 1});
+        if (f && f->words[0] == kFetchDispatch) {
+          // Its word load traps at the instruction's index, its byte load at index + 1.
+          uint32_t word_off = offset_at(f->at + 4), byte_off = offset_at(f->at + 9);
+          code_.resize(f->at);
+          code_.insert(code_.end(), f->words.begin(), f->words.end());
+          m_.code_offsets.emplace_back(uint32_t(f->at), word_off);
+          m_.code_offsets.emplace_back(uint32_t(f->at + 1), byte_off);
+        } else if (f) {
+          code_.resize(f->at);
+          code_.insert(code_.end(), f->words.begin(), f->words.end());
         } else {
           emit({kBrTable, idx, n + 1});
         }

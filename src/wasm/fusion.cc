@@ -298,6 +298,43 @@ std::optional<Fused> match_eqz_of_compare(const FusionWindow& w, const FusionCon
   return Fused{at, {imm_wasm ? imm_op(opposite) : opposite, w.code[at + 1], w.code[at + 2]}};
 }
 
+// --- br_table whose index (c.fresh[0]) was loaded just before; c.imm the entry count. The
+// replacement's words are the whole head (the table follows it; there is no dst).
+
+bool is_br_table(uint32_t op) { return op == 0x0e; }
+
+// A bytecode interpreter's fetch of a fixed-size instruction record and dispatch on its
+// opcode byte, `t = pc << k; arg = i32.load(t + imm1); br_table(i32.load8_u(t + imm2))`,
+// compiled so far as [shl_imm x, k -> t] [load_ai t, imm1 -> d] [load8u_ai t, imm2]:
+// contiguous, no branch target inside, d not t: one kFetchDispatch. Its two loads trap with
+// their own wasm offsets (the compiler moves them: the word load's to the instruction's
+// index, the byte load's to index + 1, which the handler passes to the trap path).
+std::optional<Fused> match_fetch_dispatch(const FusionWindow& w, const FusionConsumer& c) {
+  const std::vector<uint32_t>& code = w.code;
+  const size_t byte_load = c.fresh[0], ld = w.back[1], sh = w.back[2];
+  if (byte_load == SIZE_MAX || byte_load != w.back[0] || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld ||
+      ld + 5 != byte_load || byte_load + 5 != code.size() || w.label_pos > sh)
+    return std::nullopt;
+  const uint32_t t = code[sh + 3];
+  if (code[byte_load] != load_op(LoadAddr::kAddImm, 0x2d) || code[sh] != imm_op(0x74) ||
+      code[ld] != load_op(LoadAddr::kAddImm, 0x28) || code[ld + 1] != t || code[byte_load + 1] != t || code[ld + 4] == t)
+    return std::nullopt;
+  return Fused{sh, {uint32_t(kFetchDispatch), code[sh + 1], code[sh + 2], t, code[ld + 2], code[ld + 3], code[ld + 4],
+                    code[byte_load + 2], code[byte_load + 3], uint32_t(c.imm)}};
+}
+// br_table on `i32.load8_u(a + imm)` or `i32.load8_u(a)` (the `switch` on a byte): one
+// instruction loads, clamps and jumps; the load's trap offset stays (same position).
+std::optional<Fused> match_br_table_load8u(const FusionWindow& w, const FusionConsumer& c) {
+  const size_t at = c.fresh[0];
+  if (at == SIZE_MAX) return std::nullopt;
+  const uint32_t* p = &w.code[at];
+  if (p[0] == load_op(LoadAddr::kAddImm, 0x2d) && at + 5 == w.code.size())
+    return Fused{at, {uint32_t(kBrTableLoad8uAddImm), p[1], p[2], p[3], uint32_t(c.imm)}};
+  if (p[0] == load_op(LoadAddr::kSlot, 0x2d) && at + 4 == w.code.size())
+    return Fused{at, {uint32_t(kBrTableLoad8u), p[1], p[2], uint32_t(c.imm)}};
+  return std::nullopt;
+}
+
 // Tried in this order; the more specific shapes before the general pair.
 constexpr FusionRule kBinaryRules[] = {
     {"and_not", FuseFamily::kAndNot, is_and, match_and_not},
@@ -324,6 +361,11 @@ constexpr FusionRule kEqzRules[] = {
     {"eqz_of_compare", FuseFamily::kEqz, is_i32_eqz, match_eqz_of_compare},
 };
 
+constexpr FusionRule kBrTableRules[] = {
+    {"fetch_dispatch", FuseFamily::kFetchDispatch, is_br_table, match_fetch_dispatch},
+    {"br_table_load8u", FuseFamily::kBrTableLoad, is_br_table, match_br_table_load8u},
+};
+
 template <size_t N>
 std::optional<Fused> first_match(const FusionRule (&rules)[N], const FusionWindow& w, const FusionConsumer& c) {
   for (const FusionRule& r : rules) {
@@ -341,6 +383,9 @@ std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer&
 }
 std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c) { return first_match(kLoadRules, w, c); }
 std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c) { return first_match(kEqzRules, w, c); }
+std::optional<Fused> fuse_br_table(const FusionWindow& w, const FusionConsumer& c) {
+  return first_match(kBrTableRules, w, c);
+}
 
 namespace {
 constexpr const char* kFamilyNames[] = {

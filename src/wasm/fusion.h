@@ -3,7 +3,7 @@
 // The compiler (compile.cc) asks when it is about to emit an instruction that may absorb the
 // ones just emitted before it: a binary op whose operands are both in slots (fuse_binary), a
 // binary op with a constant operand (fuse_immediate), a load (fuse_load), an i32.eqz
-// (fuse_eqz). The first rule of the table that matches says which instructions to replace and
+// (fuse_eqz), a br_table on a loaded byte (fuse_br_table). The first rule of the table that matches says which instructions to replace and
 // with what. Why tables: each rule is a pattern measured on real code (DESIGN.md,
 // "Superinstructions"), and a table is where one is added, dropped or switched off.
 // Compare-and-branch and the loop step are opcode mappings (compare_branch_op, loop_step_op).
@@ -65,6 +65,8 @@ std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c)
 std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer& c);
 std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c);
 std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c);
+// A br_table (c.imm entries) on an index loaded just before: words are the whole head.
+std::optional<Fused> fuse_br_table(const FusionWindow& w, const FusionConsumer& c);
 
 // Whether binary op `wasm_op` has an immediate form for the constant operand v (division and
 // remainder take one only when it is neither 0 nor -1, so the immediate forms cannot trap).
