@@ -297,12 +297,54 @@ class ModuleCompiler : public CodeGenerator {
     return false;
   }
   // The branch values (top arity(t) operands) to the slots label t expects them in.
-  void branch_copies(const Ctrl& t) {
-    uint32_t n = arity(t);
+  void branch_copies(const Ctrl& t) { copy_values(h() - arity(t), arity(t), home(t.height)); }
+
+  // Operands [first, first + n) to slots [dst0, dst0 + n), without changing the compile-time
+  // stack (a br_if's fallthrough still sees it). Ascending order is safe: a slot operand's own
+  // slot is never below its destination, and a local that a destination would overwrite first
+  // is copied to its operand's unused slot. Runs of 8 or more consecutive slots are one
+  // `rep movsq`, so code grows with the number of runs, not of values.
+  void copy_values(uint32_t first, uint32_t n, uint32_t dst0) {
+    std::vector<uint32_t> from(n);
     for (uint32_t k = 0; k < n; ++k) {
-      uint32_t src = h() - n + k, dst = home(t.height + k);
-      if (stack_[src].is_const) store_const(dst, stack_[src].c);
-      else if (this->src(src) != dst) { mov(rax, q(this->src(src))); mov(q(dst), rax); }
+      const Entry& e = stack_[first + k];
+      from[k] = e.is_const ? UINT32_MAX : src(first + k);
+      if (e.local >= 0 && uint64_t(e.local) >= dst0 && uint64_t(e.local) < uint64_t(dst0) + n) {
+        mov(rax, q(uint32_t(e.local)));
+        mov(q(home(first + k)), rax);
+        from[k] = home(first + k);
+      }
+    }
+    for (uint32_t k = 0; k < n;) {
+      if (from[k] == UINT32_MAX) {
+        store_const(dst0 + k, stack_[first + k].c);
+        ++k;
+        continue;
+      }
+      uint32_t end = k + 1;
+      while (end < n && from[end] != UINT32_MAX && from[end] == from[end - 1] + 1) ++end;
+      if (from[k] != dst0 + k) {
+        if (end - k >= 8) {
+          lea(rsi, ptr[rbx + int32_t(from[k]) * 8]);
+          lea(rdi, ptr[rbx + int32_t(dst0 + k) * 8]);
+          mov(ecx, end - k);
+          rep();
+          movsq();
+        } else {
+          for (uint32_t j = k; j < end; ++j) {
+            mov(rax, q(from[j]));
+            mov(q(dst0 + j), rax);
+          }
+        }
+      }
+      k = end;
+    }
+  }
+  // Many branch values: written to their own slots before the branch (on both paths of a br_if;
+  // the writes are movs, so a pending compare's flags survive), so the copies become runs.
+  void settle_branch_values(uint32_t n, uint32_t below = 0) {
+    if (n > 8) {
+      for (uint32_t i = h() - below - n; i < h() - below; ++i) materialize(i);
     }
   }
   // Results (the top n operands) to slots [0, n), give back the frame's charge, return.
@@ -310,13 +352,7 @@ class ModuleCompiler : public CodeGenerator {
     uint32_t n = nresults_;
     // A result read from a local that an earlier result overwrites (slots [0, n) are both locals
     // and the result area) is copied to its own slot first.
-    for (uint32_t k = 0; k < n; ++k)
-      if (stack_[h() - n + k].local >= 0 && stack_[h() - n + k].local < int64_t(n)) materialize(h() - n + k);
-    for (uint32_t k = 0; k < n; ++k) {
-      uint32_t src = h() - n + k;
-      if (stack_[src].is_const) store_const(k, stack_[src].c);
-      else if (this->src(src) != k) { mov(rax, q(this->src(src))); mov(q(k), rax); }
-    }
+    copy_values(h() - n, n, 0);
     add(dword[r15 + kCtxCallsLeft], 1);
     add(dword[r15 + kCtxValuesLeft], cost_);
     add(rsp, 8);
@@ -325,6 +361,7 @@ class ModuleCompiler : public CodeGenerator {
   // A branch to label depth `depth` (copies included); `br` to the function label returns.
   void emit_branch(uint32_t depth) {
     Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
+    settle_branch_values(arity(t));
     if (t.kind == kFunc) return emit_return();
     branch_copies(t);
     jmp(*t.label);
@@ -387,6 +424,9 @@ class ModuleCompiler : public CodeGenerator {
     op_at_ = in_->pos();
     const size_t at = op_at_;
     uint32_t op = in_->u8();
+    // One instruction emits at most ~65535 slot copies (a branch carrying a whole frame), so
+    // checking here bounds the buffer near kMaxCodeBytes even for hostile modules.
+    if (getSize() > kMaxCodeBytes) throw Refuse{at, "module too large for the JIT"};
     if (op != 0x0d && op != 0x04) materialize_flags();
     if (ctrls_.back().unreachable) {
       // Dead code: only its nesting matters (it emits nothing and is charged nothing).
@@ -471,6 +511,7 @@ class ModuleCompiler : public CodeGenerator {
         uint32_t depth = in_->u32();
         uint32_t k = pop_condition();
         Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
+        settle_branch_values(arity(t));
         if (t.kind == kFunc || needs_copies(t)) {
           Label& skip = new_label();
           jcc(negate(k), skip);
@@ -483,6 +524,7 @@ class ModuleCompiler : public CodeGenerator {
       }
       case 0x0e: return br_table(at);
       case 0x0f:
+        settle_branch_values(nresults_);
         emit_return();
         set_unreachable();
         return;
@@ -862,10 +904,10 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void br_table(size_t at) {
-    (void)at;
     uint32_t n = in_->u32();
     std::vector<uint32_t> depths(size_t(n) + 1);
     for (auto& dd : depths) dd = in_->u32();
+    settle_branch_values(arity(ctrls_[ctrls_.size() - 1 - depths.back()]), 1);
     load32(eax, h() - 1);
     pop_n(1);
     // i >= n selects the default (the last entry), as the interpreter's clamp.
@@ -895,6 +937,7 @@ class ModuleCompiler : public CodeGenerator {
     for (const auto& [dd, l] : stub) {
       L(*l);
       emit_branch(dd);
+      if (getSize() > kMaxCodeBytes) throw Refuse{at, "module too large for the JIT"};
     }
     set_unreachable();
   }

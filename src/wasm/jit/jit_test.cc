@@ -395,11 +395,16 @@ TEST(WasmJit, LocalReferencesSeeTheOldValue) {
       local.get 0 local.get 0 i32.const 5 local.set 0 local.get 0 i32.add i32.add)
     (func (export "tee") (param i32) (result i32)
       local.get 0 i32.const 1 i32.add local.tee 0 local.get 0 i32.mul)
+    (func (export "swap_if") (param i32 i32 i32) (result i32 i32)
+      local.get 1 local.get 0 local.get 2 br_if 0 return)
     (func (export "branch") (param i32) (result i32)
       local.get 0
       block (param i32) (result i32) local.get 0 br_if 0 i32.const 9 local.set 0 end
       local.get 0 i32.add)))");
   EXPECT_NE(both(bytes, "swap", {Value::i32(1), Value::i32(2)}).find("i32:2 i32:1 "), std::string::npos);
+  // br_if to the function label returns on one path only: the other must still see both.
+  EXPECT_NE(both(bytes, "swap_if", {Value::i32(1), Value::i32(2), Value::i32(0)}).find("i32:2 i32:1 "), std::string::npos);
+  EXPECT_NE(both(bytes, "swap_if", {Value::i32(1), Value::i32(2), Value::i32(1)}).find("i32:2 i32:1 "), std::string::npos);
   EXPECT_NE(both(bytes, "set", {Value::i32(3)}).find("i32:11 "), std::string::npos);   // 3 + (5 + 3)
   EXPECT_NE(both(bytes, "tee", {Value::i32(3)}).find("i32:16 "), std::string::npos);   // 4 * 4
   EXPECT_NE(both(bytes, "branch", {Value::i32(0)}).find("i32:9 "), std::string::npos); // 0 + 9
