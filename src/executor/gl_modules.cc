@@ -1,10 +1,14 @@
 // The module gl_calls (02-gl_call.rst WebRender, WebRequest, ExecPrompt, ExecPromptTemplate):
 // the contract's request is read with the wire's own payload readers, sent to the module as
 // the public executor sends it, and the module's answer handed back in the spec's module result
-// encoding (03-schemas.rst): {"ok": result} or {"error": the module's user error}. A module
-// FatalError, a broken connection or an answer of the wrong shape ends the run with an internal
-// error, as the public executor's module errors do. docs/PROTOCOLS.md, ## Executor behaviour,
-// "Modules", lists every choice.
+// encoding (03-schemas.rst): {"ok": result} or {"error": the module's user error}. A module that
+// is gone (it could not be reached, or its connection broke mid-call: killed, stopped) is the
+// contract's {"error": {"causes": ["MODULE_UNAVAILABLE"], "ctx": {"module": "llm"|"web"}}}, and
+// so is every later call to it in the run; the public executor ends the run instead (a
+// departure: the contract decides, and nothing depends on where the module died). A module
+// FatalError or an answer of the wrong shape ends the run with an internal error, as the public
+// executor's module errors do. docs/PROTOCOLS.md, ## Executor behaviour, "Modules", lists every
+// choice.
 #include <algorithm>
 
 #include "common/module/protocol.h"
@@ -33,6 +37,13 @@ calldata::Bytes module_result(const char* key, Value v) { return calldata::encod
 
 }  // namespace
 
+std::optional<Trap> VmState::module_call_failed(GlCall& g, const char* module, const Error& e) {
+  if (module_call_error(e) != ModuleCallError::kGone) return module_failure(e);
+  log(LogLevel::kWarn, "module_unavailable", std::string(module) + ": " + e.to_string());
+  Value error = Value::map({{"causes", Value::array({"MODULE_UNAVAILABLE"})}, {"ctx", Value::map({{"module", module}})}});
+  return give_fd(g, module_result("error", std::move(error)));
+}
+
 std::optional<Trap> VmState::module_failure(const Error& e) {
   log(LogLevel::kError, "module_error", e.to_string());
   return internal(e);
@@ -58,7 +69,7 @@ std::optional<Trap> VmState::gl_web(GlCall& g) {
   if (left < (render ? kWebRenderMinSpace : kWebRequestMinSpace)) return end_vm_error(VmError::out_of().memory());
   message.size_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, UINT32_MAX) * 3 / 4);
   auto reply = ctx_.module_web->call(module::web_message_value(message));
-  if (!reply) return module_failure(reply.error());
+  if (!reply) return module_call_failed(g, "web", reply.error());
   if (reply->kind != module::AnswerKind::kOk) return settle_refusal(g, std::move(*reply));
   auto checked = module::check_render_answer(reply->value);
   if (!checked) return module_failure(checked.error());
@@ -103,7 +114,7 @@ std::optional<Trap> VmState::gl_llm(GlCall& g) {
   if (!fuel) return internal(fuel.error());
   message.remaining_fuel_as_gen = std::move(*fuel);
   auto reply = ctx_.module_llm->call(module::llm_message_value(message));
-  if (!reply) return module_failure(reply.error());
+  if (!reply) return module_call_failed(g, "llm", reply.error());
   if (reply->kind != module::AnswerKind::kOk) return settle_refusal(g, std::move(*reply));
   auto prompt = module::parse_prompt_answer(reply->value);
   if (!prompt) return module_failure(prompt.error());

@@ -170,8 +170,11 @@ class VmState {
     return std::nullopt;
   }
   std::optional<wasm::Trap> give_fd(GlCall& g, calldata::Bytes data);
-  // Modules (gl_modules.cc): a failed module call ends the run as an internal error; the fuel an
-  // LLM call may spend is the host's remaining_fuel_as_gen (capped by a nested run's import).
+  // Modules (gl_modules.cc): a call to a module that is gone is the contract's
+  // {"error": MODULE_UNAVAILABLE}; any other failed module call ends the run as an internal
+  // error. The fuel an LLM call may spend is the host's remaining_fuel_as_gen (capped by a
+  // nested run's import).
+  std::optional<wasm::Trap> module_call_failed(GlCall& g, const char* module, const Error& e);
   std::optional<wasm::Trap> module_failure(const Error& e);
   // A module's answer other than Ok: a UserError goes to the contract as {"error": ...}, a
   // FatalError ends the run as the module's failure.

@@ -454,10 +454,11 @@ TEST_F(ConsensusTest, NestedSandboxesArePaidTheSpawnCostAndEndInOutOfMemory) {
   EXPECT_EQ(*ok.report.find("data"), Value(29));
 }
 
-// A one-connection LLM module: reads the hello and one request and answers Ok {consumed_gen 3, "hello"}.
+// A one-connection LLM module: reads the hello and one request and answers Ok {consumed_gen 3,
+// "hello"}, or (answers = false) closes the connection under the request, as a killed module does.
 class FakeModule {
  public:
-  explicit FakeModule(const std::string& path) : path_(path) {
+  explicit FakeModule(const std::string& path, bool answers = true) : path_(path), answers_(answers) {
     fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
@@ -494,6 +495,10 @@ class FakeModule {
     if (request_frame.ok() && *request_frame) {
       hello = **hello_frame;
       request = **request_frame;
+      if (!answers_) {
+        ::close(c);
+        return;
+      }
       auto answer = module::answer_value(module::Answer::ok(Value::map({{"consumed_gen", 3}, {"data", "hello"}})));
       [[maybe_unused]] auto sent = module::write_frame(c, calldata::encode(answer));
     }
@@ -504,6 +509,7 @@ class FakeModule {
     ::close(c);
   }
   std::string path_;
+  bool answers_;
   int fd_ = -1;
   bool ok_ = false;
   std::thread thread_;
@@ -524,6 +530,28 @@ TEST_F(ConsensusTest, PromptsGoToTheLlmModuleInLengthPrefixedFrames) {
   auto req = calldata::decode(module.request);
   ASSERT_TRUE(req.ok());
   EXPECT_EQ(*req->find("Prompt")->find("payload")->find("prompt"), Value("hi"));
+}
+
+// A module that is gone is the contract's error, not the end of the run (03-schemas.rst "Module
+// Error Format"): it dies under the request, or was never there to connect to. Fails if a broken
+// module connection ends the run (the public executor's internal error).
+TEST_F(ConsensusTest, AModuleThatDiesMidCallIsTheContractsModuleError) {
+  const Value unavailable = Value::map(
+      {{"error", Value::map({{"causes", Value::array({"MODULE_UNAVAILABLE"})}, {"ctx", Value::map({{"module", "llm"}})}})}});
+  {
+    FakeModule module(dir_ + "/llm.sock", /*answers=*/false);
+    ASSERT_TRUE(module.ok());
+    auto r = run(nd(call("prompt")), "wscn", {"--module-llm", "unix://" + dir_ + "/llm.sock"});
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
+    EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, calldata::encode(unavailable))));
+    EXPECT_EQ(*r.report.find("llm_consumption"), Value(0));
+    EXPECT_NE(r.stderr_text.find("module_unavailable"), std::string::npos) << r.stderr_text;
+  }
+  auto r = run(nd(call("prompt")), "wscn", {"--module-llm", "unix://" + dir_ + "/nobody.sock"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
+  EXPECT_EQ(*r.report.find("data"), Value(entry_of(0, calldata::encode(unavailable))));
 }
 
 TEST_F(ConsensusTest, WithoutAModulePromptsAreRefused) {

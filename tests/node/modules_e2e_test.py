@@ -8,9 +8,9 @@ make_model.py, temperature 0 and a seed so every node gets the same answer) and 
 EqComparative; examples/render.wasm renders a page served here on 127.0.0.1 (allow-listed in the
 web module's configuration) with the module's Chromium and stores the number it reads. Then the
 LLM module is killed while the leader's prompt is in flight (a relay in front of the inference
-server holds that request): the run ends as the executor ends a run whose module failed, the
-node records the round truthfully and leads again, the next round gets a started-again module,
-and nothing is lost.
+server holds that request): the leader's contract gets the spec's module error
+(MODULE_UNAVAILABLE) and its block ends with that UserError, the validators (given a started-again
+module) disagree, the node leads again, the next round is accepted, and nothing is lost.
 
 Environment: GENVM_BUILD_DIR (the build tree), GENVM_NODE (another genvm-node binary).
 """
@@ -223,7 +223,7 @@ class NodeModulesEndToEnd(unittest.TestCase):
     def test_llm_module_killed_mid_prompt_loses_nothing(self):
         address = self.deploy("llm")
         Relay.hold.set()
-        call = subprocess.Popen(self.argv("call", address, "ask", '"Name a colour."'),
+        call = subprocess.Popen(self.argv("--debug-mode", "safe", "call", address, "ask", '"Name a colour."'),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             self.assertTrue(Relay.held.wait(30), "the leader's prompt never reached the inference server")
@@ -239,15 +239,21 @@ class NodeModulesEndToEnd(unittest.TestCase):
                 call.wait()
         self.assertEqual(call.returncode, 0, out.decode() + err.decode()[-2000:])
         tx = json.loads(out)
-        # Round 1: the leader's module died under its prompt, so its run is an internal error,
-        # never validated or committed; a later round's leader gets the module started again
-        # (round 2: before each run the node probes the module's socket; only a module dying
-        # between that probe and the run would cost one more internal_error round).
-        self.assertGreaterEqual(len(tx["rounds"]), 2, tx["rounds"])
-        for lost in tx["rounds"][:-1]:
-            self.assertEqual(lost["leader_outcome"], "internal_error", lost)
-            self.assertEqual(lost["votes"], [])
-        self.assert_accepted_by_all(tx, rounds=len(tx["rounds"]))
+        # Round 1: the leader's module died under its prompt, so the contract read
+        # {"error": {"causes": ["MODULE_UNAVAILABLE"], ...}} and its block ended with that
+        # UserError; each validator, whose module the node started again, got an answer of its
+        # own, so its block rejected the leader's error: not accepted, nothing committed.
+        # Round 2's leader has the started-again module and is accepted by all.
+        self.assertEqual(len(tx["rounds"]), 2, tx["rounds"])
+        lost = tx["rounds"][0]
+        self.assertEqual((lost["leader_outcome"], lost["leader_kind"], lost["accepted"]), ("result", "UserError", False), lost)
+        self.assertEqual([v["vote"] for v in lost["votes"]], ["disagree"] * 4, lost)
+        self.assertEqual([v["nondet_disagreement"] for v in lost["votes"]], [0] * 4, lost)
+        records = self.node("tx", str(tx["tx"]))["debug"]
+        leader = [d for d in records if d.get("round") == 1 and d.get("role") == "leader"]
+        self.assertEqual(len(leader), 1, records)
+        self.assertIn("module_unavailable", json.dumps(leader[0]), "the leader's executor logged the module as gone")
+        self.assert_accepted_by_all(tx, rounds=2)
         self.assertEqual(self.node("view", address, "count")["result"], "1")
         self.assertEqual(self.node("view", address, "answer")["result"], tx["result"])
         self.node("check")
@@ -256,7 +262,7 @@ class NodeModulesEndToEnd(unittest.TestCase):
         self.assert_accepted_by_all(nxt)
         self.assertEqual(nxt["result"], tx["result"])
         self.assertEqual(self.node("view", address, "count")["result"], "2")
-        self.assertEqual(self.node("tx", str(tx["tx"]))["rounds"][0]["leader_outcome"], "internal_error",
+        self.assertEqual(self.node("tx", str(tx["tx"]))["rounds"][0]["leader_kind"], "UserError",
                          "the receipt keeps the lost round")
 
 
