@@ -57,9 +57,10 @@ Result<Permissions> parse_permissions(std::string_view letters) {
       case 's': slot = &p.send_messages; break;
       case 'c': slot = &p.call_others; break;
       case 'n': slot = &p.spawn_nondet; break;
+      case 'u': slot = &p.register_runners; break;
       default:
         return make_error("bad_permissions", std::string("unknown permission letter '") + c +
-                                                 "' (expected letters from \"wscn\")");
+                                                 "' (expected letters from \"wscnu\")");
     }
     if (*slot) return make_error("bad_permissions", std::string("permission letter '") + c + "' repeated");
     *slot = true;

@@ -36,9 +36,10 @@ struct Permissions {
   bool send_messages = false;   // s
   bool call_others = false;     // c
   bool spawn_nondet = false;    // n
+  bool register_runners = false;  // u (RegisterRunner; not in the public manager's default)
   friend bool operator==(const Permissions&, const Permissions&) = default;
 };
-// Letters from "wscn", each at most once, any order; "" grants nothing.
+// Letters from "wscnu", each at most once, any order; "" grants nothing.
 Result<Permissions> parse_permissions(std::string_view letters);
 
 

@@ -46,6 +46,7 @@ const std::map<std::string_view, GlHandler>& gl_handlers() {
       {"RunNondet", &VmState::gl_run_nondet},
       {"Sandbox", &VmState::gl_sandbox},
       {"MapFile", &VmState::gl_map_file},
+      {"RegisterRunner", &VmState::gl_register_runner},
       {"WebRender", &VmState::gl_web},
       {"WebRequest", &VmState::gl_web},
       {"ExecPrompt", &VmState::gl_llm},

@@ -6,6 +6,13 @@
 // a mapping the action would refuse ends the sub-VM with that VM error (the public executor's
 // choice); success answers no descriptor. Only a runner contract has a file system: a raw
 // wasm contract's MapFile answers INVAL.
+//
+// RegisterRunner {"RegisterRunner": {"code": bytes}}: in deterministic mode with the
+// register_runners permission (else FORBIDDEN, nothing charged), a load action for
+// custom:<GVM32 of SHA3-256(code)>: already loaded is a free no-op; else runner_load_cost + the
+// code's length is charged (over budget: out_of memory), then the code is read as a runner
+// (malformed: the sub-VM ends with that VM error, the charge kept); the answer is the id, a
+// calldata string on a descriptor. The runner is then this sub-VM's (MapFile custom:...).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -44,6 +51,13 @@ std::optional<Trap> VmState::gl_map_file(GlCall& g) {
   std::shared_ptr<const runners::Archive> arch;
   if (id->kind == runners::RunnerId::Kind::kContract) {
     arch = contract_archive_;
+  } else if (id->kind == runners::RunnerId::Kind::kCustom) {
+    // Only what this sub-VM registered (spec "Custom Runner Loading": its own loaded set).
+    auto it = mapped_runners_.find(id->canonical());
+    if (it == mapped_runners_.end()) {
+      return fail(make_error("invalid_contract runner malformed", id->canonical() + " is not registered in this sub-VM"));
+    }
+    arch = it->second;
   } else if (id->kind != runners::RunnerId::Kind::kPackaged) {
     return fail(make_error("invalid_contract runner malformed", "MapFile of " + id->canonical() + ": not loadable here"));
   } else {
@@ -89,6 +103,27 @@ std::optional<Trap> VmState::gl_map_file(GlCall& g) {
   files_ = std::move(files);
   tree_ = std::move(*tree);
   return no_fd(g);
+}
+
+std::optional<Trap> VmState::gl_register_runner(GlCall& g) {
+  const Value* code = g.body.is_map() ? g.body.find("code") : nullptr;
+  if (!code || !code->is_bytes() || g.body.as_map().size() != 1) return answer(g, kInval);
+  if (!frame_.deterministic || !frame_.permissions.register_runners) return answer(g, kForbidden);
+  const calldata::Bytes& bytes = code->as_bytes();
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::string id = runners::custom_runner_id(text);
+  if (mapped_runners_.count(id)) return give_fd(g, calldata::encode(Value(id)));
+  auto charge = RamCharge::take(*ctx_.ram, runners::kRunnerLoadCost + bytes.size());
+  if (!charge) return out_of_memory();
+  mapping_charges_.push_back(std::move(*charge));
+  auto parsed = runners::parse_custom_runner(std::make_shared<const std::string>(text));
+  if (!parsed) {
+    log(LogLevel::kInfo, "runner", parsed.error().to_string());
+    auto e = VmError::parse(parsed.error().code);
+    return end(ResultCode::kVmError, Value(e ? e->public_code() : std::string("invalid_contract runner malformed")));
+  }
+  mapped_runners_.emplace(parsed->id, parsed->archive);
+  return give_fd(g, calldata::encode(Value(parsed->id)));
 }
 
 }  // namespace genvm::executor

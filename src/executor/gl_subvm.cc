@@ -48,6 +48,7 @@ std::optional<Trap> VmState::gl_call_contract(GlCall& g) {
   child.state = child_state;
   child.permissions = Permissions{};
   child.permissions.call_others = frame_.permissions.call_others;
+  child.permissions.register_runners = frame_.permissions.register_runners;  // not among the deviations
   child.deterministic = true;
   child.depth = frame_.depth + 1;
   child.own_contract = false;
@@ -136,6 +137,7 @@ std::optional<Trap> VmState::gl_sandbox(GlCall& g) {
   child.permissions.send_messages = p.send_messages && allow_send->as_bool();
   child.permissions.call_others = p.call_others;
   child.permissions.spawn_nondet = false;  // nondet blocks only from the entry VM (docs: ## Consensus)
+  child.permissions.register_runners = p.register_runners && allow_register->as_bool();
   child.depth = frame_.depth + 1;
   child.fuel = frame_.fuel;
   child.own_contract = frame_.own_contract;

@@ -84,6 +84,7 @@ Result<ImportedFrame> import_frame(const ExecutionData& d, const Permissions& gr
   f.permissions.send_messages = has(kNestedSendMessages);
   f.permissions.call_others = has(kNestedCallOthers);
   f.permissions.spawn_nondet = has(kNestedSpawnNondet);
+  f.permissions.register_runners = has(kNestedRegisterRunners);
   f.state = n.state_mode;
   f.ram_budget = n.memory_limit;
   f.det_fuel_cap = n.remaining_det_fuel;

@@ -141,7 +141,7 @@ TEST(ImportFrameTest, ANestedRunTakesItsImportsByMeaning) {
   d.nested = n;
   auto f = import_frame(d, {});
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->permissions, (Permissions{true, true, true, true}));
+  EXPECT_EQ(f->permissions, (Permissions{true, true, true, true, true}));  // register_runners too
   EXPECT_TRUE(f->deterministic);
   EXPECT_EQ(f->state, StorageType::kLatestNonFinal);
   EXPECT_EQ(f->ram_budget, std::optional<std::uint64_t>(4096));

@@ -134,6 +134,7 @@ class VmState {
   std::optional<wasm::Trap> gl_sandbox(GlCall& g);
   std::optional<wasm::Trap> gl_run_nondet(GlCall& g);
   std::optional<wasm::Trap> gl_map_file(GlCall& g);  // MapFile (gl_runners.cc)
+  std::optional<wasm::Trap> gl_register_runner(GlCall& g);  // RegisterRunner (gl_runners.cc)
 
  private:
   wasm::Trap end(ResultCode kind, calldata::Value data) {

@@ -147,6 +147,28 @@ TEST_F(RunnersTest, MapFileGlCallMapsARunnersFilesAtRunTime) {
   EXPECT_EQ(public_code(map({"not an id", "notes/one.txt", "/x.txt", "/x.txt"})), "invalid_contract runner malformed");
 }
 
+TEST_F(RunnersTest, RegisterRunnerNeedsItsPermissionAndServesMapFile) {
+  std::string id = install("echo", echo_archive());
+  ASSERT_EQ(*deploy_text(text_contract(id), addr(0x38)).report.find("kind"), Value("Return"));
+  std::string code = make_zip({ZipEntry("runner.json", "{\"SetArgs\": []}"), ZipEntry("lib/x.txt", "custom bytes")});
+  auto reg = [&](const std::string& blob, const std::string& permissions) {
+    return run(data(addr(0x38), addr(0xaa), call("register", {Value(to_bytes(blob)), "lib/", "/custom/", "/custom/x.txt"}),
+                    false, std::nullopt),
+               permissions);
+  };
+  RunResult r = reg(code, "wscnu");
+  ASSERT_TRUE(r.report.find("data")->is_array()) << calldata::to_text(*r.report.find("data"));
+  std::string expected_id = runners::custom_runner_id(code);
+  EXPECT_EQ(*r.report.find("data"), Value::array({Value(expected_id), Value(to_bytes("custom bytes"))}));
+  // Without the permission letter u: FORBIDDEN (6), nothing registered.
+  EXPECT_EQ(*reg(code, "wscn").report.find("data"), Value(6));
+  // A runner that is not one ends the sub-VM.
+  EXPECT_EQ(public_code(reg("PK\3\4 cut", "wscnu")), "invalid_contract runner malformed");
+  // A custom runner this sub-VM did not register is not mapped.
+  RunResult other = run(data(addr(0x38), addr(0xaa), call("map", {expected_id, "lib/", "/c/", "/c/x.txt"}), false, std::nullopt));
+  EXPECT_EQ(public_code(other), "invalid_contract runner malformed");
+}
+
 TEST_F(RunnersTest, ArchiveContractRunsThroughItsRunner) {
   std::string id = install("echo", echo_archive());
   std::string code = make_zip({ZipEntry("runner.json", "{\"Depends\": \"" + id + "\"}"), ZipEntry("file", "zip body")});

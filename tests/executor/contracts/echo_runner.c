@@ -9,13 +9,17 @@
  *
  * Method "file" {"args": [path]} returns one file's contents instead (or a UserError); method
  * "map" {"args": [runner, path_in_runner, path_in_vfs, path]} first asks for a MapFile gl_call
- * and returns its error code (an int) if it fails, else the contents of `path`. */
+ * and returns its error code (an int) if it fails, else the contents of `path`; method
+ * "register" {"args": [code, path_in_runner, path_in_vfs, path]} registers `code` with
+ * RegisterRunner, maps from the custom runner it answers, and returns [its id, `path`'s contents]
+ * (or the failing call's error code). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "genlayer.h"
 
@@ -53,8 +57,66 @@ static const char* arg_cstr(gl_args* a, char* buf, size_t cap) {
   return buf;
 }
 
+static int map_file(const char* runner, const char* from, const char* to) {
+  gl_buf req = {0};
+  gl_enc_map(&req, 1);
+  gl_enc_key(&req, "MapFile");
+  gl_enc_map(&req, 3);
+  gl_enc_key(&req, "path_in_runner");
+  gl_enc_cstr(&req, from);
+  gl_enc_key(&req, "path_in_vfs");
+  gl_enc_cstr(&req, to);
+  gl_enc_key(&req, "runner");
+  gl_enc_cstr(&req, runner);
+  uint32_t fd = 0;
+  return gl_call_raw(&req, &fd);
+}
+
 static void entry(const gl_message* m) {
   gl_buf out = {0};
+  if (gl_method_is(m, "register")) {
+    gl_args a;
+    gl_args_open(m, 4, 4, &a);
+    size_t code_len = 0;
+    const uint8_t* code = gl_arg_bytes(&a, &code_len);
+    char from[256], to[256], path[256];
+    arg_cstr(&a, from, sizeof from);
+    arg_cstr(&a, to, sizeof to);
+    arg_cstr(&a, path, sizeof path);
+    gl_args_check(&a);
+    gl_buf req = {0};
+    gl_enc_map(&req, 1);
+    gl_enc_key(&req, "RegisterRunner");
+    gl_enc_map(&req, 1);
+    gl_enc_key(&req, "code");
+    gl_enc_bytes(&req, code, code_len);
+    uint32_t fd = 0;
+    int rc = gl_call_raw(&req, &fd);
+    if (rc != 0) {
+      gl_enc_i64(&out, rc);
+      gl_return(&out);
+    }
+    char answer[256];
+    ssize_t n = read((int)fd, answer, sizeof answer);
+    gl_reader r;
+    gl_item it;
+    gl_reader_init(&r, answer, n > 0 ? (size_t)n : 0);
+    if (gl_next(&r, &it) || it.kind != GL_K_STR || it.n >= 200) gl_user_error("RegisterRunner answered no id");
+    char id[200];
+    memcpy(id, it.data, it.n);
+    id[it.n] = 0;
+    rc = map_file(id, from, to);
+    if (rc != 0) {
+      gl_enc_i64(&out, rc);
+      gl_return(&out);
+    }
+    gl_buf contents = {0};
+    if (read_whole(path, &contents) != 0) gl_user_error(strerror(errno));
+    gl_enc_array(&out, 2);
+    gl_enc_cstr(&out, id);
+    gl_enc_bytes(&out, contents.data, contents.len);
+    gl_return(&out);
+  }
   if (gl_method_is(m, "map")) {
     gl_args a;
     gl_args_open(m, 4, 4, &a);
@@ -64,18 +126,7 @@ static void entry(const gl_message* m) {
     arg_cstr(&a, to, sizeof to);
     arg_cstr(&a, path, sizeof path);
     gl_args_check(&a);
-    gl_buf req = {0};
-    gl_enc_map(&req, 1);
-    gl_enc_key(&req, "MapFile");
-    gl_enc_map(&req, 3);
-    gl_enc_key(&req, "path_in_runner");
-    gl_enc_cstr(&req, from);
-    gl_enc_key(&req, "path_in_vfs");
-    gl_enc_cstr(&req, to);
-    gl_enc_key(&req, "runner");
-    gl_enc_cstr(&req, runner);
-    uint32_t fd = 0;
-    int code = gl_call_raw(&req, &fd);
+    int code = map_file(runner, from, to);
     if (code != 0) {
       gl_enc_i64(&out, code);
       gl_return(&out);
