@@ -110,6 +110,9 @@ struct Runner::Impl {
     c.executor = {genvm};  // the given binary, not a manifest line; run.rs's command line follows
     c.executor_protocol = manager::Config::ExecutorProtocol::kGenvm;
     c.execution_retention = std::chrono::minutes(1);  // we ack at once; this only bounds a leak
+    // The executor's runner-directory override (docs/PROTOCOLS.md, Runners) reaches it: the
+    // manager passes on only the essential environment and what its config names.
+    c.env_pass_through = {"GENVM_RUNNERS_DIR", "GENVM_RUNNERS_REGISTRY"};
     auto reg = std::make_unique<manager::Registry>(io, c, log);
     reg->set_modules(modules.get());
     return *registries.emplace(genvm, std::move(reg)).first->second;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "node/cli_args.h"
 #include "node/node.h"
 #include "node/state.h"
+#include "runners/runners.h"
 
 namespace {
 
@@ -46,13 +48,13 @@ constexpr int kDefaultRounds = 3;
 constexpr int kDefaultValidators = 4;
 
 constexpr const char* kUsage =
-    "usage: genvm-node [OPTIONS] deploy FILE.wasm [ARG...]\n"
+    "usage: genvm-node [OPTIONS] deploy FILE [ARG...]\n"
     "       genvm-node [OPTIONS] call ADDRESS METHOD [ARG...]\n"
     "       genvm-node [OPTIONS] view ADDRESS METHOD [ARG...]\n"
     "       genvm-node [OPTIONS] tx ID\n"
     "       genvm-node [OPTIONS] state ADDRESS\n"
     "       genvm-node [OPTIONS] fund ADDRESS AMOUNT\n"
-    "       genvm-node [OPTIONS] check [FILE.wasm]\n"
+    "       genvm-node [OPTIONS] check [FILE]\n"
     "       genvm-node [OPTIONS] contracts | txs [ADDRESS] | storage ADDRESS | schema ADDRESS\n"
     "\n"
     "deploy and call are write transactions: a leader run, then N validator runs. A validator\n"
@@ -65,9 +67,12 @@ constexpr const char* kUsage =
     "Posted messages run as follow-up transactions.\n"
     "view runs once, read-only. tx shows a receipt; state shows a contract or account; fund\n"
     "credits an account from the node's faucet (a `fund` receipt). check verifies the database\n"
-    "(receipts, nonces, balances summing to what was funded); check FILE.wasm checks a contract\n"
-    "module instead (it loads, its imports link against genvm's, _start is [] -> []), as deploy\n"
-    "does before running anything. Read commands (view, tx, state, check) never create a state\n"
+    "(receipts, nonces, balances summing to what was funded); check FILE checks a contract\n"
+    "instead, as deploy does before running anything: a wasm module loads, its imports link\n"
+    "against genvm's, _start is [] -> []; any other FILE is a runner contract (a .py with its\n"
+    "`# v0.1.0` / `# { \"Depends\": \"py-genlayer:...\" }` header, or a ZIP) whose form and\n"
+    "runner.json must parse (genvm finds the runners: GENVM_RUNNERS_DIR, passed on to it, or its\n"
+    "install layout). Read commands (view, tx, state, check) never create a state\n"
     "file and run while a write transaction is in progress (they see the last commit).\n"
     "contracts lists the deployed contracts (oldest first); txs the transactions (newest first;\n"
     "with ADDRESS only those it sent or received); both page with --limit and --offset. storage\n"
@@ -188,6 +193,22 @@ int fail(const Error& e) {
 }
 
 void on_signal(int sig) { request_interrupt(sig); }
+
+// What deploy and `check FILE` accept. Raw wasm is checked as genvm would link it. Any other
+// code is a runner contract (a `.py` with its `# v0.1.0` / `# { "Depends": ... }` header, or a
+// ZIP): its form and its runner.json are checked here; the runners it names are genvm's to find
+// in its runner directory (a missing one is the run's VMError, as on a GenVM node).
+genvm::Status check_contract_code(const genvm::calldata::Bytes& code) {
+  if (code.size() >= 4 && std::memcmp(code.data(), "\0asm", 4) == 0) return genvm::executor::check_contract_module(code);
+  auto blob = std::make_shared<const std::string>(code.begin(), code.end());
+  auto archive = genvm::runners::archive_from_code(blob);
+  if (!archive) return archive.take_error();
+  const std::string_view* runner_json = archive->find("runner.json");
+  if (!runner_json) return genvm::make_error("invalid_contract runner malformed", "the archive has no runner.json");
+  if (auto action = genvm::runners::parse_runner_json(*runner_json); !action) return action.take_error();
+  return {};
+}
+
 
 std::string default_genvm() {
   std::string dir = genvm::executable_dir();
@@ -907,13 +928,13 @@ int main(int argc, char** argv) {
     auto bytes = read_input_file(path, kMaxContractBytes);
     if (!bytes) return fail(kExitBadInput, bytes.error().message, bytes.error().code);
     code = std::move(*bytes);
-    if (auto s = genvm::executor::check_contract_module(code); !s) {
+    if (auto s = check_contract_code(code); !s) {
       return fail(kExitBadInput, path + " is not a contract genvm can run: " + s.error().message, s.error().code);
     }
     return 0;
   };
   if (cmd == "deploy") {
-    if (pos.size() < 2) return usage("deploy FILE.wasm [ARG...]");
+    if (pos.size() < 2) return usage("deploy FILE [ARG...]");
     if (int rc = read_module(pos[1])) return rc;
     if (int rc = read_args(2)) return rc;
   } else if (cmd == "call" || cmd == "view") {
@@ -939,7 +960,7 @@ int main(int argc, char** argv) {
       if (int rc = address_at(1, &target)) return rc;
     }
   } else if (cmd == "check") {
-    if (pos.size() > 2) return usage("check [FILE.wasm]");
+    if (pos.size() > 2) return usage("check [FILE]");
     if (pos.size() == 2) {
       if (int rc = read_module(pos[1])) return rc;
       if (g_json) {
