@@ -14,7 +14,8 @@ Then bad input: a .py with a syntax error (deploy fails, no contract) and a meth
 PythonModuleExamplesOnNode runs the examples that need the LLM and web modules, with the real
 modules in front of the real inference server and a page served here, set up by
 modules_e2e_test.py's helpers: a strict_eq page read, a prompt_comparative answer and an
-LLM-judged prediction.
+LLM-judged prediction. It is not registered with ctest yet (its docstring says why) and skips
+while the py-genlayer runner has no cloudpickle.
 
 Environment: GENVM_BUILD_DIR (a build tree configured with -DGENVM_BUILD_CPYTHON=ON),
 GENVM_NODE (another genvm-node binary).
@@ -182,9 +183,24 @@ class PythonExamplesOnNode(unittest.TestCase):
         self.assertEqual(out["error_code"], "invalid_contract runner absent", out)
 
 
+def runner_has_cloudpickle():
+    """Whether the installed py-genlayer runner ships cloudpickle (blocks go to the child VM as
+    cloudpickled closures; plain pickle cannot send them)."""
+    import zipfile
+    h = py_genlayer_id().split(":", 1)[1]
+    with zipfile.ZipFile(os.path.join(RUNNERS, "py-genlayer", h[:2], h[2:] + ".zip")) as z:
+        return any(n.startswith("py/cloudpickle/") for n in z.namelist())
+
+
 class PythonModuleExamplesOnNode(PythonExamplesOnNode):
+    """Not registered with ctest yet: the py-genlayer runner does not ship cloudpickle, and with
+    it added by hand the non-deterministic child VM ends `wasm_trap out_of_fuel` (see
+    examples/python/README.md). Run by hand: python3 python_examples_test.py PythonModuleExamplesOnNode."""
+
     @classmethod
     def setUpClass(cls):
+        if os.path.exists(os.path.join(RUNNERS, "latest.json")) and not runner_has_cloudpickle():
+            raise unittest.SkipTest("the py-genlayer runner has no cloudpickle (runners/cpython/pack_runners.py)")
         super().setUpClass()
         sys.path.insert(0, HERE)
         from modules_e2e_test import PageServer, serve, start_inference_server, write_module_configs
