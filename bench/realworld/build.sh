@@ -14,12 +14,12 @@
 # line): lua (Lua 5.4 running bench/realworld/lua/bench.lua), quickjs (running
 # bench/realworld/quickjs/bench.js), sqlite3 (in-memory database), zlib, bzip2, and, with
 # --coremark DIR (an EEMBC CoreMark checkout you fetched), coremark.
-# Nothing here is built by CMake or CI. A program is rebuilt when its driver, this script or
-# the flags or the compiler change (a stamp per program). Environment: REALWORLD_CC (default clang-14),
-# REALWORLD_NICE (default 10).
+# Nothing here is built by CMake or CI. A program is rebuilt when its driver, its sources, the
+# flags or the compiler change (a stamp per program). Time them with bench/realworld/run.py.
+# Environment: REALWORLD_CC (default clang-14), REALWORLD_NICE (default 10).
 set -euo pipefail
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 fail() { echo "realworld: error: $*" >&2; exit 1; }
@@ -97,7 +97,7 @@ unpack() {
 build() {
   local prog="$1" inputs="$2"; shift 2
   local key stamp="$work/bin/$prog.stamp"
-  key="$( (echo "$inputs"; sha256sum "$here/common.h" "$here/include/"*; echo "$toolchain"
+  key="$( (echo "$inputs"; sha256sum "$here/common.h" "$here/include/"*; echo "$toolchain"; ls "$work/debian-src"
           echo "${common_flags[*]} | ${native_flags[*]} | ${wasm_flags[*]} | $*") | sha256sum | cut -c1-16)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] && [ -f "$work/bin/$prog.native" ] && [ -f "$work/bin/$prog.wasm" ]; then
     return 0
