@@ -17,6 +17,7 @@
 #include "wasm/fusion.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
+#include "wasm/spectest_host.h"
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
@@ -82,37 +83,7 @@ struct World {
   explicit World(CompileOptions co) : store(fuel_config()) {
     lo.metering = true;
     lo.compile = co;
-    // The spec testsuite's `spectest` module (its values are what the .wast files expect).
-    FuncType none;
-    for (const auto& [name, params] : std::vector<std::pair<std::string, std::vector<ValType>>>{
-             {"print", {}},
-             {"print_i32", {ValType::I32}},
-             {"print_i64", {ValType::I64}},
-             {"print_f32", {ValType::F32}},
-             {"print_f64", {ValType::F64}},
-             {"print_i32_f32", {ValType::I32, ValType::F32}},
-             {"print_f64_f64", {ValType::F64, ValType::F64}}}) {
-      linker.define_host(store, "spectest", name, FuncType{params, {}},
-                         [](Caller&, std::span<const Value>, std::span<Value>) { return std::optional<Trap>(); });
-    }
-    auto global = [&](const char* name, Value v) {
-      Extern e;
-      e.kind = Extern::kGlobal;
-      e.global = store.new_global(v.type, false, v);
-      linker.define("spectest", name, e);
-    };
-    global("global_i32", Value::i32(666));
-    global("global_i64", Value::i64(666));
-    global("global_f32", Value::f32(666.6f));
-    global("global_f64", Value::f64(666.6));
-    Extern t;
-    t.kind = Extern::kTable;
-    t.table = *store.new_table(ValType::FuncRef, 10, 20);
-    linker.define("spectest", "table", t);
-    Extern m;
-    m.kind = Extern::kMemory;
-    m.memory = *store.new_memory(1, 2);
-    linker.define("spectest", "memory", m);
+    define_spectest_imports(store, linker);
   }
 
   // Loads and instantiates; "" on success, else how it failed. Function imports nobody

@@ -12,6 +12,7 @@
 #include "tools/genvm-wasm/json.h"
 #include "tools/genvm-wasm/tool.h"
 #include "wasm/rewrite.h"
+#include "wasm/spectest_host.h"
 
 namespace genvm_wasm_tool {
 
@@ -279,35 +280,6 @@ struct Runner {
   }
 };
 
-void define_spectest(Store& store, Linker& linker) {
-  auto nop = [](Caller&, std::span<const Value>, std::span<Value>) -> std::optional<Trap> { return std::nullopt; };
-  using V = ValType;
-  linker.define_host(store, "spectest", "print", FuncType{{}, {}}, nop);
-  linker.define_host(store, "spectest", "print_i32", FuncType{{V::I32}, {}}, nop);
-  linker.define_host(store, "spectest", "print_i64", FuncType{{V::I64}, {}}, nop);
-  linker.define_host(store, "spectest", "print_f32", FuncType{{V::F32}, {}}, nop);
-  linker.define_host(store, "spectest", "print_f64", FuncType{{V::F64}, {}}, nop);
-  linker.define_host(store, "spectest", "print_i32_f32", FuncType{{V::I32, V::F32}, {}}, nop);
-  linker.define_host(store, "spectest", "print_f64_f64", FuncType{{V::F64, V::F64}, {}}, nop);
-  Extern g;
-  g.kind = Extern::kGlobal;
-  g.global = store.new_global(V::I32, false, Value::i32(666));
-  linker.define("spectest", "global_i32", g);
-  g.global = store.new_global(V::I64, false, Value::i64(666));
-  linker.define("spectest", "global_i64", g);
-  g.global = store.new_global(V::F32, false, Value::f32(666.6f));
-  linker.define("spectest", "global_f32", g);
-  g.global = store.new_global(V::F64, false, Value::f64(666.6));
-  linker.define("spectest", "global_f64", g);
-  Extern t;
-  t.kind = Extern::kTable;
-  t.table = *store.new_table(V::FuncRef, 10, 20);
-  linker.define("spectest", "table", t);
-  Extern m;
-  m.kind = Extern::kMemory;
-  m.memory = *store.new_memory(1, 2);
-  linker.define("spectest", "memory", m);
-}
 
 }  // namespace
 
@@ -349,7 +321,7 @@ int spectest_file(const std::string& path, int* passed, int* failed, int* skippe
     ++*failed;
     return 1;
   }
-  define_spectest(r.store, r.linker);
+  define_spectest_imports(r.store, r.linker);
   for (const auto& cmd : j->get("commands")->items) r.run_command(cmd);
   if (!tmp.empty()) fs::remove_all(tmp);
   *passed += r.passed;

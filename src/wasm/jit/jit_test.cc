@@ -20,6 +20,7 @@
 
 #include "tools/genvm-wasm/json.h"
 #include "wasm/jit/jit.h"
+#include "wasm/spectest_host.h"
 #include "wasm/wasm.h"
 
 namespace genvm::wasm {
@@ -100,39 +101,12 @@ struct World {
   Instance* current = nullptr;
   std::map<std::string, Instance*> named;
 
-  explicit World(const Mode& mode) : store(config(mode)) { define_spectest(); }
+  explicit World(const Mode& mode) : store(config(mode)) { define_spectest_imports(store, linker); }
   static StoreConfig config(const Mode& mode) {
     StoreConfig c;
     c.ram_budget = uint64_t(1) << 30;
     c.fuel_enabled = mode.fuel;
     return c;
-  }
-  void define_spectest() {
-    auto nop = [](Caller&, std::span<const Value>, std::span<Value>) -> std::optional<Trap> { return std::nullopt; };
-    using V = ValType;
-    const std::pair<const char*, FuncType> fns[] = {
-        {"print", {{}, {}}}, {"print_i32", {{V::I32}, {}}}, {"print_i64", {{V::I64}, {}}},
-        {"print_f32", {{V::F32}, {}}}, {"print_f64", {{V::F64}, {}}}, {"print_i32_f32", {{V::I32, V::F32}, {}}},
-        {"print_f64_f64", {{V::F64, V::F64}, {}}}};
-    for (const auto& [name, type] : fns) linker.define_host(store, "spectest", name, type, nop);
-    Extern g;
-    g.kind = Extern::kGlobal;
-    g.global = store.new_global(V::I32, false, Value::i32(666));
-    linker.define("spectest", "global_i32", g);
-    g.global = store.new_global(V::I64, false, Value::i64(666));
-    linker.define("spectest", "global_i64", g);
-    g.global = store.new_global(V::F32, false, Value::f32(666.6f));
-    linker.define("spectest", "global_f32", g);
-    g.global = store.new_global(V::F64, false, Value::f64(666.6));
-    linker.define("spectest", "global_f64", g);
-    Extern t;
-    t.kind = Extern::kTable;
-    t.table = *store.new_table(V::FuncRef, 10, 20);
-    linker.define("spectest", "table", t);
-    Extern m;
-    m.kind = Extern::kMemory;
-    m.memory = *store.new_memory(1, 2);
-    linker.define("spectest", "memory", m);
   }
   Instance* target(const Json& action) {
     std::string m = action.str("module");
