@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Packs the Python runners as runner archives (spec 04-runners.rst) into a runner directory.
 
-    pack_runners.py --dist DIST --det-wasm PYTHON_DET.wasm --sdk SDK_DIR --out RUNNERS_DIR
+    pack_runners.py --dist DIST --det-wasm PYTHON_DET.wasm --sdk SDK_DIR [--lib PKG_DIR]... --out RUNNERS_DIR
 
 Two runners, each a stored ZIP installed as RUNNERS_DIR/<name>/<h[0:2]>/<h[2:]>.zip under the
 GVM32 of its SHA-256, and RUNNERS_DIR/latest.json naming the hash of each:
@@ -12,8 +12,8 @@ GVM32 of its SHA-256, and RUNNERS_DIR/latest.json naming the hash of each:
   py-genlayer  what a contract's header Depends on: the contract's own file at /contract.py,
                the SDK (sdk/python/genlayer/, another component's; copied as it is) at
                /py/libs/genlayer/, PYTHONPATH=/py/libs, argv `py -u -B -m genlayer
-               /contract.py`, then Depends on cpython. Further Python libraries (cloudpickle)
-               go beside genlayer/ under py/ when the build has them.
+               /contract.py`, then Depends on cpython. Each --lib package folder (cloudpickle,
+               Debian's python3-cloudpickle) goes beside genlayer/ under py/.
 
 The archives' bytes depend only on their files: entries sorted by name, stored, timestamps
 fixed at 1980-01-01, no extra fields, so the ids are reproducible.
@@ -87,6 +87,8 @@ def main() -> int:
     ap.add_argument("--dist", required=True, help="runners/cpython/dist (python.wasm, lib/)")
     ap.add_argument("--det-wasm", required=True, help="python.wasm rewritten onto softfloat.wasm")
     ap.add_argument("--sdk", required=True, help="the genlayer package folder (sdk/python/genlayer)")
+    ap.add_argument("--lib", action="append", default=[],
+                    help="a pure-Python package folder to ship beside the SDK (repeatable)")
     ap.add_argument("--out", required=True, help="the runner directory to install into")
     a = ap.parse_args()
 
@@ -105,6 +107,12 @@ def main() -> int:
     })
 
     sdk_files = {k: v for k, v in tree(a.sdk, "py/genlayer/").items() if "/__pycache__/" not in k}
+    for lib in a.lib:
+        name = os.path.basename(os.path.normpath(lib))
+        if not os.path.isdir(lib) or name in ("", "genlayer"):
+            print(f"pack_runners.py: --lib {lib}: not a package folder", file=sys.stderr)
+            return 2
+        sdk_files.update({k: v for k, v in tree(lib, f"py/{name}/").items() if "/__pycache__/" not in k})
     py_genlayer = install(a.out, "py-genlayer", sdk_files, {
         "Seq": [
             {"With": {"runner": "contract", "action": {"MapFile": {"file": "file", "to": "/contract.py"}}}},
