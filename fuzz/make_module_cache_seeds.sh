@@ -4,6 +4,7 @@
 # sealed by the fuzz key, once as is (flags bit 2 clear: it loads and runs) and once with the
 # re-seal bit (the fuzzer then mutates behind the seal).
 #   fuzz/make_module_cache_seeds.sh [build dir with libgenvm_wasm.a, default build]
+# (rerun whenever the sealed blob format or the engine build id changes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
 }
 CC
 g++ -std=c++20 -O1 -Isrc "$tmp/seed.cc" "$build/src/wasm/libgenvm_wasm.a" "$build/src/common/libgenvm_common.a" \
-  -lcrypto -pthread -o "$tmp/seed"
+  -lZydis -lcrypto -pthread -o "$tmp/seed"
 rm -rf "$out"; mkdir -p "$out"
 n=0
 for wat in \
