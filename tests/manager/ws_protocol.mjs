@@ -305,8 +305,16 @@ try {
   const cfg = join(dir, "unix.yaml");
   writeFileSync(cfg, `executor: [sh, -c, 'eval "$3"', sh]\nexecutor_protocol: plain\nextra_args: {untrusted_allowed: ["*"]}\n`);
   const proc = spawn(managerBin, ["--config", cfg, "--socket", sock], { stdio: ["ignore", "ignore", "pipe"] });
-  for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(50);
-  const u = await new Client(`ws+unix://${sock}:/ws`).open();
+  // The socket file exists from bind(), before listen(): until then a connect is refused.
+  let u = null;
+  for (let i = 0; i < 100 && !u; i++) {
+    try {
+      u = await new Client(`ws+unix://${sock}:/ws`).open();
+    } catch (e) {
+      if (i === 99 || !/ECONNREFUSED|ENOENT/.test(String(e))) throw e;
+      await sleep(50);
+    }
+  }
   r = await u.request(M.run, "run", runRequest(`sleep 1000 & echo $$ $! > ${pidfile}; wait`));
   await u.event("started", r.payload.get("genvm_id"));
   for (let i = 0; i < 100 && !existsSync(pidfile); i++) await sleep(50);
