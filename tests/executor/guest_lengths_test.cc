@@ -17,6 +17,13 @@ constexpr std::uint64_t kGuestMemory = 257 * 65536;  // the contract's memory
 // Peak RSS may be at most this fraction of the bytes asked for: the guest's own 16 MiB, the
 // engine and the host buffers of one run fit, a 4 GiB (or 3 GiB) copy does not.
 constexpr std::uint64_t kRatio = 32;
+// ASan's shadow memory and quarantine add RSS of their own (the executor under test is built with
+// it too), so the bounds are checked outside ASan only; outcomes and output sizes under both.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsMeasured = false;
+#else
+constexpr bool kRssIsMeasured = true;
+#endif
 
 class GuestLengthsTest : public exec_test::ExecutorTest {
  protected:
@@ -33,7 +40,9 @@ TEST_F(GuestLengthsTest, HugeLengthsFaultWithoutAllocatingAndOutputIsDiscarded) 
   // exit_code 0: every answer was as expected (else 100 * step + the answer).
   EXPECT_EQ(public_code(r), "exit_code 0") << r.stderr_text.substr(0, 2000);
   RecordProperty("peak_rss_bytes", std::to_string(r.peak_rss_bytes));
-  EXPECT_LT(r.peak_rss_bytes, kAsked / kRatio) << "peak RSS " << r.peak_rss_bytes;
+  if (kRssIsMeasured) {
+    EXPECT_LT(r.peak_rss_bytes, kAsked / kRatio) << "peak RSS " << r.peak_rss_bytes;
+  }
   EXPECT_LT(r.stderr_text.size(), std::size_t{1} << 20) << "debug mode disabled: the output is discarded";
 }
 
@@ -43,7 +52,9 @@ TEST_F(GuestLengthsTest, KeptOutputIsStreamedAndCappedAtGuestMemory) {
   EXPECT_EQ(public_code(r), "exit_code 0");
   // 192 x 16 MiB asked: 3 GiB; written: the guest's memory once, in pieces.
   RecordProperty("peak_rss_bytes", std::to_string(r.peak_rss_bytes));
-  EXPECT_LT(r.peak_rss_bytes, 192ull * 16 * 1024 * 1024 / kRatio) << "peak RSS " << r.peak_rss_bytes;
+  if (kRssIsMeasured) {
+    EXPECT_LT(r.peak_rss_bytes, 192ull * 16 * 1024 * 1024 / kRatio) << "peak RSS " << r.peak_rss_bytes;
+  }
   EXPECT_GE(r.stderr_text.size(), kGuestMemory);
   EXPECT_LT(r.stderr_text.size(), kGuestMemory + (std::size_t{1} << 20));
 }
