@@ -448,7 +448,9 @@ struct FloatRewrite {
 
   // One wrapper per operation used: the operation's own type, the library's call inside.
   void append_wrappers() {
-    for (const auto& [op, f] : used) {
+    for (const auto& entry : used) {
+      const auto& op = entry.first;
+      const FloatOp& f = entry.second;  // a reference, not a structured binding: clang 14's lambdas cannot capture one
       BodyOut w;
       if (f.kind == FloatKind::kSignBits) {
         emit_sign_bits(w.code, f);
