@@ -383,6 +383,40 @@ class Linker {
   std::map<std::pair<std::string, std::string>, Extern> defs_;
 };
 
+// Instance state snapshots (the executor's runner start-up snapshot, docs/PROTOCOLS.md):
+// capture_instance records everything an instance's own code can change — its defined
+// memories (size and bytes; 4 KiB chunks that are all zero are not stored), defined globals,
+// defined tables (funcref elements as indexes into the instance's function index space) and
+// which element and data segments are dropped — so that restore_instance can put a fresh
+// instance of the same module into that state. Store-wide state (fuel, the RAM budget beyond
+// what the memories and tables hold) is the embedder's to carry. Capture between calls only
+// (not from inside a host function). capture refuses ("snapshot_unsupported") an instance with
+// imported memories, tables or mutable globals (their state is another instance's), and
+// externref table elements that are not null (host values); restore refuses
+// ("snapshot_mismatch") another module (BLAKE3 of its bytes), a shape that does not fit, or a
+// segment the snapshot has live that the fresh instance already dropped; and
+// ("snapshot_over_budget") memory or table growth the store's RAM budget does not allow.
+// Restore before the instance's first call: the JIT's code reads the same memory and globals,
+// so a JIT instance continues from the restored state as the interpreter does.
+struct InstanceSnapshot {
+  static constexpr uint32_t kChunk = 4096;
+  std::array<uint8_t, 32> module_blake3{};
+  struct Memory {
+    uint64_t pages = 0;
+    std::vector<std::pair<uint64_t, std::vector<uint8_t>>> runs;  // (byte offset, bytes), ascending
+  };
+  std::vector<Memory> memories;                  // defined memories, in index order
+  std::vector<Value> globals;                    // defined globals, in index order
+  std::vector<std::vector<uint32_t>> tables;     // defined tables: 0 = null, else func index + 1
+  std::vector<bool> elem_dropped, data_dropped;  // per segment
+  // A self-contained byte form ("GVMISNP1", little-endian fields) and its bounded parser:
+  // parse never allocates more than the input's size implies; error code "snapshot_malformed".
+  std::vector<uint8_t> serialize() const;
+  static Result<InstanceSnapshot> parse(std::span<const uint8_t> bytes);
+};
+Result<InstanceSnapshot> capture_instance(const Instance& inst);
+Status restore_instance(Store& store, Instance& inst, const InstanceSnapshot& snap);
+
 // The JIT's one-line account of a module loaded with Engine::kJit ("jit: N functions, ..." or
 // "jit: the module runs on the interpreter: at offset N: ..."); "" for the interpreter.
 std::string engine_note(const Module& m);
