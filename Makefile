@@ -43,12 +43,12 @@ install: build
 	@echo "installed under $(PREFIX): put $(PREFIX)/bin on PATH"
 
 sanitize-test: bootstrap
-	@cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DGENVM_SANITIZE=ON -DGENVM_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DGENVM_SANITIZE=ON -DGENVM_FUZZ=OFF -DGENVM_BUILD_CPYTHON=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build $(SAN_BUILD_DIR) -j $(JOBS)
 	@ctest --test-dir $(SAN_BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
 
 fuzz: bootstrap
-	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DGENVM_BUILD_CPYTHON=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
 	@scripts/run-fuzzers $(FUZZ_BUILD_DIR) $${FUZZ_SECONDS:-60}
 
