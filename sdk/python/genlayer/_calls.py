@@ -1,7 +1,5 @@
 """Sending gl_call messages (spec 02-execution-environment/03-wasi_genlayer_sdk/02-gl_call.rst)."""
 
-import pickle
-
 from genlayer import _host, calldata
 
 
@@ -20,9 +18,11 @@ def send_read(name: str, body) -> bytes:
 
 def dump_callable(fn) -> bytes:
     """A function as bytes for a child VM: cloudpickle when the runner has it, else pickle."""
+    # Imported here, not at start-up: only a contract's non-deterministic blocks and sandboxes need them.
     try:
         import cloudpickle
     except ImportError:
+        import pickle
         try:
             return pickle.dumps(fn)
         except (pickle.PicklingError, AttributeError, TypeError) as e:
@@ -32,4 +32,5 @@ def dump_callable(fn) -> bytes:
 
 
 def load_callable(data: bytes):
+    import pickle
     return pickle.loads(data)

@@ -17,8 +17,8 @@ the value, containers nest at most MAX_DEPTH deep.
 """
 
 import collections.abc
-import dataclasses
 
+from genlayer._record import Record, dataclass_field_names, is_dataclass
 from genlayer.types import Address
 
 __all__ = ["encode", "decode", "DecodeError", "MAX_DEPTH"]
@@ -101,8 +101,10 @@ def _encode(value, out: bytearray, depth: int) -> None:
             _uleb(len(raw_key), out)
             out += raw_key
             _encode(item, out, depth + 1)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        _encode({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, out, depth)
+    elif isinstance(value, Record):
+        _encode({f: getattr(value, f) for f in value._fields}, out, depth)
+    elif is_dataclass(value) and not isinstance(value, type):
+        _encode({f: getattr(value, f) for f in dataclass_field_names(value)}, out, depth)
     elif isinstance(value, collections.abc.Sequence):
         items = list(value)
         _uleb(len(items) << 3 | _ARRAY, out)

@@ -1,9 +1,9 @@
 """The transaction's message, balances, other contracts, messages, deployments and events."""
 
-import dataclasses
 import typing
 
 from genlayer import _calls, _host, calldata
+from genlayer._record import Record
 from genlayer._keccak import keccak256
 from genlayer.types import Address
 from genlayer.vm import Return, unpack_result
@@ -17,21 +17,14 @@ STATE_DEFAULT, STATE_LATEST_FINAL, STATE_LATEST_NON_FINAL = 0, 1, 2
 ENTRY_MAIN, ENTRY_SANDBOX, ENTRY_CONSENSUS_STAGE = 0, 1, 2
 
 
-@dataclasses.dataclass
-class MessageType:
-    """The startup message's fields (spec 03-vm/01-startup.rst "Startup Message")."""
+class MessageType(Record):
+    """The startup message's fields (spec 03-vm/01-startup.rst "Startup Message"): contract_address,
+    sender_address, origin_address, signer_address (Address or None), stack (list of Address),
+    chain_id, value, is_init, datetime (str), entry_kind, raw (the whole message, a dict)."""
 
-    contract_address: Address
-    sender_address: Address
-    origin_address: Address
-    signer_address: typing.Optional[Address]
-    stack: typing.List[Address]
-    chain_id: int
-    value: int
-    is_init: bool
-    datetime: str
-    entry_kind: int
-    raw: dict
+    _fields = ("contract_address", "sender_address", "origin_address", "signer_address", "stack", "chain_id",
+               "value", "is_init", "datetime", "entry_kind", "raw")
+    __slots__ = _fields
 
 
 message: typing.Optional[MessageType] = None

@@ -9,12 +9,10 @@ Types as ADR-005 lists them: "bool", "null", "int", "string", "bytes", "address"
 """
 
 import collections.abc
-import dataclasses
-import inspect
-import json
 import types as _pytypes
 import typing
 
+from genlayer._record import Record, is_dataclass
 from genlayer.storage import Array, DynArray, TreeMap
 from genlayer.types import Address, INT_TYPES, bigint
 
@@ -22,10 +20,12 @@ __all__ = ["Contract", "contract", "public", "MethodInfo", "method_info", "publi
            "type_schema", "contract_classes"]
 
 
-@dataclasses.dataclass(frozen=True)
-class MethodInfo:
-    readonly: bool
-    payable: bool
+class MethodInfo(Record):
+    """What gl.public says of a method: readonly (view), payable."""
+
+    _fields = ("readonly", "payable")
+    __slots__ = _fields
+    _frozen = True
 
 
 _ATTR = "__gl_public__"
@@ -111,6 +111,7 @@ def public_methods(cls) -> typing.Dict[str, typing.Callable]:
 
 def type_schema(tp):
     """The schema type of an annotation."""
+    import inspect  # the schema only: inspect costs a sixth of the start-up
     if tp is inspect.Parameter.empty or tp is typing.Any:
         return "any"
     if tp is None or tp is type(None):
@@ -144,12 +145,13 @@ def type_schema(tp):
         return {"$dict": type_schema(args[1])}
     if tp in (list, tuple, DynArray, Array) or origin in (list, tuple):
         return "array"
-    if tp in (dict, TreeMap) or origin is dict or (isinstance(tp, type) and dataclasses.is_dataclass(tp)):
+    if tp in (dict, TreeMap) or origin is dict or (isinstance(tp, type) and is_dataclass(tp)):
         return "dict"
     return "any"
 
 
 def _method_schema(fn, skip_self=True):
+    import inspect
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn)
@@ -184,4 +186,5 @@ def schema_of(cls) -> dict:
 
 
 def schema_json(cls) -> str:
+    import json
     return json.dumps(schema_of(cls), sort_keys=True, separators=(",", ":"))

@@ -17,7 +17,6 @@ An uncaught exception other than gl.vm.UserError ends the process with its trace
 and exit code 1, which the executor reports as the VMError "exit_code 1".
 """
 
-import inspect
 import sys
 import types as _pytypes
 import typing
@@ -58,18 +57,53 @@ def load_contract(source: str, filename: str = "<contract>") -> type:
     return found[0]
 
 
-def _check_args(fn, bound: inspect.BoundArguments) -> typing.Optional[str]:
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+
+def _bind(fn, args: list, kwargs: dict):
+    """How inspect.signature(fn).bind(*args, **kwargs) binds a plain Python function, without
+    importing inspect (a sixth of the start-up): ({parameter: value} of its named parameters,
+    the extra positional values, the extra keyword values). TypeError in bind's words."""
+    code = fn.__code__
+    n_pos, n_posonly, n_kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    pos_names = code.co_varnames[:n_pos]
+    kwonly_names = code.co_varnames[n_pos:n_pos + n_kwonly]
+    if len(args) > n_pos and not code.co_flags & _CO_VARARGS:
+        raise TypeError("too many positional arguments")
+    bound = dict(zip(pos_names, args))
+    extra_kwargs = {}
+    for key, value in kwargs.items():
+        if key in kwonly_names or key in pos_names[n_posonly:]:
+            if key in bound:
+                raise TypeError(f"multiple values for argument {key!r}")
+            bound[key] = value
+        elif code.co_flags & _CO_VARKEYWORDS:
+            extra_kwargs[key] = value
+        else:
+            raise TypeError(f"got an unexpected keyword argument {key!r}")
+    first_default = n_pos - len(fn.__defaults__ or ())
+    kwdefaults = fn.__kwdefaults__ or {}
+    for i, name in enumerate(pos_names):
+        if name not in bound and i < first_default:
+            raise TypeError(f"missing a required argument: {name!r}")
+    for name in kwonly_names:
+        if name not in bound and name not in kwdefaults:
+            raise TypeError(f"missing a required argument: {name!r}")
+    return bound, list(args[n_pos:]), extra_kwargs
+
+
+def _check_args(fn, arguments: dict) -> typing.Optional[str]:
     """Checks sized-integer arguments against their range and turns the text or bytes forms of
-    an Address argument into an Address; a message for the first bad one."""
+    an Address argument into an Address (in `arguments`); a message for the first bad one."""
     try:
         hints = typing.get_type_hints(fn)
     except Exception:
         return None
-    for name, value in bound.arguments.items():
+    for name, value in arguments.items():
         tp = hints.get(name)
         if tp is Address and not isinstance(value, Address):
             try:
-                bound.arguments[name] = Address(value)
+                arguments[name] = Address(value)
             except (TypeError, ValueError):
                 return f"argument {name} must be an address, got {value!r}"
         elif tp in INT_TYPES:
@@ -80,14 +114,30 @@ def _check_args(fn, bound: inspect.BoundArguments) -> typing.Optional[str]:
 
 
 def _call(fn, obj, args, kwargs, what: str):
+    if not isinstance(fn, _pytypes.FunctionType):
+        # A method wrapped by something other than a function (a callable object): inspect's binding.
+        import inspect
+        try:
+            bound = inspect.signature(fn).bind(obj, *args, **kwargs)
+        except TypeError as e:
+            raise vm.UserError(f"{what}: {e}") from None
+        problem = _check_args(fn, bound.arguments)
+        if problem:
+            raise vm.UserError(f"{what}: {problem}")
+        return fn(*bound.args, **bound.kwargs)
     try:
-        bound = inspect.signature(fn).bind(obj, *args, **kwargs)
+        named, extra_args, extra_kwargs = _bind(fn, [obj, *args], kwargs)
     except TypeError as e:
         raise vm.UserError(f"{what}: {e}") from None
-    problem = _check_args(fn, bound)
+    problem = _check_args(fn, named)
     if problem:
         raise vm.UserError(f"{what}: {problem}")
-    return fn(*bound.args, **bound.kwargs)
+    code = fn.__code__
+    pos_names = code.co_varnames[:code.co_argcount]
+    if extra_args:  # then every positional parameter came by position
+        return fn(*[named.pop(n) for n in pos_names], *extra_args, **named, **extra_kwargs)
+    positional = [named.pop(n) for n in pos_names[:code.co_posonlyargcount] if n in named]
+    return fn(*positional, **named, **extra_kwargs)
 
 
 def _call_parts(entry_data: bytes):

@@ -3,11 +3,10 @@ WebRender, WebRequest). Answers are {"ok": X} or {"error": E} (03-schemas.rst, "
 Encoding"); an error raises NondetException. Outside a non-deterministic block the executor
 refuses these calls (SdkError forbidden)."""
 
-import dataclasses
-import json
 import typing
 
 from genlayer import _calls, calldata
+from genlayer._record import Record
 from genlayer.vm import UserError
 
 __all__ = ["exec_prompt", "exec_prompt_template", "web", "NondetException", "Response"]
@@ -61,11 +60,11 @@ def exec_prompt_template(template: str, **fields: str):
     return _module_call("ExecPromptTemplate", dict(fields, template=template))
 
 
-@dataclasses.dataclass
-class Response:
-    status: int
-    headers: typing.Dict[str, bytes]
-    body: bytes
+class Response(Record):
+    """An HTTP answer: status (int), headers ({name: bytes}), body (bytes)."""
+
+    _fields = ("status", "headers", "body")
+    __slots__ = _fields
 
 
 class _Web:
@@ -123,6 +122,7 @@ def as_text(value) -> str:
     """A value as the text the equivalence templates compare."""
     if isinstance(value, str):
         return value
+    import json  # only here: most contracts never compare texts
     try:
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
     except TypeError:

@@ -25,12 +25,12 @@ docs/PROTOCOLS.md, "Python SDK"):
 """
 
 import collections.abc
-import dataclasses
 import hashlib
 import types as _pytypes
 import typing
 
 from genlayer import _host
+from genlayer._record import dataclass_field_names, is_dataclass
 from genlayer.types import Address, INT_TYPES, bigint, int_range
 
 __all__ = [
@@ -637,9 +637,9 @@ def allow_storage(cls):
 
 def storage_fields(cls):
     """[(name, annotation)] of a storage class, bases first, in declaration order."""
-    if dataclasses.is_dataclass(cls):
+    if is_dataclass(cls):
         hints = typing.get_type_hints(cls)
-        return [(f.name, hints[f.name]) for f in dataclasses.fields(cls)]
+        return [(name, hints[name]) for name in dataclass_field_names(cls)]
     hints = typing.get_type_hints(cls)
     out = []
     seen = set()
@@ -709,7 +709,7 @@ def codec_for(tp, where: str = "storage"):
             codec = _TreeMapCodec(codec_for(args[0], where), codec_for(args[1], where))
         elif origin is Array and len(args) == 2:
             codec = _ArrayCodec(codec_for(args[0], where), _array_count(args[1]))
-        elif isinstance(tp, type) and (dataclasses.is_dataclass(tp) or getattr(tp, _STORAGE_ALLOWED, False)):
+        elif isinstance(tp, type) and (is_dataclass(tp) or getattr(tp, _STORAGE_ALLOWED, False)):
             return _struct_codec(tp)
     if codec is None:
         raise TypeError(f"{where}: {tp!r} is not a storage type")

@@ -5,7 +5,6 @@ The sized integers (u8 .. u256, i8 .. i256) and bigint are annotations over Pyth
 storage or arrives as an argument: the range of the type.
 """
 
-import base64
 import typing
 
 from genlayer._keccak import keccak256
@@ -55,6 +54,7 @@ class Address:
                     raise ValueError(f"an address in hex is 0x and {2 * Address.SIZE} digits, got {val!r}")
                 raw = bytes.fromhex(val[2:])
             else:
+                import base64
                 raw = base64.b64decode(val, validate=True)
         else:
             raw = bytes(memoryview(val))
@@ -79,6 +79,7 @@ class Address:
 
     @property
     def as_b64(self) -> str:
+        import base64
         return base64.b64encode(self._raw).decode("ascii")
 
     @property

@@ -5,10 +5,10 @@ A sub-VM (CallContract, RunNondet, Sandbox) answers [result_code: u8][data]
 1 UserError (calldata), 2 VMError (UTF-8 code).
 """
 
-import dataclasses
 import typing
 
 from genlayer import _calls, calldata
+from genlayer._record import Record
 
 __all__ = ["Return", "UserError", "VMError", "Rollback", "Result", "unpack_result", "run_nondet",
            "run_nondet_unsafe", "spawn_sandbox", "trace", "trace_time_micro", "RESULT_RETURN",
@@ -17,11 +17,11 @@ __all__ = ["Return", "UserError", "VMError", "Rollback", "Result", "unpack_resul
 RESULT_RETURN, RESULT_USER_ERROR, RESULT_VM_ERROR = 0, 1, 2
 
 
-@dataclasses.dataclass
-class Return:
-    """A sub-VM's successful result."""
+class Return(Record):
+    """A sub-VM's successful result: Return(calldata)."""
 
-    calldata: typing.Any
+    __slots__ = ("calldata",)
+    _fields = ("calldata",)
 
 
 class UserError(Exception):

@@ -345,5 +345,26 @@ class SchemaTypesTest(unittest.TestCase):
         self.assertEqual(type_schema(dict), "dict")
 
 
+class StartupImportsTest(unittest.TestCase):
+    def test_import_genlayer_leaves_the_heavy_modules_out(self):
+        # On python.wasm these are most of the start-up (docs/BENCHMARKS.md, "pyc and lazy
+        # imports"): only the schema, a non-deterministic block or a contract's own dataclass
+        # loads them. Checked in this process (python.wasm cannot start another): the SDK and
+        # those modules are imported afresh, then sys.modules is put back as it was.
+        import sys
+        heavy = ("dataclasses", "inspect", "json", "pickle", "cloudpickle", "ast", "dis", "base64")
+        saved = dict(sys.modules)
+        try:
+            for name in list(sys.modules):
+                if name == "genlayer" or name.startswith("genlayer.") or name in heavy:
+                    del sys.modules[name]
+            exec("import genlayer.entry\nfrom genlayer import *", {})
+            loaded = [m for m in heavy if m in sys.modules]
+        finally:
+            sys.modules.clear()
+            sys.modules.update(saved)
+        self.assertEqual(loaded, [])
+
+
 if __name__ == "__main__":
     unittest.main()
