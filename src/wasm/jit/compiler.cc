@@ -3,9 +3,8 @@
 // interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants stay
 // virtual until a consumer takes them as an immediate or a block boundary writes them; each
 // instruction loads its operands into scratch registers, computes, and stores its result.
-// Anything outside the supported set (floats outside deterministic mode, tables, indirect and
-// tail calls, bulk memory, references) refuses the whole module, which then runs on the
-// interpreter.
+// Anything outside the supported set (tables, tail calls, memory.init/data.drop, references)
+// refuses the whole module, which then runs on the interpreter.
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
 #include <xbyak/xbyak_util.h>
@@ -61,14 +60,12 @@ class ModuleCompiler : public CodeGenerator {
 
   void compile_all() {
     const size_t n = m_.compiled.size();
-    for (size_t i = 0; i < n; ++i) func_labels_.push_back(&new_label());
+    func_labels_.resize(n);
     func_start_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      compile_function(i);
-      if (getSize() > kMaxCodeBytes) throw Refuse{m_.bodies[i].body_offset, "module too large for the JIT"};
-    }
-    // Shared tails: a trap site jumps to trap_common_ with kind in esi and wasm offset in edx; a
-    // prologue whose stack check fails jumps to overflow_common_ (rsp at the return address).
+    // Shared tails first, so every jump to them is backwards (resolved when emitted, never
+    // queued in the assembler's table of pending labels): a trap site jumps to trap_common_
+    // with kind in esi and wasm offset in edx; a prologue whose stack check fails jumps to
+    // overflow_common_ (rsp at the return address).
     L(trap_common_);
     mov(rdi, r15);
     mov(rcx, rsp);
@@ -83,6 +80,10 @@ class ModuleCompiler : public CodeGenerator {
     jmp(qword[r15 + kCtxUnwind]);
     L(unwind_);
     jmp(qword[r15 + kCtxUnwind]);
+    for (uint32_t i = 0; i < n; ++i) {
+      compile_function(i);
+      if (getSize() > kMaxCodeBytes) throw Refuse{m_.bodies[i].body_offset, "module too large for the JIT"};
+    }
   }
 
   // After ready(): the fuel charges are written into their instructions and the jump tables'
@@ -132,6 +133,9 @@ class ModuleCompiler : public CodeGenerator {
     uint32_t at;
   };
 
+  // A label of the function being compiled: all of them are bound by its end and then dropped,
+  // so the assembler's label tables stay as small as one function (they grew with the module:
+  // most of the compile time of a large module went into them).
   Label& new_label() { return labels_.emplace_back(); }
 
   // ---- decoding ----
@@ -388,7 +392,7 @@ class ModuleCompiler : public CodeGenerator {
     dead_depth_ = 0;
     flags_cc_ = -1;
 
-    L(*func_labels_[def]);
+    L(func_labels_[def]);
     func_start_[def] = uint32_t(getSize());
     // Entry: the stack rule's charge (a failure is reported at the caller's call), then the
     // frame (InstanceState word), declared locals zeroed, the function region's fuel.
@@ -417,6 +421,7 @@ class ModuleCompiler : public CodeGenerator {
     begin_region(body.body_offset);
     while (!ctrls_.empty()) step();
     emit_trap_stubs();
+    labels_.clear();
     in_ = nullptr;
   }
 
@@ -607,6 +612,7 @@ class ModuleCompiler : public CodeGenerator {
       case 0xfc: {
         uint32_t sub = in_->u32();
         if (sub <= 7 && m_.options.deterministic) return nondet(1, at);
+        if (sub <= 7) return truncate(sub & 2, sub & 4, !(sub & 1), at, true);
         if (sub == 10 || sub == 11) {
           // memory.copy / memory.fill: operands as u32 (the interpreter's reading), the work in C.
           if (sub == 10) in_->u8();
@@ -643,8 +649,8 @@ class ModuleCompiler : public CodeGenerator {
 
   void numeric(uint32_t op, size_t at) {
     if (int ar = nondet_arity(op)) {
-      if (!m_.options.deterministic) throw Refuse{at, "float instructions not supported by the JIT yet"};
-      return nondet(uint32_t(ar), at);
+      if (m_.options.deterministic) return nondet(uint32_t(ar), at);
+      return float_op(op, at);
     }
     const uint32_t top = h() - 1;
     switch (op) {
@@ -673,6 +679,294 @@ class ModuleCompiler : public CodeGenerator {
     if (op >= 0x6a && op <= 0x78) return binary(op - 0x6a, false, at);
     if (op >= 0x7c && op <= 0x8a) return binary(op - 0x7c, true, at);
     throw Refuse{at, "numeric instruction not supported by the JIT yet"};
+  }
+
+  // ---- floats (outside deterministic mode), exactly interp_numeric.inc: arithmetic results
+  // that are NaN become the canonical NaN, min/max order -0 below +0 and give the canonical NaN
+  // for any NaN operand, abs/neg/copysign are bit operations, nearest rounds ties to even (the
+  // default MXCSR mode the interpreter's nearbyint uses), trapping truncations check NaN first
+  // (bad conversion) then the range (integer overflow) ----
+  // Operand i (an f32 when !wide) into x.
+  void loadf(const Xmm& x, uint32_t i, bool wide) {
+    if (stack_[i].is_const) {
+      load_imm(rax, stack_[i].c);
+      if (wide) movq(x, rax);
+      else movd(x, eax);
+    } else if (wide) {
+      movsd(x, q(src(i)));
+    } else {
+      movss(x, d(src(i)));
+    }
+  }
+  // Calls emit with operand i as an xmm operand: its slot, or xmm1 holding a constant.
+  template <class F>
+  void with_fop(uint32_t i, bool wide, F emit) {
+    if (stack_[i].is_const) {
+      loadf(xmm1, i, wide);
+      emit(static_cast<const Operand&>(xmm1));
+    } else {
+      emit(static_cast<const Operand&>(wide ? q(src(i)) : d(src(i))));
+    }
+  }
+  // xmm0 (bits) to rax; when `canon`, a NaN becomes the canonical NaN (the flags of an
+  // unordered self-compare select it, no branch).
+  void xmm0_to_rax(bool wide, bool canon) {
+    if (canon) {
+      if (wide) ucomisd(xmm0, xmm0);
+      else ucomiss(xmm0, xmm0);
+    }
+    if (wide) movq(rax, xmm0);
+    else movd(eax, xmm0);
+    if (!canon) return;
+    if (wide) {
+      mov(rcx, uint64_t(0x7ff8000000000000ull));
+      cmovp(rax, rcx);
+    } else {
+      mov(ecx, 0x7fc00000u);
+      cmovp(eax, ecx);
+    }
+  }
+  void fcompare(const Xmm& x, const Operand& o, bool wide) {
+    if (wide) ucomisd(x, o);
+    else ucomiss(x, o);
+  }
+
+  void float_op(uint32_t op, size_t at) {
+    const uint32_t top = h() - 1;
+    // Compares: eq ne lt gt le ge (f32 0x5b.., f64 0x61..). Unordered sets ZF, PF and CF, so
+    // "above"/"above or equal" with the operands ordered as below are false on NaN.
+    if (op >= 0x5b && op <= 0x66) {
+      const bool wide = op >= 0x61;
+      const uint32_t k = op - (wide ? 0x61 : 0x5b), a = h() - 2, b = h() - 1;
+      if (k == 0 || k == 1) {
+        loadf(xmm0, a, wide);
+        with_fop(b, wide, [&](const Operand& o) { fcompare(xmm0, o, wide); });
+        if (k == 0) { sete(al); setnp(cl); and_(al, cl); }
+        else { setne(al); setp(cl); or_(al, cl); }
+        movzx(eax, al);
+        return result_rax(2);
+      }
+      // lt, le: b above (or equal) a; gt, ge: a above (or equal) b.
+      const bool swap = k == 2 || k == 4;
+      loadf(xmm0, swap ? b : a, wide);
+      with_fop(swap ? a : b, wide, [&](const Operand& o) { fcompare(xmm0, o, wide); });
+      return result_in_flags(2, k <= 3 ? 5 : 9);  // ja / jae
+    }
+    switch (op) {
+      case 0x8b: load32(eax, top); and_(eax, 0x7fffffff); return result_rax(1);
+      case 0x8c: load32(eax, top); xor_(eax, 0x80000000u); return result_rax(1);
+      case 0x99: load64(rax, top); btr(rax, 63); return result_rax(1);
+      case 0x9a: load64(rax, top); btc(rax, 63); return result_rax(1);
+      case 0x98: case 0xa6: {  // copysign
+        const bool wide = op == 0xa6;
+        load64(rax, h() - 2);
+        load64(rcx, h() - 1);
+        if (wide) {
+          btr(rax, 63);
+          shr(rcx, 63);
+          shl(rcx, 63);
+          or_(rax, rcx);
+        } else {
+          and_(eax, 0x7fffffff);
+          and_(ecx, 0x80000000u);
+          or_(eax, ecx);
+        }
+        return result_rax(2);
+      }
+      case 0x8d: case 0x8e: case 0x8f: case 0x90: case 0x9b: case 0x9c: case 0x9d: case 0x9e: {
+        // ceil floor trunc nearest: roundss/sd with the mode in the immediate (8: no precision
+        // exception; 0 nearest-even, 1 down, 2 up, 3 toward zero).
+        const bool wide = op >= 0x9b;
+        static const uint8_t kMode[4] = {2, 1, 3, 0};
+        const uint8_t imm = uint8_t(8 | kMode[op - (wide ? 0x9b : 0x8d)]);
+        loadf(xmm0, top, wide);
+        if (wide) roundsd(xmm0, xmm0, imm);
+        else roundss(xmm0, xmm0, imm);
+        xmm0_to_rax(wide, true);
+        return result_rax(1);
+      }
+      case 0x91: case 0x9f: {
+        const bool wide = op == 0x9f;
+        loadf(xmm0, top, wide);
+        if (wide) sqrtsd(xmm0, xmm0);
+        else sqrtss(xmm0, xmm0);
+        xmm0_to_rax(wide, true);
+        return result_rax(1);
+      }
+      case 0x92: case 0x93: case 0x94: case 0x95: case 0xa0: case 0xa1: case 0xa2: case 0xa3: {
+        const bool wide = op >= 0xa0;
+        const uint32_t k = op - (wide ? 0xa0 : 0x92);
+        loadf(xmm0, h() - 2, wide);
+        with_fop(h() - 1, wide, [&](const Operand& o) {
+          switch (k) {
+            case 0: if (wide) addsd(xmm0, o); else addss(xmm0, o); break;
+            case 1: if (wide) subsd(xmm0, o); else subss(xmm0, o); break;
+            case 2: if (wide) mulsd(xmm0, o); else mulss(xmm0, o); break;
+            default: if (wide) divsd(xmm0, o); else divss(xmm0, o); break;
+          }
+        });
+        xmm0_to_rax(wide, true);
+        return result_rax(2);
+      }
+      case 0x96: case 0x97: case 0xa4: case 0xa5: return min_max(op == 0x97 || op == 0xa5, op >= 0xa4);
+      case 0xa8: return truncate(false, false, true, at, false);
+      case 0xa9: return truncate(false, false, false, at, false);
+      case 0xaa: return truncate(true, false, true, at, false);
+      case 0xab: return truncate(true, false, false, at, false);
+      case 0xae: return truncate(false, true, true, at, false);
+      case 0xaf: return truncate(false, true, false, at, false);
+      case 0xb0: return truncate(true, true, true, at, false);
+      case 0xb1: return truncate(true, true, false, at, false);
+      case 0xb2: case 0xb3: case 0xb4: case 0xb5: case 0xb7: case 0xb8: case 0xb9: case 0xba: {
+        // int -> float: cvtsi2ss/sd rounds to nearest (as the C++ conversions); u64 with the top
+        // bit set is halved keeping the low bit (round to odd), converted, doubled.
+        const bool wide = op >= 0xb7;
+        const uint32_t k = op - (wide ? 0xb7 : 0xb2);  // i32_s i32_u i64_s i64_u
+        if (k == 0) { load32(eax, top); movsxd(rax, eax); }
+        else if (k == 1) load32(eax, top);
+        else load64(rax, top);
+        xorps(xmm0, xmm0);
+        auto cvt = [&](const Reg64& r) {
+          if (wide) cvtsi2sd(xmm0, r);
+          else cvtsi2ss(xmm0, r);
+        };
+        if (k == 3) {
+          Label& big = new_label();
+          Label& done = new_label();
+          test(rax, rax);
+          js(big);
+          cvt(rax);
+          jmp(done);
+          L(big);
+          mov(rcx, rax);
+          shr(rcx, 1);
+          and_(eax, 1);
+          or_(rcx, rax);
+          cvt(rcx);
+          if (wide) addsd(xmm0, xmm0);
+          else addss(xmm0, xmm0);
+          L(done);
+        } else {
+          cvt(rax);
+        }
+        xmm0_to_rax(wide, false);
+        return result_rax(1);
+      }
+      case 0xb6:  // f32.demote_f64
+        loadf(xmm0, top, true);
+        cvtsd2ss(xmm0, xmm0);
+        xmm0_to_rax(false, true);
+        return result_rax(1);
+      case 0xbb:  // f64.promote_f32
+        loadf(xmm0, top, false);
+        cvtss2sd(xmm0, xmm0);
+        xmm0_to_rax(true, true);
+        return result_rax(1);
+      default: break;
+    }
+    throw Refuse{at, "float instruction not supported by the JIT"};
+  }
+
+  // fmin/fmax of interp.cc: any NaN -> canonical NaN; equal operands (so also +0 and -0): min
+  // ORs the bits (-0 wins), max ANDs them (+0 wins); otherwise minss/maxss (exact when ordered
+  // and different).
+  void min_max(bool is_max, bool wide) {
+    Label& nan = new_label();
+    Label& ne = new_label();
+    Label& done = new_label();
+    loadf(xmm0, h() - 2, wide);
+    loadf(xmm1, h() - 1, wide);
+    fcompare(xmm0, xmm1, wide);
+    jp(nan);
+    jne(ne);
+    if (is_max) andps(xmm0, xmm1);
+    else orps(xmm0, xmm1);
+    jmp(done);
+    L(ne);
+    if (wide) { if (is_max) maxsd(xmm0, xmm1); else minsd(xmm0, xmm1); }
+    else { if (is_max) maxss(xmm0, xmm1); else minss(xmm0, xmm1); }
+    jmp(done);
+    L(nan);
+    if (wide) { mov(rax, uint64_t(0x7ff8000000000000ull)); movq(xmm0, rax); }
+    else { mov(eax, 0x7fc00000u); movd(xmm0, eax); }
+    L(done);
+    xmm0_to_rax(wide, false);
+    result_rax(2);
+  }
+
+  // float -> integer truncation, the interpreter's bounds: signed i32 from f32 and signed i64
+  // take x >= INT_MIN; the others x > lo (-1, or -2^31-1 for f64 -> i32); all x < 2^width
+  // (unsigned) or 2^(width-1) (signed). Trapping (0xa8..0xb1): NaN is a bad conversion, out of
+  // range an integer overflow. Saturating (0xfc 0..7): NaN 0, below the minimum, above the maximum.
+  void truncate(bool from64, bool to64, bool is_signed, size_t at, bool saturating) {
+    const uint32_t top = h() - 1;
+    double lo, hi;
+    bool lo_inclusive;
+    if (is_signed) {
+      hi = to64 ? 9223372036854775808.0 : 2147483648.0;
+      lo_inclusive = to64 || !from64;
+      lo = to64 ? -9223372036854775808.0 : (from64 ? -2147483649.0 : -2147483648.0);
+    } else {
+      hi = to64 ? 18446744073709551616.0 : 4294967296.0;
+      lo_inclusive = false;
+      lo = -1.0;
+    }
+    auto load_bound = [&](double v) {
+      if (from64) { uint64_t b; std::memcpy(&b, &v, 8); mov(rax, b); movq(xmm1, rax); }
+      else { float f = float(v); uint32_t b; std::memcpy(&b, &f, 4); mov(eax, b); movd(xmm1, eax); }
+    };
+    Label& done = new_label();
+    Label* nan = saturating ? &new_label() : &trap(TrapKind::kBadConversionToInteger, at);
+    Label* below = saturating ? &new_label() : &trap(TrapKind::kIntegerOverflow, at);
+    Label* above = saturating ? &new_label() : &trap(TrapKind::kIntegerOverflow, at);
+    loadf(xmm0, top, from64);
+    fcompare(xmm0, xmm0, from64);
+    jp(*nan);
+    load_bound(lo);
+    fcompare(xmm0, xmm1, from64);
+    if (lo_inclusive) jb(*below);
+    else jbe(*below);
+    load_bound(hi);
+    fcompare(xmm0, xmm1, from64);
+    jae(*above);
+    auto cvt = [&](const auto& r) {
+      if (from64) cvttsd2si(r, xmm0);
+      else cvttss2si(r, xmm0);
+    };
+    if (!to64 && is_signed) {
+      cvt(eax);
+    } else if (!to64 || is_signed) {
+      cvt(rax);
+      if (!to64) mov(eax, eax);
+    } else {
+      // u64: values from 2^63 are reduced by 2^63 (exact), converted, and get the top bit back.
+      Label& small = new_label();
+      load_bound(9223372036854775808.0);
+      fcompare(xmm0, xmm1, from64);
+      jb(small);
+      if (from64) subsd(xmm0, xmm1);
+      else subss(xmm0, xmm1);
+      cvt(rax);
+      btc(rax, 63);
+      jmp(done);
+      L(small);
+      cvt(rax);
+    }
+    if (saturating) {
+      const uint64_t vmin = is_signed ? (to64 ? uint64_t(1) << 63 : 0x80000000ull) : 0;
+      const uint64_t vmax = is_signed ? (to64 ? (uint64_t(1) << 63) - 1 : 0x7fffffffull) : (to64 ? ~uint64_t(0) : 0xffffffffull);
+      jmp(done);
+      L(*nan);
+      xor_(eax, eax);
+      jmp(done);
+      L(*below);
+      load_imm(rax, vmin);
+      jmp(done);
+      L(*above);
+      load_imm(rax, vmax);
+    }
+    L(done);
+    result_rax(1);
   }
 
   // eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
@@ -949,7 +1243,7 @@ class ModuleCompiler : public CodeGenerator {
     const int32_t base = int32_t(home(h() - np)) * 8;  // the callee's frame starts at its arguments
     if (f >= m_.num_imported_funcs) {
       if (base) add(rbx, base);
-      call(*func_labels_[f - m_.num_imported_funcs]);
+      call(func_labels_[f - m_.num_imported_funcs]);
       call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
       if (base) sub(rbx, base);
     } else {
@@ -1018,8 +1312,8 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   const ModuleImpl& m_;
-  std::deque<Label> labels_;
-  std::vector<Label*> func_labels_;
+  std::deque<Label> labels_;  // the current function's
+  std::deque<Label> func_labels_;  // one per defined function (calls may jump forwards)
   std::vector<uint32_t> func_start_;
   Label trap_common_, overflow_common_, unwind_;
   std::vector<std::pair<size_t, uint64_t>> fuel_patches_;  // (imm32 position, region count)
@@ -1042,7 +1336,7 @@ bool cpu_supported() {
   static const bool ok = [] {
     Xbyak::util::Cpu cpu;
     return cpu.has(Xbyak::util::Cpu::tLZCNT) && cpu.has(Xbyak::util::Cpu::tBMI1) &&
-           cpu.has(Xbyak::util::Cpu::tPOPCNT);
+           cpu.has(Xbyak::util::Cpu::tPOPCNT) && cpu.has(Xbyak::util::Cpu::tSSE41);
   }();
   return ok;
 }
@@ -1051,7 +1345,7 @@ bool cpu_supported() {
 
 std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::string* note) {
   if (!cpu_supported()) {
-    *note = "jit: this CPU lacks LZCNT/BMI1/POPCNT; the module runs on the interpreter";
+    *note = "jit: this CPU lacks LZCNT/BMI1/POPCNT/SSE4.1; the module runs on the interpreter";
     return nullptr;
   }
   Xbyak::ClearError();

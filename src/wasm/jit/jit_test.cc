@@ -360,6 +360,89 @@ TEST(WasmJit, TrapsAtExactOffsets) {
   EXPECT_NE(both(bytes, "unreach", {}).find("trap unreachable"), std::string::npos);
 }
 
+// Floats outside deterministic mode: the interpreter's exact bits (canonical NaNs, min/max of
+// zeros and NaNs, nearest ties to even, unsigned 64-bit conversions rounding once) and its
+// truncation traps (kind and offset), each checked against the interpreter and a known value.
+TEST(WasmJit, FloatsHaveTheInterpretersBitsAndTraps) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (func (export "add32") (param f32 f32) (result f32) local.get 0 local.get 1 f32.add)
+    (func (export "div64") (param f64 f64) (result f64) local.get 0 local.get 1 f64.div)
+    (func (export "sqrt32") (param f32) (result f32) local.get 0 f32.sqrt)
+    (func (export "min32") (param f32 f32) (result f32) local.get 0 local.get 1 f32.min)
+    (func (export "max64") (param f64 f64) (result f64) local.get 0 local.get 1 f64.max)
+    (func (export "nearest32") (param f32) (result f32) local.get 0 f32.nearest)
+    (func (export "floor64") (param f64) (result f64) local.get 0 f64.floor)
+    (func (export "neg64") (param f64) (result f64) local.get 0 f64.neg)
+    (func (export "copysign32") (param f32 f32) (result f32) local.get 0 local.get 1 f32.copysign)
+    (func (export "demote") (param f64) (result f32) local.get 0 f32.demote_f64)
+    (func (export "u64_to_f32") (param i64) (result f32) local.get 0 f32.convert_i64_u)
+    (func (export "u64_to_f64") (param i64) (result f64) local.get 0 f64.convert_i64_u)
+    (func (export "u32_to_f32") (param i32) (result f32) local.get 0 f32.convert_i32_u)
+    (func (export "trunc_s32") (param f32) (result i32) local.get 0 i32.trunc_f32_s)
+    (func (export "trunc_u64") (param f64) (result i64) local.get 0 i64.trunc_f64_u)
+    (func (export "sat_s32") (param f64) (result i32) local.get 0 i32.trunc_sat_f64_s)
+    (func (export "sat_u64") (param f32) (result i64) local.get 0 i64.trunc_sat_f32_u)
+    (func (export "eq64") (param f64 f64) (result i32) local.get 0 local.get 1 f64.eq)
+    (func (export "ne32") (param f32 f32) (result i32) local.get 0 local.get 1 f32.ne)
+    (func (export "lt_branch") (param f32 f32) (result i32)
+      block local.get 0 local.get 1 f32.lt br_if 0 i32.const 0 return end i32.const 1)
+    (func (export "ge_value") (param f64 f64) (result i32) local.get 0 local.get 1 f64.ge)))");
+  auto f32 = [](uint32_t b) { return Value{ValType::F32, b, 0}; };
+  auto f64 = [](uint64_t b) { return Value{ValType::F64, b, 0}; };
+  auto has = [&](const std::string& func, std::vector<Value> args, const std::string& want) {
+    std::string got = both(bytes, func, std::move(args));
+    EXPECT_NE(got.find(want), std::string::npos) << func << ": " << got;
+  };
+  const uint32_t qnan_payload = 0x7fa00001u, neg_nan = 0xffc00000u;
+  has("add32", {f32(qnan_payload), f32(0x3f800000u)}, "f32:2143289344 ");   // canonical 0x7fc00000
+  has("add32", {f32(0x7f800000u), f32(0xff800000u)}, "f32:2143289344 ");    // inf + -inf
+  has("div64", {f64(0), f64(0)}, "f64:9221120237041090560 ");               // 0x7ff8000000000000
+  has("sqrt32", {f32(0xbf800000u)}, "f32:2143289344 ");                     // sqrt(-1)
+  has("min32", {f32(0x80000000u), f32(0)}, "f32:2147483648 ");              // min(-0, +0) = -0
+  has("min32", {f32(0), f32(0x80000000u)}, "f32:2147483648 ");
+  has("min32", {f32(neg_nan), f32(0x3f800000u)}, "f32:2143289344 ");
+  has("min32", {f32(0x3f800000u), f32(0x40000000u)}, "f32:1065353216 ");    // 1.0
+  has("max64", {f64(0x8000000000000000ull), f64(0)}, "f64:0 ");             // max(-0, +0) = +0
+  has("max64", {f64(0x3ff0000000000000ull), f64(0x7ff4000000000000ull)}, "f64:9221120237041090560 ");
+  has("nearest32", {f32(0x40200000u)}, "f32:1073741824 ");                  // 2.5 -> 2.0
+  has("nearest32", {f32(0x40600000u)}, "f32:1082130432 ");                  // 3.5 -> 4.0
+  has("nearest32", {f32(0xbf000000u)}, "f32:2147483648 ");                  // -0.5 -> -0
+  has("floor64", {f64(0xbff8000000000000ull)}, "f64:13835058055282163712 ");  // -1.5 -> -2
+  has("neg64", {f64(0x7ff8000000000001ull)}, "f64:18444492273895866369 ");  // a bit flip, NaN kept
+  has("copysign32", {f32(0x3f800000u), f32(neg_nan)}, "f32:3212836864 ");   // -1.0
+  has("demote", {f64(0x7ff0000000000001ull)}, "f32:2143289344 ");
+  has("u64_to_f32", {Value::i64(-1)}, "f32:1602224128 ");                   // 2^64
+  has("u64_to_f32", {Value::i64(int64_t(0x8000008000000001ull))}, "f32:1593835521 ");  // rounds up once
+  has("u64_to_f64", {Value::i64(int64_t(0x8000000000000401ull))}, "f64:4890909195324358657 ");
+  has("u32_to_f32", {Value::i32(-1)}, "f32:1333788672 ");                   // 2^32
+  has("trunc_s32", {f32(0xc0400000u)}, "i32:4294967293 ");                  // -3.0
+  has("trunc_s32", {f32(0x7fc00000u)}, "trap bad_conversion_to_integer");
+  has("trunc_s32", {f32(0x4f000000u)}, "trap integer_overflow");            // 2^31
+  has("trunc_s32", {f32(0xcf000000u)}, "i32:2147483648 ");                  // -2^31 is in range
+  has("trunc_u64", {f64(0x43e0000000000000ull)}, "i64:9223372036854775808 ");  // 2^63
+  has("trunc_u64", {f64(0xbfe0000000000000ull)}, "i64:0 ");                 // -0.5 truncates to 0
+  has("trunc_u64", {f64(0xbff0000000000000ull)}, "trap integer_overflow");  // -1
+  has("sat_s32", {f64(0x7ff8000000000000ull)}, "i32:0 ");
+  has("sat_s32", {f64(0xc1e0000000200000ull)}, "i32:2147483648 ");          // -2^31 - 1 saturates
+  has("sat_s32", {f64(0x41dfffffffc00000ull)}, "i32:2147483647 ");          // 2^31 - 1
+  has("sat_u64", {f32(0x7f800000u)}, "i64:18446744073709551615 ");
+  has("sat_u64", {f32(0xbf800000u)}, "i64:0 ");
+  has("eq64", {f64(0x7ff8000000000000ull), f64(0x7ff8000000000000ull)}, "i32:0 ");
+  has("eq64", {f64(0), f64(0x8000000000000000ull)}, "i32:1 ");
+  has("ne32", {f32(0x7fc00000u), f32(0x7fc00000u)}, "i32:1 ");
+  has("lt_branch", {f32(0x7fc00000u), f32(0x3f800000u)}, "i32:0 ");
+  has("lt_branch", {f32(0), f32(0x3f800000u)}, "i32:1 ");
+  has("ge_value", {f64(0x7ff8000000000000ull), f64(0)}, "i32:0 ");
+  has("ge_value", {f64(0), f64(0)}, "i32:1 ");
+  // A trapping truncation reports its own offset (0xa8: i32.trunc_f32_s).
+  Loaded r = instantiate(bytes, Engine::kJit);
+  auto out = call_with(*r.store, r.inst->get_func("trunc_s32"), {f32(0x7f800000u)});
+  ASSERT_TRUE(out && out->trap);
+  ASSERT_EQ(out->trap->frames.size(), 1u);
+  EXPECT_EQ(bytes[out->trap->frames[0].code_offset], 0xa8);
+}
+
 // local.get is a reference to the local until the local changes: the hazards of that.
 TEST(WasmJit, LocalReferencesSeeTheOldValue) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
@@ -512,15 +595,18 @@ TEST(WasmJit, HostCallsAndTheirTraps) {
 
 TEST(WasmJit, ModuleWithUnsupportedInstructionRunsOnTheInterpreter) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
-  auto bytes = wat(R"((module (func (export "f") (param f32) (result f32) local.get 0 local.get 0 f32.add)))");
+  // return_call (tail calls) is not compiled by the JIT yet.
+  auto bytes = wat(R"((module
+    (func $g (param i32) (result i32) local.get 0 i32.const 1 i32.add)
+    (func (export "f") (param i32) (result i32) local.get 0 return_call $g)))");
   Loaded r = instantiate(bytes, Engine::kJit);
   ASSERT_TRUE(r.inst);
   EXPECT_FALSE(r.module->impl().jit_code);
   EXPECT_FALSE(r.inst->impl().jit);
   EXPECT_NE(engine_note(*r.module).find("runs on the interpreter"), std::string::npos) << engine_note(*r.module);
-  auto out = call_with(*r.store, r.inst->get_func("f"), {Value::f32(1.5f)});
+  auto out = call_with(*r.store, r.inst->get_func("f"), {Value::i32(41)});
   ASSERT_TRUE(out && !out->trap);
-  EXPECT_EQ(out->values[0].as_f32(), 3.0f);
+  EXPECT_EQ(out->values[0].bits, 42u);
 }
 
 // JIT code calling wasm functions of an instance on the interpreter (an import, a table entry):
@@ -529,8 +615,9 @@ TEST(WasmJit, ModuleWithUnsupportedInstructionRunsOnTheInterpreter) {
 TEST(WasmJit, CallsIntoInterpreterInstances) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
   auto lib = wat(R"((module
-    (func (export "f") (param f32) (result f32) local.get 0 local.get 0 f32.add)
+    (func (export "f") (param f32) (result f32) local.get 0 return_call $double)
     (func $boom (export "boom") (param i32) (result i32) local.get 0 f32.convert_i32_s drop unreachable)
+    (func $double (param f32) (result f32) local.get 0 local.get 0 f32.add)
     (table (export "t") 2 funcref) (elem (i32.const 0) $boom)))");
   auto user = wat(R"((module
     (import "m" "f" (func $f (param f32) (result f32)))
