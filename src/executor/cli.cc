@@ -30,7 +30,7 @@ const char* const kUsage =
     "  --sync                   sync mode: leader results are checked, no validator vote runs\n"
     "  --module-llm URI         LLM module for prompts in nondet blocks (frames: u32 big-endian\n"
     "  --module-web URI         length + calldata); without one those calls are refused\n"
-    "  --nondet-fuel N          fuel of each non-deterministic block (default 2^32)\n"
+    "  --nondet-fuel N          fuel of each non-deterministic block (default 2^38)\n"
     "  --module-cache DIR       keep compiled contracts in DIR (files <blake3>-d?m?.gvmc) so a\n"
     "                           repeated contract starts without compiling; default: env\n"
     "                           GENVM_MODULE_CACHE, else none. DIR must be this uid's and not\n"

@@ -31,7 +31,7 @@ struct RunOptions {
   int log_fd = 2;  // JSON-lines log (the public default: stderr); -1: none
   LogLevel log_level = LogLevel::kInfo;
   bool sync = false;
-  std::uint64_t nondet_fuel = std::uint64_t(1) << 32;  // fuel of each non-deterministic block
+  std::uint64_t nondet_fuel = std::uint64_t(1) << 38;  // fuel of each non-deterministic block (vm.h kDefaultNondetFuel)
   std::string module_llm;  // URI of the LLM module (empty: none)
   std::string module_web;  // URI of the web module (empty: none)
   std::string module_cache;  // compiled-module cache directory (empty: no cache)

@@ -45,8 +45,13 @@ inline constexpr int kMaxVmDepth = 512;  // top_limits.vm_recursion
 inline constexpr std::size_t kMaxBacktraceFrames = 20;  // frames a result's backtrace keeps
 inline constexpr std::uint32_t kMaxNondetBlocks = 4096;  // top_limits.nondet_blocks
 // Fuel a non-deterministic block gets when the run does not say (--nondet-fuel): enough for any
-// honest block, and it stops one that loops.
-inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 32;
+// honest block, and it stops one that loops. The engine charges a loop region its static size on
+// every iteration, so fuel is not instructions: CPython's eval loop is one region of tens of
+// thousands of instructions, and a Python block's child VM spends about 2^33.7 starting (CPython,
+// the SDK, cloudpickle; 2^32 ended it out of fuel before its function ran). 2^38 leaves a Python
+// block ~16 times that; a looping Python block ends in about a second on the interpreter, a tight
+// C loop in minutes (the host's deadline comes first).
+inline constexpr std::uint64_t kDefaultNondetFuel = std::uint64_t(1) << 38;
 // The deterministic RAM budget (spec 03-ram-limiting.rst): 4294967295 octets, one under 4 GiB.
 inline constexpr std::uint64_t kDefaultRamBudget = 4294967295;
 // What every sub-VM (the entry VM, Sandbox, RunNondet, in-process CallContract) costs the run's
