@@ -61,6 +61,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
   const std::string m = "genlayer_sdk";
   linker.define_host(store, m, "storage_read", i32s(4, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (in_preinit_) return refused_in_preinit("storage_read");
                        std::uint32_t slot_ptr = arg32(a, 0), index = arg32(a, 1), buf = arg32(a, 2), len = arg32(a, 3);
                        if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
                        if (std::uint64_t(index) + len > kSlotSize) return set_ret(r, kOverflow), std::nullopt;
@@ -79,6 +80,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                      });
   linker.define_host(store, m, "storage_write", i32s(4, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (in_preinit_) return refused_in_preinit("storage_write");
                        std::uint32_t slot_ptr = arg32(a, 0), index = arg32(a, 1), buf = arg32(a, 2), len = arg32(a, 3);
                        if (!frame_.deterministic || !frame_.permissions.write_storage) {
                          return set_ret(r, kForbidden), std::nullopt;
@@ -106,6 +108,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                      });
   linker.define_host(store, m, "get_balance", i32s(2, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (in_preinit_) return refused_in_preinit("get_balance");
                        calldata::Address who;
                        if (!c.read(arg32(a, 0), who.bytes.data(), 20)) return set_ret(r, kFault), std::nullopt;
                        auto b = ctx_.host->get_balance(who);
@@ -115,6 +118,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                      });
   linker.define_host(store, m, "get_self_balance", i32s(1, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (in_preinit_) return refused_in_preinit("get_self_balance");
                        if (!frame_.deterministic) return set_ret(r, kForbidden), std::nullopt;
                        auto b = self_balance();
                        if (!b) return internal(b.error());
@@ -123,6 +127,7 @@ void VmState::define_sdk(wasm::Linker& linker, wasm::Store& store) {
                      });
   linker.define_host(store, m, "gl_call", i32s(3, true),
                      [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
+                       if (in_preinit_) return refused_in_preinit("gl_call");
                        std::int32_t ret = kSuccess;
                        auto t = gl_call(c, arg32(a, 0), arg32(a, 1), arg32(a, 2), ret);
                        set_ret(r, ret);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -180,6 +181,35 @@ std::string write_atomically(int dirfd, const std::string& name, const std::vect
 }
 
 }  // namespace
+
+Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name) {
+  auto opened = open_cache_dir(dir);
+  if (!opened) return opened.take_error();
+  Fd dirfd(*opened);
+  auto key = seal_key(dirfd.get());
+  if (!key) return key.take_error();
+  MappedFile file(dirfd.get(), name);
+  if (!file.ok()) return make_error("absent", "no " + name);
+  auto bytes = file.bytes();
+  if (bytes.size() < blake3::kOutLen) return make_error("module_cache", name + ": shorter than its seal");
+  auto body = bytes.first(bytes.size() - blake3::kOutLen);
+  blake3::Digest seal = blake3::keyed_hash(*key, body);
+  if (!std::equal(seal.begin(), seal.end(), bytes.end() - blake3::kOutLen))
+    return make_error("module_cache", name + ": the seal does not check");
+  return std::vector<std::uint8_t>(body.begin(), body.end());
+}
+
+Status write_sealed_file(const std::string& dir, const std::string& name, std::vector<std::uint8_t> body) {
+  auto opened = open_cache_dir(dir);
+  if (!opened) return opened.take_error();
+  Fd dirfd(*opened);
+  auto key = seal_key(dirfd.get());
+  if (!key) return key.take_error();
+  blake3::Digest seal = blake3::keyed_hash(*key, body);
+  body.insert(body.end(), seal.begin(), seal.end());
+  if (std::string err = write_atomically(dirfd.get(), name, body); !err.empty()) return make_error("module_cache", err);
+  return {};
+}
 
 Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/calldata.h"
 #include "common/result.h"
@@ -28,6 +29,15 @@ namespace genvm::executor {
 // One line per hit, miss, store and failure; `problem` for a cache refused outright (a warning
 // for the operator, where the others are debug lines).
 using CacheLog = std::function<void(bool problem, std::string_view line)>;
+
+// Other sealed artifacts kept in the same directory under the same trust rules and seal key
+// (the runner start-up snapshots, runner_snapshot.cc): `name` is a plain file name.
+// read_sealed_file gives the body of DIR/name when its last 32 bytes are the keyed BLAKE3 of
+// the rest under DIR's seal key; "absent" when there is no file, "module_cache" when the
+// directory is refused or the seal does not check (a corrupt, truncated or forged file).
+// write_sealed_file appends the seal and writes atomically (temp file + rename).
+Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name);
+Status write_sealed_file(const std::string& dir, const std::string& name, std::vector<std::uint8_t> body);
 
 Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log);

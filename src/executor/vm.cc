@@ -173,7 +173,11 @@ VmResult VmState::run(const calldata::Bytes& code) {
     if (!start || !wasm::func_type(start).params.empty() || !wasm::func_type(start).results.empty()) {
       return fail(VmError::invalid_contract().wasm().entrypoint(), "");
     }
-    outcome = store.call(start, {});
+    // A runner's shared start-up, live or from its snapshot, before _start (vm_runner.cc).
+    if (wasm::FuncInst* preinit = plan_ ? (*inst)->get_func("genvm_preinit") : nullptr) {
+      outcome = run_preinit(store, **inst, preinit);
+    }
+    if (!ending_ && outcome && outcome->ok()) outcome = store.call(start, {});
   }
   out.subvm_hashes = subvm_.finalize();
   if (ending_) {

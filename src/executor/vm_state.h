@@ -118,6 +118,17 @@ class VmState {
   // VM error's public code.
   Status prepare_runner(const calldata::Bytes& code);
 
+  // A runner's start-up (vm_runner.cc, docs/PROTOCOLS.md "Runner start-up snapshot"): the
+  // started module's genvm_preinit export, run before _start under the init host (the plan's
+  // files without the contract's own, no message on stdin, clock 0, genlayer_sdk imports end
+  // the sub-VM), or the state a sealed snapshot of that run recorded, when one matches.
+  Result<wasm::Outcome> run_preinit(wasm::Store& store, wasm::Instance& inst, wasm::FuncInst* preinit);
+  // An SDK import called by genvm_preinit: the sub-VM ends with a VM error naming it.
+  wasm::Trap refused_in_preinit(const char* import) {
+    return end_vm_error(VmError::invalid_contract().runner().malformed(), std::string("genvm_preinit called genlayer_sdk.") + import);
+  }
+  bool in_preinit() const { return in_preinit_; }
+
   // gl_call handlers, one per method (the table is in gl_call.cc).
   std::optional<wasm::Trap> gl_return(GlCall& g);
   std::optional<wasm::Trap> gl_user_error(GlCall& g);
@@ -263,6 +274,7 @@ class VmState {
   // Start of this sub-VM, for Trace RuntimeMicroSec ("elapsed since VM start").
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t random_counter_ = 0;
+  bool in_preinit_ = false;  // genvm_preinit is running under the init host
 };
 
 // Guest memory helpers: little-endian integers at a guest address; false when out of bounds.

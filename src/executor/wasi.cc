@@ -172,9 +172,10 @@ void VmState::define_wasi(wasm::Linker& linker, wasm::Store& store, const wasm::
       fn = returns(kWasiSuccess);
     } else if (n == "clock_time_get") {
       fn = [this](Caller& c, std::span<const wasm::Value> a, std::span<wasm::Value> r) -> std::optional<Trap> {
-        // Deterministic mode sees time 0 unless unsafe-tracing exposes the real clock.
+        // Deterministic mode sees time 0 unless unsafe-tracing exposes the real clock; so does
+        // a runner's genvm_preinit in every mode (its state may be a shared snapshot).
         std::uint64_t now = 0;
-        if (!frame_.deterministic || allows_nondeterminism(ctx_.debug)) {
+        if (!in_preinit_ && (!frame_.deterministic || allows_nondeterminism(ctx_.debug))) {
           now = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                std::chrono::system_clock::now().time_since_epoch())
                                                .count());

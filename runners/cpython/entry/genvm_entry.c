@@ -1,0 +1,92 @@
+/* python.wasm's entry points (replaces CPython's Programs/python.c; runners/cpython/build.sh
+ * links it as a reactor: no crt1, so wasm-ld adds no _start of its own and wraps no export).
+ *
+ *   genvm_preinit  the start-up every run of this python.wasm shares: libc constructors,
+ *                  CPython's pre-initialisation and initialisation from the WASI argv and
+ *                  environment (what Py_BytesMain does before it runs anything), then an import
+ *                  of the top-level package of `-m <module>` (the SDK for py-genlayer), which
+ *                  runpy would import first anyway. It returns; the executor runs it under its
+ *                  "init host" (no contract files, no message, no gl_calls) and may memoise the
+ *                  state it leaves (docs/PROTOCOLS.md, "Runner start-up snapshot").
+ *   _start         what remains: whatever genvm_preinit has not done yet, then Py_RunMain and
+ *                  exit with its status. A host that never calls genvm_preinit gets the whole
+ *                  start-up here.
+ *
+ * Constructors run exactly once (ctors_done), whichever export comes first; destructors only
+ * through exit() at the end of _start. */
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wasi/api.h>
+
+extern void __wasm_call_ctors(void);
+
+static int ctors_done;
+static int python_ready;
+
+static void ensure_ctors(void) {
+  if (ctors_done) return;
+  ctors_done = 1;
+  __wasm_call_ctors();
+}
+
+static void fail(PyStatus status) {
+  if (PyStatus_Exception(status)) Py_ExitStatusException(status);
+}
+
+/* The WASI argv, as crt1's __main_void would pass it to main(). */
+static void wasi_args(int *argc_out, char ***argv_out) {
+  __wasi_size_t argc = 0, buf_size = 0;
+  if (__wasi_args_sizes_get(&argc, &buf_size) != 0) _Exit(71);
+  char **argv = calloc(argc + 1, sizeof(char *));
+  char *buf = malloc(buf_size ? buf_size : 1);
+  if (!argv || !buf || __wasi_args_get((uint8_t **)argv, (uint8_t *)buf) != 0) _Exit(71);
+  *argc_out = (int)argc;
+  *argv_out = argv;
+}
+
+/* Py_BytesMain's initialisation (CPython's pymain_init), through the public API; run_module
+ * gets the `-m` module name when there is one. */
+static void initialise(char *run_module, size_t run_module_size) {
+  int argc;
+  char **argv;
+  wasi_args(&argc, &argv);
+  PyPreConfig preconfig;
+  PyPreConfig_InitPythonConfig(&preconfig);
+  fail(Py_PreInitializeFromBytesArgs(&preconfig, argc, argv));
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  fail(PyConfig_SetBytesArgv(&config, argc, argv));
+  fail(PyConfig_Read(&config));
+  if (run_module && config.run_module) {
+    size_t n = wcstombs(run_module, config.run_module, run_module_size);
+    if (n == (size_t)-1 || n >= run_module_size) run_module[0] = 0;
+  }
+  fail(Py_InitializeFromConfig(&config));
+  PyConfig_Clear(&config);
+  python_ready = 1;
+}
+
+__attribute__((export_name("genvm_preinit"))) void genvm_preinit(void) {
+  ensure_ctors();
+  if (python_ready) return;
+  char run_module[256] = {0};
+  initialise(run_module, sizeof run_module);
+  char *dot = strchr(run_module, '.');
+  if (dot) *dot = 0;
+  if (run_module[0]) {
+    /* A failure is runpy's to report, from _start, as it would without this import. */
+    PyObject *m = PyImport_ImportModule(run_module);
+    if (m) {
+      Py_DECREF(m);
+    } else {
+      PyErr_Clear();
+    }
+  }
+}
+
+__attribute__((export_name("_start"))) void _start(void) {
+  ensure_ctors();
+  if (!python_ready) initialise(NULL, 0);
+  exit(Py_RunMain());
+}
