@@ -79,5 +79,72 @@ TEST_F(PythonRunnerTest, PythonErrorsAreContractErrors) {
   }
 }
 
+// gl.eq_principle.strict_eq and gl.vm.run_nondet: each block is the runner again in a
+// non-deterministic child VM (python.wasm, floats native) that unpickles the function cloudpickle
+// shipped and runs it; a validator runs its own function over the leader's recorded result and
+// agrees. Under the default --nondet-fuel: CPython's start-up in the child alone used to exhaust
+// the 2^32 of old (the engine charges a loop region its static size per iteration, and
+// CPython's eval loop is one region of tens of thousands of instructions).
+TEST_F(PythonRunnerTest, NondetBlocksRunInChildVmsAndValidatorsAgree) {
+  auto code = contract(R"(from genlayer import *
+
+
+class Blocks(gl.Contract):
+    total: u256
+
+    def __init__(self):
+        self.total = 0
+
+    @gl.public.write
+    def strict(self, x: int) -> int:
+        base = int(self.total) + x
+
+        def block() -> int:
+            return base * 2 + int(0.5 * 4)
+
+        value = gl.eq_principle.strict_eq(block)
+        self.total = value
+        return value
+
+    @gl.public.view
+    def custom(self, word: str) -> str:
+        def leader() -> str:
+            return word.upper()
+
+        def validator(leader_value) -> bool:
+            return leader_value == word.upper()
+
+        return gl.vm.run_nondet(leader, validator)
+)");
+  const calldata::Address at = addr(0x52);
+  RunResult deployed = run(data(at, addr(0xaa), Value(Value::Map{}), true, code));
+  ASSERT_TRUE(deployed.report.is_map()) << deployed.stderr_text;
+  ASSERT_EQ(*deployed.report.find("kind"), Value("Return")) << calldata::to_text(*deployed.report.find("data"));
+
+  struct Case {
+    Value entry;
+    Value expected;
+  };
+  for (const Case& c : {Case{call("strict", {Value(20)}), Value(42)}, Case{call("custom", {Value("ok")}), Value("OK")}}) {
+    auto leader_data = data(at, addr(0xaa), c.entry, false, std::nullopt);
+    RunResult leader = run(leader_data, "wscn", {}, false);
+    ASSERT_TRUE(leader.report.is_map()) << leader.stderr_text;
+    ASSERT_EQ(*leader.report.find("kind"), Value("Return")) << calldata::to_text(*leader.report.find("data"));
+    EXPECT_EQ(*leader.report.find("data"), c.expected);
+    std::vector<calldata::Bytes> results;
+    for (const Value& v : leader.report.find("nondet_results")->as_array()) results.push_back(v.as_bytes());
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0][0], 0) << "the leader's block did not Return";
+
+    auto validator_data = leader_data;
+    validator_data.leader_nondet_results = results;
+    RunResult validator = run(validator_data, "wscn", {}, false);
+    ASSERT_TRUE(validator.report.is_map()) << validator.stderr_text;
+    ASSERT_EQ(*validator.report.find("kind"), Value("Return")) << calldata::to_text(*validator.report.find("data"));
+    EXPECT_EQ(*validator.report.find("data"), c.expected);
+    EXPECT_TRUE(validator.report.find("nondet_disagreement")->is_null());
+  }
+}
+
 }  // namespace
 }  // namespace genvm::exec_test
