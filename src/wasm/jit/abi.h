@@ -41,6 +41,15 @@ using GrowFn = uint64_t (*)(RunCtx*, InstanceState*, uint64_t delta_pages);
 // when out of bounds (nothing written, as the interpreter).
 using BulkFn = uint32_t (*)(InstanceState*, uint64_t kind, uint64_t dst, uint64_t src_or_byte, uint64_t n);
 
+// Table, element-segment and data-segment instructions and ref.func (SegOp), done in C on the
+// interpreter's terms: operands in the slots at `args` (the result, if any, written to args[0]),
+// immediates x, y; returns 0, or 1 + the TrapKind.
+enum SegOp : uint8_t {
+  kSegMemoryInit, kSegDataDrop, kSegTableGet, kSegTableSet, kSegTableSize, kSegTableGrow,
+  kSegTableFill, kSegTableCopy, kSegTableInit, kSegElemDrop, kSegRefFunc,
+};
+using SegmentFn = uint32_t (*)(RunCtx*, InstanceState*, uint64_t op, uint64_t x, uint64_t y, uint64_t* args);
+
 struct RunCtx {
   int64_t fuel;             // INT64_MAX when fuel is not enabled (as the interpreter)
   uint32_t calls_left;      // the stack rule's counters, synced with the store around host calls
@@ -56,6 +65,7 @@ struct RunCtx {
   OverflowFn overflow;
   GrowFn grow;
   BulkFn bulk;
+  SegmentFn segment;
   // Not read by generated code.
   struct RunState* run;
 };
@@ -74,6 +84,7 @@ inline constexpr int kCtxTrap = offsetof(RunCtx, trap);
 inline constexpr int kCtxOverflow = offsetof(RunCtx, overflow);
 inline constexpr int kCtxGrow = offsetof(RunCtx, grow);
 inline constexpr int kCtxBulk = offsetof(RunCtx, bulk);
+inline constexpr int kCtxSegment = offsetof(RunCtx, segment);
 
 inline constexpr int kStMem0 = offsetof(InstanceState, mem0);
 inline constexpr int kStGlobals = offsetof(InstanceState, global_bits);

@@ -3,8 +3,8 @@
 // interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants stay
 // virtual until a consumer takes them as an immediate or a block boundary writes them; each
 // instruction loads its operands into scratch registers, computes, and stores its result.
-// Anything outside the supported set (tables, tail calls, memory.init/data.drop, references)
-// refuses the whole module, which then runs on the interpreter.
+// Anything outside the supported set (today: tail calls) refuses the whole module, which then
+// runs on the interpreter.
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
 #include <xbyak/xbyak_util.h>
@@ -605,6 +605,11 @@ class ModuleCompiler : public CodeGenerator {
         reload_memory();
         return;
       }
+      case 0x25: return segment_op(kSegTableGet, in_->u32(), 0, 1, true, at);
+      case 0x26: return segment_op(kSegTableSet, in_->u32(), 0, 2, false, at);
+      case 0xd0: in_->u8(); push_const(0); return;  // ref.null: the null reference is 0
+      case 0xd1: load64(rax, h() - 1); test(rax, rax); return result_in_flags(1, 0);
+      case 0xd2: return segment_op(kSegRefFunc, in_->u32(), 0, 0, true, at);
       case 0x41: push_const(uint32_t(int32_t(in_->sleb(32)))); return;
       case 0x42: push_const(uint64_t(in_->sleb(64))); return;
       case 0x43: push_const(in_->fixed32()); return;
@@ -629,6 +634,17 @@ class ModuleCompiler : public CodeGenerator {
           pop_n(3);
           return;
         }
+        switch (sub) {
+          case 8: { uint32_t seg = in_->u32(); in_->u8(); return segment_op(kSegMemoryInit, seg, 0, 3, false, at); }
+          case 9: return segment_op(kSegDataDrop, in_->u32(), 0, 0, false, at);
+          case 12: { uint32_t elem = in_->u32(), table = in_->u32(); return segment_op(kSegTableInit, table, elem, 3, false, at); }
+          case 13: return segment_op(kSegElemDrop, in_->u32(), 0, 0, false, at);
+          case 14: { uint32_t dst = in_->u32(), src = in_->u32(); return segment_op(kSegTableCopy, dst, src, 3, false, at); }
+          case 15: return segment_op(kSegTableGrow, in_->u32(), 0, 2, true, at);
+          case 16: return segment_op(kSegTableSize, in_->u32(), 0, 0, true, at);
+          case 17: return segment_op(kSegTableFill, in_->u32(), 0, 3, false, at);
+          default: break;
+        }
         throw Refuse{at, "instruction 0xfc " + std::to_string(sub) + " not supported by the JIT yet"};
       }
       default: {
@@ -636,6 +652,33 @@ class ModuleCompiler : public CodeGenerator {
         std::snprintf(buf, sizeof buf, "instruction 0x%02x not supported by the JIT yet", op);
         throw Refuse{at, buf};
       }
+    }
+  }
+
+  // A table, segment or ref.func instruction: its `pops` operands written to their slots, the
+  // work done by segment_helper (jit.cc), which leaves the result (if any) in the lowest
+  // operand's slot (the slot the result takes when there are no operands).
+  void segment_op(SegOp k, uint32_t x, uint32_t y, uint32_t pops, bool result, size_t at) {
+    materialize_from(h() - pops);
+    const uint32_t first = h() - pops;
+    if (result && pops == 0) push_slot();
+    mov(rdi, r15);
+    mov(rsi, r12);
+    mov(edx, uint32_t(k));
+    mov(ecx, x);
+    mov(r8d, y);
+    lea(r9, ptr[rbx + int32_t(home(first)) * 8]);
+    call(qword[r15 + kCtxSegment]);
+    Label& ok = new_label();
+    test(eax, eax);
+    jz(ok);
+    lea(esi, ptr[rax - 1]);
+    mov(edx, uint32_t(at));
+    jmp(trap_common_);
+    L(ok);
+    if (pops) {
+      pop_n(pops);
+      if (result) push_slot();
     }
   }
 

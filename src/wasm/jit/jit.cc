@@ -272,6 +272,67 @@ uint32_t bulk_helper(InstanceState* st, uint64_t kind, uint64_t dst, uint64_t sr
   return 0;
 }
 
+uint32_t segment_helper(RunCtx* ctx, InstanceState* st, uint64_t op, uint64_t x, uint64_t y, uint64_t* a) {
+  Instance::Impl& inst = *st->inst;
+  auto fail = [](TrapKind k) { return 1 + uint32_t(k); };
+  switch (SegOp(op)) {
+    case kSegMemoryInit: {
+      const MemInst& m = *st->mem0;
+      const auto& bytes = inst.m->datas[x].bytes;
+      const uint64_t d = uint32_t(a[0]), s = uint32_t(a[1]), n = uint32_t(a[2]);
+      const uint64_t len = inst.data_dropped[x] ? 0 : bytes.size();
+      if (d + n > m.size || s + n > len) return fail(TrapKind::kMemoryOutOfBounds);
+      if (n) std::memcpy(m.base + d, bytes.data() + s, n);
+      return 0;
+    }
+    case kSegDataDrop: inst.data_dropped[x] = true; return 0;
+    case kSegTableGet: case kSegTableSet: {
+      TableInst& t = *inst.tables[x];
+      const uint32_t i = uint32_t(a[0]);
+      if (i >= t.elems.size()) return fail(TrapKind::kTableOutOfBounds);
+      if (SegOp(op) == kSegTableGet) a[0] = t.elems[i];
+      else t.elems[i] = a[1];
+      return 0;
+    }
+    case kSegTableSize: a[0] = uint32_t(inst.tables[x]->elems.size()); return 0;
+    case kSegTableGrow: {
+      uint64_t old = 0;
+      const bool ok = grow_table(*ctx->run->store, *inst.tables[x], uint32_t(a[1]), a[0], &old);
+      a[0] = ok ? uint32_t(old) : uint32_t(-1);
+      return 0;
+    }
+    case kSegTableFill: {
+      TableInst& t = *inst.tables[x];
+      const uint64_t i = uint32_t(a[0]), v = a[1], n = uint32_t(a[2]);
+      if (i + n > t.elems.size()) return fail(TrapKind::kTableOutOfBounds);
+      std::fill_n(t.elems.begin() + int64_t(i), n, v);
+      return 0;
+    }
+    case kSegTableCopy: {
+      TableInst& td = *inst.tables[x];
+      const TableInst& ts = *inst.tables[y];
+      const uint64_t d = uint32_t(a[0]), s = uint32_t(a[1]), n = uint32_t(a[2]);
+      if (d + n > td.elems.size() || s + n > ts.elems.size()) return fail(TrapKind::kTableOutOfBounds);
+      if (n) std::memmove(td.elems.data() + d, ts.elems.data() + s, n * sizeof(uint64_t));
+      return 0;
+    }
+    case kSegTableInit: {
+      TableInst& t = *inst.tables[x];
+      const auto& seg = inst.elems[y];
+      const uint64_t d = uint32_t(a[0]), s = uint32_t(a[1]), n = uint32_t(a[2]);
+      if (d + n > t.elems.size() || s + n > seg.size()) return fail(TrapKind::kTableOutOfBounds);
+      if (n) std::memcpy(t.elems.data() + d, seg.data() + s, n * sizeof(uint64_t));
+      return 0;
+    }
+    case kSegElemDrop:
+      inst.elems[x].clear();
+      inst.elems[x].shrink_to_fit();
+      return 0;
+    case kSegRefFunc: a[0] = reinterpret_cast<uint64_t>(inst.funcs[x]); return 0;
+  }
+  return fail(TrapKind::kHostError);
+}
+
 // Whether this thread's native stack holds the deepest JIT call chain the limits allow (16
 // bytes per wasm call) plus room for host functions; otherwise the interpreter runs the call,
 // so the depth at which a run traps never depends on the native stack.
@@ -343,6 +404,7 @@ std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access) {
   ctx.overflow = overflow_helper;
   ctx.grow = grow_helper;
   ctx.bulk = bulk_helper;
+  ctx.segment = segment_helper;
   ctx.run = &rs;
   const uint8_t* entry = ij->targets[f->index].code;
   int trapped = tr->enter()(&ctx, entry, stack.data(), &ij->state);
