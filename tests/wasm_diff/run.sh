@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# tests/wasm_diff/run.sh [SECONDS] [SEED]: differential test of our engine against V8.
+# tests/wasm_diff/run.sh [SECONDS] [SEED]: differential test of our engines against V8.
 # For SECONDS (default 60) it turns seeded random bytes into valid modules with binaryen's
-# `wasm-opt --translate-to-fuzz`, runs each in node (node_runner.mjs) and in our engine
-# (genvm-wasm-diff, under fuel) and compares the two transcripts (a difference that vanishes
-# when binaryen's --denan turns NaNs into 0 is counted apart: wasm leaves NaN bits
-# nondeterministic). A mismatch is saved as
-# regressions/<seed>-<index>.wasm with <name>.node.txt and <name>.ours.txt beside it; saved
-# regressions are replayed first on every run. Exit 1 on any mismatch, 2 on a setup problem.
+# `wasm-opt --translate-to-fuzz`, runs each in node (node_runner.mjs), in our interpreter and in
+# our JIT (genvm-wasm-diff --engine interp|jit --detail, under fuel), and compares node with the
+# interpreter (a difference that vanishes when binaryen's --denan turns NaNs into 0 is counted
+# apart: wasm leaves NaN bits nondeterministic) and the JIT with the interpreter byte for byte,
+# trap kinds, trap offsets, fuel left and exit code included. A mismatch is saved as
+# regressions/<seed>-<index>.wasm with <name>.node.txt and <name>.ours.txt (or, for the JIT,
+# <name>.interp.txt and <name>.jit.txt) beside it; saved regressions are replayed first on every
+# run. Exit 1 on any mismatch, 2 on a setup problem.
 # Environment: GENVM_WASM_DIFF (the tool; default: found under $GENVM_BUILD or build/),
 # WASM_DIFF_REGRESSIONS (where mismatches go; default: regressions/ next to this script),
-# NODE (default node), FUEL (per module; default the tool's).
+# NODE (default node), FUEL (per module; default the tool's), WASM_DIFF_JIT=0 (leave the JIT out).
 set -uo pipefail
 
 if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 seconds="${1:-60}"
@@ -41,11 +43,45 @@ features=(--mvp-features --enable-bulk-memory --enable-sign-ext --enable-nontrap
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 total=0 equal=0 nan_only=0 skipped=0 mismatches=0
+jit_equal=0 jit_compiled=0 jit_mismatches=0
+use_jit="${WASM_DIFF_JIT:-1}"
+
+# compare_engines WASM NAME SAVE: the interpreter and the JIT on WASM, --detail transcripts and
+# exit codes byte for byte (no NaN escape: the JIT has the interpreter's exact semantics). Leaves
+# the interpreter's transcript in $tmp/interp.txt and its exit code in $interp_rc.
+compare_engines() {
+  local wasm="$1" name="$2" save="$3" rc_jit
+  timeout 60 "$tool" "${fuel_args[@]}" --engine interp --detail "$wasm" >"$tmp/interp.txt" 2>"$tmp/interp.err"
+  interp_rc=$?
+  [[ "$use_jit" == 0 ]] && return
+  timeout 60 "$tool" "${fuel_args[@]}" --engine jit --detail "$wasm" >"$tmp/jit.txt" 2>"$tmp/jit.err"
+  rc_jit=$?
+  echo "exit $interp_rc" >>"$tmp/interp.txt"
+  echo "exit $rc_jit" >>"$tmp/jit.txt"
+  # The JIT's note (first stderr line): "jit: N functions, ..." when it compiled the module.
+  grep -q '^jit: [0-9]* functions' "$tmp/jit.err" && jit_compiled=$((jit_compiled + 1))
+  if cmp -s "$tmp/interp.txt" "$tmp/jit.txt"; then
+    jit_equal=$((jit_equal + 1))
+  else
+    jit_mismatches=$((jit_mismatches + 1))
+    echo "JIT MISMATCH $name ($(head -n1 "$tmp/jit.err")): first difference:" >&2
+    diff "$tmp/interp.txt" "$tmp/jit.txt" | head -n 6 >&2
+    if [[ "$save" == save ]]; then
+      mkdir -p "$out_dir"
+      cp "$wasm" "$out_dir/$name.wasm"
+      cp "$tmp/interp.txt" "$out_dir/$name.interp.txt"
+      cp "$tmp/jit.txt" "$out_dir/$name.jit.txt"
+      echo "  saved as $out_dir/$name.wasm" >&2
+    fi
+  fi
+  sed -i '$d' "$tmp/interp.txt"  # the exit line again
+}
 
 # compare FILE NAME SAVE: runs both sides on FILE; returns after updating the counters.
 compare() {
   local wasm="$1" name="$2" save="$3" rc_node rc_ours
   total=$((total + 1))
+  compare_engines "$wasm" "$name" "$save"
   timeout 60 "$node" --no-warnings "$here/node_runner.mjs" "$wasm" >"$tmp/node.txt" 2>"$tmp/node.err"
   rc_node=$?
   if [[ $rc_node -ne 0 ]]; then
@@ -53,8 +89,10 @@ compare() {
     skipped=$((skipped + 1))
     return
   fi
-  timeout 60 "$tool" "${fuel_args[@]}" "$wasm" >"$tmp/ours.txt" 2>"$tmp/ours.err"
-  rc_ours=$?
+  # The interpreter's run above, less the lines node cannot print.
+  grep -v '^detail ' "$tmp/interp.txt" >"$tmp/ours.txt"
+  cp "$tmp/interp.err" "$tmp/ours.err"
+  rc_ours=$interp_rc
   if [[ $rc_ours -eq 4 ]]; then
     skipped=$((skipped + 1))  # out of fuel
     return
@@ -110,4 +148,8 @@ done
 echo "wasm_diff: seed $seed, $seconds s: $total modules ($replayed replayed), $equal equal," \
      "$nan_only equal after --denan (NaN bits only), $skipped skipped (out of fuel / no reference)," \
      "$mismatches mismatches"
-[[ $mismatches -eq 0 ]]
+if [[ "$use_jit" != 0 ]]; then
+  echo "wasm_diff: JIT against the interpreter: $total modules, $jit_compiled compiled by the JIT" \
+       "(the rest fell back to the interpreter), $jit_equal equal, $jit_mismatches mismatches"
+fi
+[[ $mismatches -eq 0 && $jit_mismatches -eq 0 ]]

@@ -12,6 +12,15 @@
 // f64:nan (NaN bits may legitimately differ between engines), funcref:null|nonnull,
 // externref:null|nonnull.
 //
+// --engine interp|jit picks our engine (default interp; a module the JIT cannot compile runs on
+// the interpreter, and the JIT's note goes to stderr). --detail adds lines node cannot print,
+// for comparing our two engines with each other (tests/wasm_diff/run.sh strips them before the
+// comparison with node):
+//
+//   detail trap <kind> <offset>...   after "trap": the kind and every frame's wasm offset
+//   detail fuel <left>               after each call's result or trap: the fuel left
+//   detail out_of_fuel               before exit 4
+//
 // The module runs with fuel metering (deterministic mode off). Exit codes: 0 ran to the end;
 // 1 our engine rejected the module (a "load error" line is printed: V8 accepted it, so that is
 // a difference too); 2 bad usage or unreadable file; 4 out of fuel (the comparison is skipped).
@@ -43,10 +52,12 @@ constexpr uint64_t kDefaultFuel = 2'000'000'000;
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: genvm-wasm-diff [--fuel N] FILE.wasm\n"
+               "usage: genvm-wasm-diff [--fuel N] [--engine interp|jit] [--detail] FILE.wasm\n"
                "  Calls every exported function of FILE.wasm with zero arguments, printing\n"
                "  call/log/result/trap lines (the format of tests/wasm_diff/node_runner.mjs).\n"
-               "  --fuel N   fuel for the whole module (default %" PRIu64 "); exit 4 if it runs out\n",
+               "  --fuel N       fuel for the whole module (default %" PRIu64 "); exit 4 if it runs out\n"
+               "  --engine E     interp (default) or jit; the JIT's note about the module on stderr\n"
+               "  --detail       also 'detail trap KIND OFFSETS' and 'detail fuel LEFT' lines\n",
                kDefaultFuel);
 }
 
@@ -95,7 +106,14 @@ bool parse_u64(const char* s, uint64_t* out) {
   return true;
 }
 
-int run(const std::string& path, uint64_t fuel) {
+struct RunConfig {
+  uint64_t fuel = kDefaultFuel;
+  genvm::wasm::Engine engine = genvm::wasm::Engine::kInterp;
+  bool detail = false;
+};
+
+int run(const std::string& path, const RunConfig& rc) {
+  const uint64_t fuel = rc.fuel;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "genvm-wasm-diff: cannot read %s\n", path.c_str());
@@ -106,11 +124,13 @@ int run(const std::string& path, uint64_t fuel) {
   genvm::wasm::LoadOptions load_opts;
   load_opts.deterministic = false;
   load_opts.metering = true;
+  load_opts.engine = rc.engine;
   auto module = genvm::wasm::Module::load(bytes, load_opts);
   if (!module) {
     emit("load error " + module.error().to_string());
     return kExitLoadError;
   }
+  if (rc.engine == genvm::wasm::Engine::kJit) std::fprintf(stderr, "%s\n", genvm::wasm::engine_note(**module).c_str());
 
   genvm::wasm::StoreConfig cfg;
   cfg.fuel_enabled = true;
@@ -137,6 +157,7 @@ int run(const std::string& path, uint64_t fuel) {
     const genvm::Error& e = instance.error();
     if (genvm::wasm::instantiate_error(e) == genvm::wasm::InstantiateError::kUninstantiable) {
       if (e.message.find(out_of_fuel) != std::string::npos) {
+        if (rc.detail) emit("detail out_of_fuel");
         std::fprintf(stderr, "genvm-wasm-diff: skipped: out of fuel while instantiating\n");
         return kExitOutOfFuel;
       }
@@ -161,15 +182,23 @@ int run(const std::string& path, uint64_t fuel) {
     }
     if (!outcome->ok()) {
       if (outcome->trap->kind == TrapKind::kOutOfFuel) {
+        if (rc.detail) emit("detail out_of_fuel");
         std::fprintf(stderr, "genvm-wasm-diff: skipped: out of fuel in %s\n", exp.name.c_str());
         return kExitOutOfFuel;
       }
       emit("trap");
+      if (rc.detail) {
+        std::string line = std::string("detail trap ") + genvm::wasm::trap_kind_name(outcome->trap->kind);
+        for (const auto& frame : outcome->trap->frames) line += " " + std::to_string(frame.code_offset);
+        emit(line);
+        emit("detail fuel " + std::to_string(store.fuel()));
+      }
       continue;
     }
     std::string line = "result";
     for (const Value& v : outcome->values) line += " " + format_value(v);
     emit(line);
+    if (rc.detail) emit("detail fuel " + std::to_string(store.fuel()));
   }
   return 0;
 }
@@ -177,7 +206,7 @@ int run(const std::string& path, uint64_t fuel) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t fuel = kDefaultFuel;
+  RunConfig rc;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -186,11 +215,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--fuel") {
-      if (i + 1 >= argc || !parse_u64(argv[i + 1], &fuel)) {
+      if (i + 1 >= argc || !parse_u64(argv[i + 1], &rc.fuel)) {
         std::fprintf(stderr, "genvm-wasm-diff: --fuel needs a non-negative integer\n");
         return kExitUsage;
       }
       ++i;
+    } else if (a == "--engine") {
+      std::string e = i + 1 < argc ? argv[i + 1] : "";
+      if (e == "interp") rc.engine = genvm::wasm::Engine::kInterp;
+      else if (e == "jit") rc.engine = genvm::wasm::Engine::kJit;
+      else {
+        std::fprintf(stderr, "genvm-wasm-diff: --engine needs interp or jit\n");
+        return kExitUsage;
+      }
+      ++i;
+    } else if (a == "--detail") {
+      rc.detail = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "genvm-wasm-diff: unknown option %s (see --help)\n", a.c_str());
       return kExitUsage;
@@ -205,5 +245,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "genvm-wasm-diff: missing FILE.wasm (see --help)\n");
     return kExitUsage;
   }
-  return run(path, fuel);
+  return run(path, rc);
 }
