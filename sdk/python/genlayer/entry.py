@@ -208,9 +208,32 @@ def run(source: str, filename: str = "<contract>", stdin=None) -> typing.NoRetur
     _end("Return", value)
 
 
+# The most Python frames a contract may ask for (sys.setrecursionlimit asks above it get it).
+# Python calls do not nest on the wasm stack, but each frame takes memory: a limit of 2^30 let a
+# runaway recursion fill the whole 4 GiB memory for ~50 s before it ended; 10^5 frames end it in
+# about a second (RecursionError, and then the VM ends as the error's unwinding decides).
+MAX_RECURSION_LIMIT = 100_000
+# Frames an uncaught exception's traceback shows (sys.tracebacklimit; the outermost ones).
+# CPython 3.13 formats it in Python (the traceback module): all 10^5 frames of a recursion took
+# minutes on the interpreter.
+TRACEBACK_LIMIT = 64
+
+
+def _cap_recursion_limit() -> None:
+    real = sys.setrecursionlimit
+
+    def setrecursionlimit(limit: int, /) -> None:
+        real(min(limit, MAX_RECURSION_LIMIT))
+
+    setrecursionlimit.__doc__ = real.__doc__
+    sys.setrecursionlimit = setrecursionlimit
+    sys.tracebacklimit = TRACEBACK_LIMIT
+
+
 def main(argv=None) -> typing.NoReturn:
     """python -m genlayer CONTRACT_FILE: runs the contract's entry (see run)."""
     argv = sys.argv[1:] if argv is None else argv
+    _cap_recursion_limit()
     if len(argv) != 1 or argv[0] in ("-h", "--help"):
         sys.stderr.write("usage: python -m genlayer CONTRACT_FILE  (the startup message on stdin)\n")
         raise SystemExit(2)
