@@ -165,6 +165,10 @@ def main() -> int:
         python_det = f.read()
     cpython_files = {"python.wasm": python_wasm, "python-det.wasm": python_det}
     cpython_files.update(tree(os.path.join(a.dist, "lib"), "lib/"))
+    # The archive keeps files only, and CPython finds its exec_prefix by lib-dynload/ (empty:
+    # every module is built in); without it each start warns on stderr.
+    for version in sorted(d for d in os.listdir(os.path.join(a.dist, "lib")) if d.startswith("python3.")):
+        cpython_files.setdefault(f"lib/{version}/lib-dynload/.keep", b"")
     cpython = install(a.out, "cpython", cpython_files, {
         "Seq": [
             {"MapFile": {"file": "lib/", "to": "/lib/"}},
