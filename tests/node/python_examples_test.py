@@ -9,13 +9,17 @@ deploys each example with its header pinned to the exact `py-genlayer:<hash>` of
 a deployment to a real chain would.
 
 Then bad input: a .py with a syntax error (deploy fails, no contract) and a method that raises
-(VMError, storage unchanged).
+(VMError, storage unchanged); and bombs: a recursion under sys.setrecursionlimit(2^30), a
+bytearray over the RAM budget, an import of a missing module (each a VMError agreed by all,
+nothing written).
 
 PythonModuleExamplesOnNode runs the examples that need the LLM and web modules, with the real
 modules in front of the real inference server and a page served here, set up by
 modules_e2e_test.py's helpers: a strict_eq page read, a prompt_comparative answer and an
-LLM-judged prediction. It is not registered with ctest yet (its docstring says why) and skips
-while the py-genlayer runner has no cloudpickle.
+LLM-judged prediction (ctest node_python_module_examples_*, one entry per example). Each block
+runs in a non-deterministic child VM: python.wasm starting again, importing the SDK and
+cloudpickle, unpickling the block; it fits genvm's default --nondet-fuel (2^38) since the SDK
+imports only what it needs at start and the default was raised from 2^32.
 
 Environment: GENVM_BUILD_DIR (a build tree configured with -DGENVM_BUILD_CPYTHON=ON),
 GENVM_NODE (another genvm-node binary).
@@ -177,6 +181,53 @@ class PythonExamplesOnNode(unittest.TestCase):
         self.assertEqual(self.storage(address), before)
         self.assertEqual(self.view(address, "get"), '"kept"')
 
+    BOMBS = (
+        "import sys\n\nfrom genlayer import *\n\n\n"
+        "class Bombs(gl.Contract):\n    note: str\n\n    def __init__(self):\n        self.note = 'kept'\n\n"
+        "    @gl.public.write\n    def recurse(self) -> int:\n        self.note = 'lost'\n"
+        "        sys.setrecursionlimit(1 << 30)\n\n        def down(n):\n            return down(n + 1) + 1\n\n"
+        "        return down(0)\n\n"
+        "    @gl.public.write\n    def big_bytes(self) -> int:\n        self.note = 'lost'\n"
+        "        return len(bytearray(2**31))\n\n"
+        "    @gl.public.view\n    def get(self) -> str:\n        return self.note\n")
+
+    def bombs(self):
+        path = self.contract_file("bombs.py", pinned(
+            '# v0.1.0\n# { "Depends": "py-genlayer:latest" }\n' + self.BOMBS, self.runner_id))
+        tx = self.node("deploy", path)
+        self.assert_agreed(tx)
+        return tx["address"]
+
+    def test_bomb_recursion_with_a_huge_limit_is_a_vm_error(self):
+        # The SDK caps sys.setrecursionlimit (entry.MAX_RECURSION_LIMIT): without the cap the
+        # frames filled the 4 GiB memory for ~50 s per run before the VM ended.
+        address = self.bombs()
+        before = self.storage(address)
+        tx = self.call(address, "recurse", kind="VMError")
+        self.assertIn(tx["result"], ('"wasm_trap stack_overflow"', '"exit_code 1"'), tx)
+        self.assertEqual(self.storage(address), before)
+        self.assertEqual(self.view(address, "get"), '"kept"')
+
+    def test_bomb_memory_over_the_budget_is_a_vm_error(self):
+        # 2 GiB more than the run's RAM budget allows: the memory does not grow, CPython raises
+        # MemoryError, uncaught: exit_code 1, agreed by all, nothing written.
+        address = self.bombs()
+        before = self.storage(address)
+        tx = self.call(address, "big_bytes", kind="VMError")
+        self.assertEqual(tx["result"], '"exit_code 1"', tx)
+        self.assertEqual(self.storage(address), before)
+
+    def test_bomb_import_of_a_missing_module_deploys_nothing(self):
+        path = self.contract_file("missing_module.py", pinned(
+            '# v0.1.0\n# { "Depends": "py-genlayer:latest" }\nimport no_such_module\n\nfrom genlayer import *\n\n\n'
+            "class Missing(gl.Contract):\n    def __init__(self):\n        pass\n", self.runner_id))
+        tx = self.node("deploy", path, expect=3)
+        self.assertEqual(tx["status"], "accepted", tx)
+        self.assertEqual(tx["result_kind"], "VMError", tx)
+        self.assertEqual(tx["result"], '"exit_code 1"', tx)
+        self.assertIsNone(tx["address"], "no contract created")
+        self.assertEqual(self.node("contracts")["contracts"], [])
+
     def test_text_without_a_header_is_refused_before_any_run(self):
         path = self.contract_file("no_header.py", "from genlayer import *\n")
         out = self.node("deploy", path, expect=2)
@@ -193,9 +244,9 @@ def runner_has_cloudpickle():
 
 
 class PythonModuleExamplesOnNode(PythonExamplesOnNode):
-    """Not registered with ctest yet: the py-genlayer runner does not ship cloudpickle, and with
-    it added by hand the non-deterministic child VM ends `wasm_trap out_of_fuel` (see
-    examples/python/README.md). Run by hand: python3 python_examples_test.py PythonModuleExamplesOnNode."""
+    """The module examples with 4 validators agreeing: the real LLM and web modules, the real
+    inference server, a page served here. Skips if the py-genlayer runner has no cloudpickle
+    (its blocks could not be sent to their child VM)."""
 
     @classmethod
     def setUpClass(cls):
@@ -223,6 +274,9 @@ class PythonModuleExamplesOnNode(PythonExamplesOnNode):
     test_syntax_error_deploys_nothing = None
     test_exception_in_a_method_writes_nothing = None
     test_text_without_a_header_is_refused_before_any_run = None
+    test_bomb_recursion_with_a_huge_limit_is_a_vm_error = None
+    test_bomb_memory_over_the_budget_is_a_vm_error = None
+    test_bomb_import_of_a_missing_module_deploys_nothing = None
 
     def test_price_feed_reads_a_page_with_strict_eq(self):
         address = self.deploy("price_feed", json.dumps(self.page_url + "/price"))
