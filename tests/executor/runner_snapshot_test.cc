@@ -8,8 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fstream>
+
 #include "common/json.h"
 #include "executor_fixture.h"
+#include "runners/runners.h"
+#include "runners/zip_writer_test_util.h"
 
 namespace genvm::exec_test {
 namespace {
@@ -157,6 +161,79 @@ class Blocks(gl.Contract):
   auto v = decode_consumed(warm);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v->find("data"), Value(42));
+}
+
+
+// The init host itself, with a runner of our own in C (contracts/preinit_runner.c) whose
+// genvm_preinit records what it saw: the runner's own files but not the contract's, no message
+// on stdin, the clock at 0; and after it the contract's file is there and random_get goes on
+// from where genvm_preinit left it. The same from a snapshot (a packaged runner of any language
+// gets one), and a genlayer_sdk call from genvm_preinit ends the run.
+class PreinitHostTest : public ExecutorTest {
+ protected:
+  void SetUp() override {
+    ExecutorTest::SetUp();
+    if (IsSkipped()) return;
+    auto wasm = read_file(contracts_ + "preinit_runner.wasm");
+    if (wasm.empty()) GTEST_SKIP() << "needs preinit_runner.wasm (the wasm32 C toolchain)";
+    wasm_.assign(wasm.begin(), wasm.end());
+    runners_dir_ = dir_ + "/runners";
+    ::setenv("GENVM_RUNNERS_DIR", runners_dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("GENVM_RUNNERS_DIR");
+    ExecutorTest::TearDown();
+  }
+  // The runner archive, installed as preinit:<gvm32 of its SHA-256>; the text contract that
+  // Depends on it.
+  calldata::Bytes contract(const std::string& extra_actions = "") {
+    std::string json = R"({"Seq": [)" + extra_actions + R"(
+      {"MapFile": {"file": "data/", "to": "/echo/data/"}},
+      {"With": {"runner": "contract", "action": {"MapFile": {"file": "file", "to": "/echo/contract.py"}}}},
+      {"StartWasm": "preinit.wasm"}]})";
+    std::string archive = runners::testing::make_zip({runners::testing::ZipEntry("runner.json", json),
+                                                     runners::testing::ZipEntry("preinit.wasm", wasm_),
+                                                     runners::testing::ZipEntry("data/a.txt", "runner data")});
+    std::string hash = runners::gvm32_encode(runners::sha256(archive));
+    auto folder = std::filesystem::path(runners_dir_) / "preinit" / hash.substr(0, 2);
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder / (hash.substr(2) + ".zip"), std::ios::binary) << archive;
+    std::string code = "# v0.1.0\n# { \"Depends\": \"preinit:" + hash + "\" }\nthe contract's own text\n";
+    return calldata::Bytes(code.begin(), code.end());
+  }
+  std::string wasm_, runners_dir_;
+};
+
+TEST_F(PreinitHostTest, PreinitSeesTheRunnerButNotTheContractOrTheMessage) {
+  auto d = data(addr(0x63), addr(0xaa), Value(Value::Map{}), true, contract());
+  std::vector<calldata::Bytes> results;
+  for (const char* snapshot : {"0", "1", "1"}) {  // cold, storing, warm
+    ::setenv("GENVM_RUNNER_SNAPSHOT", snapshot, 1);
+    RunResult r = run(d, "wscn", {"--module-cache", dir_ + "/cache"}, false);
+    ASSERT_TRUE(r.report.is_map()) << r.stderr_text;
+    ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data")) << r.stderr_text;
+    const Value& v = *r.report.find("data");
+    EXPECT_EQ(*v.find("preinit_runs"), Value(1));
+    EXPECT_NE(*v.find("contract_at_preinit"), Value(0)) << "genvm_preinit could open the contract's file";
+    EXPECT_EQ(*v.find("contract_now"), Value(0));
+    EXPECT_EQ(*v.find("data_at_preinit"), Value(0)) << "genvm_preinit could not open the runner's own file";
+    EXPECT_EQ(*v.find("stdin_at_preinit"), Value(0)) << "genvm_preinit read the message";
+    EXPECT_EQ(*v.find("clock_at_preinit"), Value(0));
+    EXPECT_EQ(*v.find("random_differs"), Value(1));
+    results.push_back(r.result_bytes);
+  }
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(results[2], results[0]);
+  ::unsetenv("GENVM_RUNNER_SNAPSHOT");
+}
+
+TEST_F(PreinitHostTest, AnSdkCallFromPreinitEndsTheRun) {
+  auto d = data(addr(0x64), addr(0xaa), Value(Value::Map{}), true,
+                contract(R"({"AddEnv": {"name": "PREINIT_CALLS_SDK", "val": "1"}},)"));
+  RunResult r = run(d, "wscn", {}, false);
+  ASSERT_TRUE(r.report.is_map()) << r.stderr_text;
+  EXPECT_EQ(*r.report.find("kind"), Value("VmError"));
+  EXPECT_EQ(public_code(r), "invalid_contract runner malformed") << calldata::to_text(*r.report.find("data"));
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
  *
  *   genvm_preinit  the start-up every run of this python.wasm shares: libc constructors,
  *                  CPython's pre-initialisation and initialisation from the WASI argv and
- *                  environment (what Py_BytesMain does before it runs anything), then an import
- *                  of the top-level package of `-m <module>` (the SDK for py-genlayer), which
- *                  runpy would import first anyway. It returns; the executor runs it under its
+ *                  environment (what Py_BytesMain does before it runs anything), then imports:
+ *                  the modules named in GENVM_PREINIT_IMPORTS (comma-separated, at most 32),
+ *                  or when it is unset the top-level package of `-m <module>` (the SDK for
+ *                  py-genlayer) and runpy, which Py_RunMain would import first anyway. An
+ *                  import that fails is cleared: runpy reports it from _start, as it would
+ *                  without this. It returns; the executor runs it under its
  *                  "init host" (no contract files, no message, no gl_calls) and may memoise the
  *                  state it leaves (docs/PROTOCOLS.md, "Runner start-up snapshot").
  *   _start         what remains: whatever genvm_preinit has not done yet, then Py_RunMain and
@@ -15,6 +18,7 @@
  * Constructors run exactly once (ctors_done), whichever export comes first; destructors only
  * through exit() at the end of _start. */
 #include <Python.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wasi/api.h>
@@ -74,9 +78,20 @@ __attribute__((export_name("genvm_preinit"))) void genvm_preinit(void) {
   initialise(run_module, sizeof run_module);
   char *dot = strchr(run_module, '.');
   if (dot) *dot = 0;
-  if (run_module[0]) {
-    /* A failure is runpy's to report, from _start, as it would without this import. */
-    PyObject *m = PyImport_ImportModule(run_module);
+  char names[1024];
+  const char *listed = getenv("GENVM_PREINIT_IMPORTS");
+  if (listed) {
+    size_t n = strlen(listed);
+    if (n >= sizeof names) n = sizeof names - 1;
+    memcpy(names, listed, n);
+    names[n] = 0;
+  } else {
+    snprintf(names, sizeof names, "%s%srunpy", run_module, run_module[0] ? "," : "");
+  }
+  int count = 0;
+  for (char *name = strtok(names, ","); name && count < 32; name = strtok(NULL, ","), ++count) {
+    if (!name[0]) continue;
+    PyObject *m = PyImport_ImportModule(name);
     if (m) {
       Py_DECREF(m);
     } else {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/python_startup.sh: a Python contract's start-up through whole `genvm run` processes
+# against genvm-test-host (hyperfine -N), with the runner start-up snapshot off
+# (GENVM_RUNNER_SNAPSHOT=0: genvm_preinit runs live every time) and on (a --module-cache folder
+# whose snapshot the first run stored). Contract: examples/python/storage.py with its header
+# pinned to the built py-genlayer runner; "deploy" stores its code and a string, "call" runs the
+# view get_storage with the code attached. Deterministic mode (python-det.wasm).
+#   bench/python_startup.sh [-b BUILD_DIR] [-r RUNS] [-e interp|jit]
+# needs: hyperfine, node (tests/interop/node_modules with genlayer-js), a build with
+# -DGENVM_BUILD_CPYTHON=ON (targets genvm, genvm-test-host, cpython_runners).
+set -euo pipefail
+build="${GENVM_BUILD:-build}"
+runs=10
+engine=interp
+while getopts ":b:r:e:h" opt; do
+  case "$opt" in
+    b) build="$OPTARG" ;;
+    r) runs="$OPTARG" ;;
+    e) engine="$OPTARG" ;;
+    h) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench/python_startup.sh: bad option (see -h)" >&2; exit 2 ;;
+  esac
+done
+src="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "$build" && pwd)"
+genvm="$build/tools/genvm/genvm"
+host="$build/tests/test_host/genvm-test-host"
+runners="${GENVM_BENCH_RUNNERS:-$build/runners/cpython/installed}"
+for f in "$genvm" "$host" "$runners/latest.json"; do
+  [[ -e "$f" ]] || { echo "bench/python_startup.sh: missing $f" >&2; exit 2; }
+done
+work="$(mktemp -d /tmp/genvm-bench-py.XXXXXX)"
+host_pid=""
+cleanup() {
+  [[ -n "$host_pid" ]] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+id="$(node -e "console.log(require('$runners/latest.json')['py-genlayer'])")"
+sed "s/py-genlayer:latest/py-genlayer:$id/" "$src/examples/python/storage.py" > "$work/storage.py"
+dist="$src/tests/interop/node_modules/genlayer-js/dist"
+node -e "
+const { abi } = require('$dist/index.cjs');
+const { CalldataAddress } = require('$dist/chunk-GJXSECNH.cjs');
+const fs = require('fs');
+const M = (o) => new Map(Object.entries(o));
+const addr = (v) => new CalldataAddress(new Uint8Array(20).fill(v));
+const code = new Uint8Array(fs.readFileSync('$work/storage.py'));
+for (const [name, entry, init] of [['deploy', M({ args: ['hello'] }), true], ['call', M({ '': 'get_storage' }), false]]) {
+  fs.writeFileSync('$work/' + name + '.bin', abi.calldata.encode(M({
+    calldata: abi.calldata.encode(entry),
+    message: M({ contract_address: addr(1), sender_address: addr(2), origin_address: addr(2),
+                 signer_address: addr(2), chain_id: 61999n, value: 0n, is_init: init }),
+    host_data: '', code, leader_nondet_results: null, method_hosts: [],
+    bucket_totals: [10n ** 18n, 10n ** 18n, 10n ** 18n, 10n ** 18n],
+    gas_data: M({ storageUnitPrice: '1', receiptGasPerByte: '1', gasPerChangedSlot: '1', intrinsicGas: '0',
+                  bootloaderOverhead: '0', fixedProposeReceiptGas: '0', fixedMessageRevealGas: '0', genPerTimeUnit: '0' }),
+    message_fee_allocation: [], initial_time_units_allocation: 0n,
+  })));
+}"
+"$host" --socket "$work/h.sock" > /dev/null &
+host_pid=$!
+for _ in $(seq 50); do [[ -S "$work/h.sock" ]] && break; sleep 0.05; done
+export GENVM_RUNNERS_DIR="$runners" GENVM_ENGINE="$engine"
+for c in deploy call; do
+  for mode in off on; do
+    cmd="$genvm run --execution-data $work/$c.bin --host unix://$work/h.sock --permissions wscn --module-cache $work/cache"
+    if [[ "$mode" == off ]]; then export GENVM_RUNNER_SNAPSHOT=0; else unset GENVM_RUNNER_SNAPSHOT; fi
+    hyperfine -N --warmup 1 --runs "$runs" --style none --export-json "$work/r.json" "$cmd" > /dev/null 2>&1
+    node -e "const r=require('$work/r.json').results[0]; const f=(x)=>(x*1000).toFixed(0);
+      console.log('$c snapshot $mode'.padEnd(20), 'mean', f(r.mean), '± ' + f(r.stddev), 'ms  median', f(r.median),
+                  'ms  min', f(r.min), 'ms  user', f(r.user), 'ms  sys', f(r.system), 'ms')"
+  done
+done
+# GENVM_BENCH_PERF=FILE: one more warm call under `perf record -g` into FILE.
+if [[ -n "${GENVM_BENCH_PERF:-}" ]]; then
+  unset GENVM_RUNNER_SNAPSHOT
+  perf record -q -g -o "$GENVM_BENCH_PERF" -- $genvm run --execution-data $work/call.bin --host unix://$work/h.sock \
+    --permissions wscn --module-cache $work/cache > /dev/null 2>&1
+fi
+echo "snapshots: $(ls "$work/cache"/*.gvms 2>/dev/null | wc -l), $(du -ch "$work/cache"/*.gvms 2>/dev/null | tail -1 | cut -f1)"
