@@ -27,7 +27,10 @@ namespace genvm::wasm::jit {
 struct RunCtx;
 
 // Helpers (C calling convention). call_out runs a target without JIT code (a host function, or
-// a wasm function of an instance on the interpreter); nonzero: a trap was recorded.
+// a wasm function of an instance on the interpreter); nonzero: a trap was recorded. For a tail
+// call, bits 32.. of wasm_offset hold 1 + the caller's charge, which the helper refunds as the
+// interpreter does (a wasm callee: before it runs, in the caller's frame, which leaves the
+// backtrace; a host callee: after it returned).
 using CallOutFn = uint32_t (*)(RunCtx*, InstanceState*, const CallTarget* target, uint64_t* args,
                                uint64_t* jit_rsp, uint64_t wasm_offset);
 // call_indirect's lookup: the target, or null with RunCtx::pending_trap set to the trap kind.
@@ -94,6 +97,8 @@ inline constexpr int kMemSize = offsetof(MemInst, size);
 inline constexpr int kTargetCode = offsetof(CallTarget, code);
 inline constexpr int kTargetState = offsetof(CallTarget, state);
 inline constexpr int kTargetFunc = offsetof(CallTarget, func);
+inline constexpr int kTargetCost = offsetof(CallTarget, cost);
+inline constexpr int kTargetFrameSlots = offsetof(CallTarget, frame_slots);
 inline constexpr int kTargetSize = sizeof(CallTarget);
 
 }  // namespace genvm::wasm::jit

@@ -3,8 +3,8 @@
 // interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants stay
 // virtual until a consumer takes them as an immediate or a block boundary writes them; each
 // instruction loads its operands into scratch registers, computes, and stores its result.
-// Anything outside the supported set (today: tail calls) refuses the whole module, which then
-// runs on the interpreter.
+// An instruction outside the supported set refuses the whole module, which then runs on the
+// interpreter.
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
 #include <xbyak/xbyak_util.h>
@@ -535,6 +535,8 @@ class ModuleCompiler : public CodeGenerator {
         return;
       case 0x10: return wasm_call(in_->u32(), at);
       case 0x11: return call_indirect(at);
+      case 0x12: return tail_call(in_->u32(), at);
+      case 0x13: return tail_call_indirect(at);
       case 0x1a: pop_n(1); return;
       case 0x1c: {
         uint32_t n = in_->u32();
@@ -1288,6 +1290,7 @@ class ModuleCompiler : public CodeGenerator {
       if (base) add(rbx, base);
       call(func_labels_[f - m_.num_imported_funcs]);
       call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
+      mov(r12, qword[rsp]);  // a tail call in the callee may have left another instance's
       if (base) sub(rbx, base);
     } else {
       if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
@@ -1326,6 +1329,103 @@ class ModuleCompiler : public CodeGenerator {
     test(eax, eax);
     jnz(unwind_);
     L(done);
+  }
+
+  // ---- tail calls (return_call, return_call_indirect), as the interpreter's do_tail_call: the
+  // caller's charge is refunded before the callee's is checked; the check fails at the
+  // return_call, in the caller's frame; then the callee runs in the caller's frame (arguments
+  // moved to slot 0) and returns to the caller's caller. A JIT callee is jumped to (its prologue
+  // repeats the check, which now passes, and charges); any other goes through call_out, which
+  // refunds (see abi.h) ----
+
+  // The stack rule with this frame's charge refunded, against a callee of cost ecx and frame
+  // size edi slots; commits the refund when it passes (rax is kept).
+  void tail_check(size_t at) {
+    Label& so = trap(TrapKind::kStackOverflow, at);
+    mov(edx, dword[r15 + kCtxCallsLeft]);
+    add(edx, 1);
+    jz(so);
+    mov(esi, dword[r15 + kCtxValuesLeft]);
+    add(esi, cost_);
+    cmp(esi, ecx);
+    jb(so);
+    lea(rdi, ptr[rbx + rdi * 8]);
+    cmp(rdi, qword[r15 + kCtxStackEnd]);
+    ja(so);
+    mov(dword[r15 + kCtxCallsLeft], edx);
+    mov(dword[r15 + kCtxValuesLeft], esi);
+  }
+
+  void tail_call(uint32_t f, size_t at) {
+    const FuncType& ft = m_.types[m_.funcs[f]];
+    const uint32_t np = uint32_t(ft.params.size());
+    copy_values(h() - np, np, 0);
+    if (f >= m_.num_imported_funcs) {
+      const CompiledFunc& cf = m_.compiled[f - m_.num_imported_funcs];
+      mov(ecx, cf.cost);
+      mov(edi, cf.frame_slots);
+      tail_check(at);
+      add(rsp, 8);
+      jmp(func_labels_[f - m_.num_imported_funcs]);
+    } else {
+      if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
+      mov(rax, qword[r12 + kStTargets]);
+      add(rax, int32_t(f) * kTargetSize);
+      tail_call_target(at);
+    }
+    set_unreachable();
+  }
+
+  void tail_call_indirect(size_t at) {
+    const uint32_t type_index = in_->u32(), table = in_->u32();
+    const uint32_t np = uint32_t(m_.types[type_index].params.size());
+    const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
+    load32(r8d, h() - 1);
+    pop_n(1);
+    materialize_from(h() - np);
+    mov(rdi, r15);
+    mov(rsi, r12);
+    mov(edx, table);
+    mov(ecx, type_index);
+    call(qword[r15 + kCtxIndirect]);
+    Label& found = new_label();
+    test(rax, rax);
+    jnz(found);
+    mov(esi, dword[r15 + kCtxPendingTrap]);
+    mov(edx, uint32_t(at));
+    jmp(trap_common_);
+    L(found);
+    mov(q(index_slot), rax);
+    copy_values(h() - np, np, 0);
+    mov(rax, q(index_slot));
+    tail_call_target(at);
+    set_unreachable();
+  }
+
+  // The arguments are in slots [0, np); rax is the CallTarget.
+  void tail_call_target(size_t at) {
+    Label& out = new_label();
+    cmp(qword[rax + kTargetCode], 0);
+    je(out);
+    mov(ecx, dword[rax + kTargetCost]);
+    mov(edi, dword[rax + kTargetFrameSlots]);
+    tail_check(at);
+    mov(r12, qword[rax + kTargetState]);
+    add(rsp, 8);
+    jmp(qword[rax + kTargetCode]);
+    L(out);
+    mov(rdi, r15);
+    mov(rsi, r12);
+    mov(rdx, rax);
+    mov(rcx, rbx);
+    mov(r8, rsp);
+    mov(r9, (uint64_t(cost_) + 1) << 32 | uint32_t(at));
+    call(qword[r15 + kCtxCallOut]);
+    test(eax, eax);
+    jnz(unwind_);
+    // The results are in slots [0, results); the helper refunded the charge.
+    add(rsp, 8);
+    ret();
   }
 
   void call_indirect(size_t at) {

@@ -212,11 +212,25 @@ uint32_t call_out_helper(RunCtx* ctx, InstanceState* st, const CallTarget* targe
                          uint64_t* jit_rsp, uint64_t wasm_offset) {
   RunState& rs = *ctx->run;
   FuncInst* callee = target->func;
+  const uint32_t tail_cost = uint32_t(wasm_offset >> 32);  // 1 + the caller's charge, or 0
+  wasm_offset = uint32_t(wasm_offset);
   if (!callee->host) {
+    if (tail_cost) {
+      ctx->calls_left++;
+      ctx->values_left += tail_cost - 1;
+      const CompiledFunc* cf = callee->code;
+      if (ctx->calls_left == 0 || ctx->values_left < cf->cost || args + cf->frame_slots > ctx->stack_end) {
+        // The interpreter's tail call fails its check at the return_call, in the caller's frame.
+        rs.result = Trap{TrapKind::kStackOverflow, trap_kind_name(TrapKind::kStackOverflow), 0, nullptr, {}};
+        add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
+        add_callers(*rs.result, rs.max_frames, jit_rsp);
+        return 1;
+      }
+    }
     std::optional<Trap> t = call_interpreter(ctx, callee, args);
     if (!t) return 0;
     rs.result = std::move(t);
-    add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
+    if (!tail_cost) add_frame(*rs.result, rs.max_frames, st, uint32_t(wasm_offset));
     add_callers(*rs.result, rs.max_frames, jit_rsp);
     return 1;
   }
@@ -230,6 +244,10 @@ uint32_t call_out_helper(RunCtx* ctx, InstanceState* st, const CallTarget* targe
   sync_from_store(ctx);
   if (!t) {
     for (size_t k = 0; k < out.size(); ++k) args[k] = out[k].bits;
+    if (tail_cost) {
+      ctx->calls_left++;
+      ctx->values_left += tail_cost - 1;
+    }
     return 0;
   }
   rs.result = std::move(t);
@@ -373,6 +391,8 @@ std::shared_ptr<InstanceJit> attach_instance(Instance::Impl& inst, std::shared_p
     const ModuleImpl& fm = *f->instance->m;
     t.code = owner->code->code->base() + owner->code->func_start[f->index - fm.num_imported_funcs];
     t.state = &owner->state;
+    t.cost = f->code->cost;
+    t.frame_slots = f->code->frame_slots;
   }
   j->state = InstanceState{inst.mem0, j->global_bits.data(), j->targets.data(), &inst, j->code.get()};
   return j;

@@ -58,6 +58,8 @@ struct CallTarget {
   const uint8_t* code = nullptr;  // JIT entry; null: a host function or an interpreter function
   struct InstanceState* state = nullptr;
   FuncInst* func = nullptr;
+  uint32_t cost = 0;         // with code: the callee's stack-rule charge and frame size, which a
+  uint32_t frame_slots = 0;  // tail call checks before it replaces its caller's frame
 };
 
 // Per instance, reached through r12 in JIT code (standard layout: generated code reads it).

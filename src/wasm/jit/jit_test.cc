@@ -443,6 +443,82 @@ TEST(WasmJit, FloatsHaveTheInterpretersBitsAndTraps) {
   EXPECT_EQ(bytes[out->trap->frames[0].code_offset], 0xa8);
 }
 
+// Tail calls: constant depth (a chain far deeper than the call-stack limit), the refund before
+// the callee's check (an overflow is reported at the return_call, in the caller's frame),
+// indirect ones with their traps, and a host callee called in place.
+TEST(WasmJit, TailCallsRunAtConstantDepth) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  auto bytes = wat(R"((module
+    (import "env" "twice" (func $twice (param i64) (result i64)))
+    (import "env" "fail" (func $fail (param i64) (result i64)))
+    (type $t (func (param i64 i64) (result i64)))
+    (table 2 funcref) (elem (i32.const 0) $count)
+    (func $count (param i64 i64) (result i64)
+      local.get 0 i64.eqz if local.get 1 return end
+      local.get 0 i64.const 1 i64.sub local.get 1 local.get 0 i64.add return_call $count)
+    (func (export "count") (param i64) (result i64) local.get 0 i64.const 0 return_call $count)
+    (func (export "indirect") (param i64 i32) (result i64)
+      local.get 0 i64.const 0 local.get 1 return_call_indirect (type $t))
+    (func $big (param i64) (result i64) (local i64 i64 i64 i64 i64 i64 i64 i64 i64 i64) local.get 0)
+    (func (export "into_big") (param i64) (result i64) local.get 0 return_call $big)
+    (func (export "host") (param i64) (result i64) local.get 0 return_call $twice)
+    (func (export "host_fail") (param i64) (result i64) local.get 0 return_call $fail)))");
+  auto imports = [](Store& s, Linker& l) {
+    using V = ValType;
+    l.define_host(s, "env", "twice", FuncType{{V::I64}, {V::I64}},
+                  [](Caller&, std::span<const Value> in, std::span<Value> out) -> std::optional<Trap> {
+                    out[0] = Value::i64(2 * in[0].as_i64());
+                    return std::nullopt;
+                  });
+    l.define_host(s, "env", "fail", FuncType{{V::I64}, {V::I64}},
+                  [](Caller&, std::span<const Value> in, std::span<Value>) -> std::optional<Trap> {
+                    return Trap{TrapKind::kHostExit, "exit", int32_t(in[0].as_i64()), nullptr, {}};
+                  });
+  };
+  struct Case {
+    const char* func;
+    std::vector<Value> args;
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"count", {Value::i64(100000)}, "i64:5000050000 "},  // 100000 levels, limit 1024 frames
+      {"indirect", {Value::i64(10), Value::i32(0)}, "i64:55 "},
+      {"indirect", {Value::i64(10), Value::i32(1)}, "trap indirect_call_to_null"},
+      {"indirect", {Value::i64(10), Value::i32(7)}, "trap table_out_of_bounds"},
+      {"host", {Value::i64(21)}, "i64:42 "},
+      {"host_fail", {Value::i64(3)}, "trap host_exit"},
+  };
+  for (const Case& c : cases) {
+    std::string out[2];
+    for (int k = 0; k < 2; ++k) {
+      Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, {}, {}, imports);
+      ASSERT_TRUE(r.inst);
+      EXPECT_EQ(bool(r.inst->impl().jit), k == 1) << engine_note(*r.module);
+      out[k] = describe(call_with(*r.store, r.inst->get_func(c.func), c.args), *r.store);
+    }
+    EXPECT_EQ(out[0], out[1]) << c.func;
+    EXPECT_NE(out[1].find(c.want), std::string::npos) << c.func << ": " << out[1];
+  }
+  // A value-stack limit sweep over a tail call into a larger frame: the same limit overflows
+  // (at the same place) under both engines.
+  int fits = 0, overflows = 0;
+  for (uint32_t limit = 1; limit <= 24; ++limit) {
+    std::string out[2];
+    for (int k = 0; k < 2; ++k) {
+      StoreConfig sc;
+      sc.value_stack_limit = limit;
+      Loaded r = instantiate(bytes, k ? Engine::kJit : Engine::kInterp, {}, sc, imports);
+      ASSERT_TRUE(r.inst);
+      out[k] = describe(call_with(*r.store, r.inst->get_func("into_big"), {Value::i64(7)}), *r.store);
+    }
+    EXPECT_EQ(out[0], out[1]) << "limit " << limit;
+    if (out[1].find("i64:7 ") != std::string::npos) ++fits;
+    if (out[1].find("trap stack_overflow") != std::string::npos) ++overflows;
+  }
+  EXPECT_GT(fits, 0);
+  EXPECT_GT(overflows, 0);
+}
+
 // local.get is a reference to the local until the local changes: the hazards of that.
 TEST(WasmJit, LocalReferencesSeeTheOldValue) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
@@ -593,22 +669,6 @@ TEST(WasmJit, HostCallsAndTheirTraps) {
   }
 }
 
-TEST(WasmJit, ModuleWithUnsupportedInstructionRunsOnTheInterpreter) {
-  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
-  // return_call (tail calls) is not compiled by the JIT yet.
-  auto bytes = wat(R"((module
-    (func $g (param i32) (result i32) local.get 0 i32.const 1 i32.add)
-    (func (export "f") (param i32) (result i32) local.get 0 return_call $g)))");
-  Loaded r = instantiate(bytes, Engine::kJit);
-  ASSERT_TRUE(r.inst);
-  EXPECT_FALSE(r.module->impl().jit_code);
-  EXPECT_FALSE(r.inst->impl().jit);
-  EXPECT_NE(engine_note(*r.module).find("runs on the interpreter"), std::string::npos) << engine_note(*r.module);
-  auto out = call_with(*r.store, r.inst->get_func("f"), {Value::i32(41)});
-  ASSERT_TRUE(out && !out->trap);
-  EXPECT_EQ(out->values[0].bits, 42u);
-}
-
 // JIT code calling wasm functions of an instance on the interpreter (an import, a table entry):
 // the interpreter runs them nested; results, traps and backtraces are those of an all-interpreter
 // run.
@@ -626,12 +686,15 @@ TEST(WasmJit, CallsIntoInterpreterInstances) {
     (type $t (func (param i32) (result i32)))
     (func (export "g") (param f32) (result f32) local.get 0 call $f)
     (func (export "h") (param i32) (result i32) local.get 0 call $boom)
-    (func (export "k") (param i32 i32) (result i32) local.get 0 local.get 1 call_indirect (type $t))))");
+    (func (export "k") (param i32 i32) (result i32) local.get 0 local.get 1 call_indirect (type $t))
+    (func (export "tg") (param f32) (result f32) local.get 0 return_call $f)
+    (func (export "tk") (param i32 i32) (result i32) local.get 0 local.get 1 return_call_indirect (type $t))
+    (func (export "tk_outer") (param i32 i32) (result i32) local.get 0 local.get 1 call 6 i32.const 1 i32.add)))");
   std::string out[2];
   for (int k = 0; k < 2; ++k) {
     LoadOptions lo;
     lo.engine = k ? Engine::kJit : Engine::kInterp;
-    auto ml = Module::load(lib, lo), mu = Module::load(user, lo);
+    auto ml = Module::load(lib, LoadOptions{}), mu = Module::load(user, lo);  // lib: interpreter
     ASSERT_TRUE(ml && mu);
     Store s;
     Linker l;
@@ -646,7 +709,11 @@ TEST(WasmJit, CallsIntoInterpreterInstances) {
              describe(call_with(s, (*iu)->get_func("h"), {Value::i32(1)}), s) + " | " +
              describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(0)}), s) + " | " +
              describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(1)}), s) + " | " +
-             describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(5)}), s);
+             describe(call_with(s, (*iu)->get_func("k"), {Value::i32(1), Value::i32(5)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("tg"), {Value::f32(3.0f)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("tk"), {Value::i32(1), Value::i32(0)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("tk_outer"), {Value::i32(1), Value::i32(0)}), s) + " | " +
+             describe(call_with(s, (*iu)->get_func("tk"), {Value::i32(1), Value::i32(1)}), s);
   }
   EXPECT_EQ(out[0], out[1]);
   EXPECT_NE(out[1].find("f32:1082130432"), std::string::npos) << out[1];  // 4.0f
