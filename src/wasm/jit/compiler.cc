@@ -128,9 +128,10 @@ class ModuleCompiler : public CodeGenerator {
     int outer_region = -1;        // loop: the enclosing fuel region
   };
   struct TrapStub {
-    Label* label;
     TrapKind kind;
     uint32_t at;
+    Label* label = nullptr;               // for jumps through xbyak's labels (made on demand)
+    std::vector<uint32_t> raw_sites = {};  // rel32 fields of trap_if's jumps, patched at the stub
   };
 
   // A label of the function being compiled: all of them are bound by its end and then dropped,
@@ -249,21 +250,42 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   // ---- traps ----
-  Label& trap(TrapKind k, size_t at) {
+  TrapStub& stub(TrapKind k, size_t at) {
     auto key = std::make_pair(uint32_t(k), uint32_t(at));
-    auto it = trap_index_.find(key);
-    if (it != trap_index_.end()) return *traps_[it->second].label;
-    trap_index_[key] = traps_.size();
-    traps_.push_back(TrapStub{&new_label(), k, uint32_t(at)});
-    return *traps_.back().label;
+    auto [it, fresh] = trap_index_.emplace(key, traps_.size());
+    if (fresh) traps_.push_back(TrapStub{k, uint32_t(at)});
+    return traps_[it->second];
+  }
+  Label& trap(TrapKind k, size_t at) {
+    TrapStub& t = stub(k, at);
+    if (!t.label) t.label = &new_label();
+    return *t.label;
+  }
+  // Condition codes of trap_if (the low nibble of the 0x0f 0x8X jcc opcode).
+  enum Cc : uint8_t { kCcB = 0x2, kCcE = 0x4, kCcNe = 0x5, kCcA = 0x7, kCcS = 0x8 };
+  // A conditional jump to a trap stub, encoded by hand (0x0f 0x80+cc rel32) and patched when the
+  // stub is emitted: the most frequent trap sites (bounds checks, fuel, division) then cost no
+  // label in xbyak's tables, which were most of the compile time of a large module.
+  void trap_if(Cc cc, TrapKind k, size_t at) {
+    TrapStub& t = stub(k, at);
+    db(0x0f);
+    db(0x80 | cc);
+    t.raw_sites.push_back(uint32_t(getSize()));
+    dd(0);
   }
   void emit_trap_stubs() {
     for (const TrapStub& t : traps_) {
-      L(*t.label);
+      if (t.label) L(*t.label);
+      const size_t pos = getSize();
       if (t.kind == TrapKind::kOutOfFuel) mov(qword[r15 + kCtxFuel], 0);  // as the interpreter: fuel is 0
       mov(esi, uint32_t(t.kind));
       mov(edx, t.at);
       jmp(trap_common_);
+      uint8_t* code = const_cast<uint8_t*>(getCode());  // valid until the buffer next grows
+      for (uint32_t site : t.raw_sites) {
+        const int32_t rel = int32_t(int64_t(pos) - int64_t(site + 4));
+        std::memcpy(code + site, &rel, 4);
+      }
     }
     traps_.clear();
     trap_index_.clear();
@@ -276,10 +298,10 @@ class ModuleCompiler : public CodeGenerator {
     sub(qword[r15 + kCtxFuel], 0x7fffffff);  // imm32 placeholder, patched with the count
     fuel_patches_.emplace_back(getSize() - 4, 0);
     cur_region_ = int(fuel_patches_.size() - 1);
-    js(trap(TrapKind::kOutOfFuel, at));
+    trap_if(kCcS, TrapKind::kOutOfFuel, at);
     mov(rax, qword[r15 + kCtxInterrupt]);
     cmp(byte[rax], 0);
-    jne(trap(TrapKind::kInterrupt, at));
+    trap_if(kCcNe, TrapKind::kInterrupt, at);
   }
   void count_instruction() {
     if (cur_region_ < 0) return;
@@ -1130,7 +1152,7 @@ class ModuleCompiler : public CodeGenerator {
         Label& done = new_label();
         if (wide) test(B, B);
         else test(B32, B32);
-        jz(trap(TrapKind::kIntegerDivideByZero, at));
+        trap_if(kCcE, TrapKind::kIntegerDivideByZero, at);
         if (k == 3 || k == 5) {
           // INT_MIN / -1 overflows (a trap for div_s; rem_s of it is 0); x86 would fault on both.
           Label& regular = new_label();
@@ -1147,7 +1169,7 @@ class ModuleCompiler : public CodeGenerator {
             } else {
               cmp(A32, 0x80000000u);
             }
-            je(trap(TrapKind::kIntegerOverflow, at));
+            trap_if(kCcE, TrapKind::kIntegerOverflow, at);
           }
           L(regular);
           if (wide) { cqo(); idiv(B); }
@@ -1204,7 +1226,7 @@ class ModuleCompiler : public CodeGenerator {
     }
     lea(rcx, ptr[rax + int32_t(offset + size)]);
     cmp(rcx, r14);
-    ja(trap(TrapKind::kMemoryOutOfBounds, at));
+    trap_if(kCcA, TrapKind::kMemoryOutOfBounds, at);
     return int32_t(offset);
   }
 
