@@ -110,9 +110,10 @@ Result<wasm::Outcome> VmState::run_preinit(wasm::Store& store, wasm::Instance& i
     auto file = read_sealed_file(ctx_.module_cache_dir, name);
     auto snap = file ? decode_runner_snapshot(*file) : Result<RunnerSnapshot>(file.take_error());
     if (snap) {
-      // Only where the live run would get as far: enough fuel and RAM for all of genvm_preinit
-      // (else it runs live, to the same out_of_fuel or memory error).
-      bool fits = (!frame_.fuel || store.fuel() >= snap->fuel_used) && ctx_.ram->left() >= snap->ram_needed;
+      // Only where the live run certainly gets as far: more fuel than genvm_preinit used (at
+      // exactly as much, where the meter stops is the engine's to say, so that runs live too)
+      // and the budget's peak left; else it runs live, to the same out_of_fuel or memory error.
+      bool fits = (!frame_.fuel || store.fuel() > snap->fuel_used) && ctx_.ram->left() >= snap->ram_needed;
       if (fits) {
         auto restored = wasm::restore_instance(store, inst, snap->instance);
         if (restored) {
