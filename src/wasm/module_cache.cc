@@ -20,6 +20,7 @@
 
 #include "common/blake3.h"
 #include "wasm/fusion.h"
+#include "wasm/jit/jit.h"
 #include "wasm/module.h"
 #include "wasm/ops.h"
 
@@ -187,6 +188,10 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
     r.get32(off);
     if (ci >= n_code || off > bytes.size()) return refuse("blob offset table implausible");
   }
+  // The blob holds the interpreter's slot code only; the JIT compiles from the module's bodies
+  // (validated when the blob was written, and the seal says this executor wrote it) and the
+  // frame sizes and stack charges just read, as Module::load does after compile_functions.
+  if (opts.engine == Engine::kJit) m->jit_code = jit::compile_module(*m, &m->jit_note);
   return std::shared_ptr<const Module>(std::make_shared<Module>(std::move(m)));
 }
 

@@ -2,6 +2,7 @@
 // (host calls, traps, stack overflow, memory.grow), backtraces from the native stack, and run().
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
+#include <xbyak/xbyak_util.h>
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -14,6 +15,15 @@
 #include "wasm/jit/abi.h"
 
 namespace genvm::wasm::jit {
+
+bool cpu_supports_jit() {
+  static const bool ok = [] {
+    Xbyak::util::Cpu cpu;
+    return cpu.has(Xbyak::util::Cpu::tLZCNT) && cpu.has(Xbyak::util::Cpu::tBMI1) &&
+           cpu.has(Xbyak::util::Cpu::tPOPCNT) && cpu.has(Xbyak::util::Cpu::tSSE41);
+  }();
+  return ok;
+}
 
 // ---- executable memory (W^X: written while read-write, then read+execute) ----
 

@@ -48,6 +48,12 @@ struct ModuleCode {
   std::vector<std::pair<uint32_t, uint32_t>> data_ranges;  // (offset, bytes): br_table jump tables
 };
 
+// Whether this CPU has every instruction set the compiler emits beyond x86-64's baseline
+// (LZCNT, BMI1's TZCNT, POPCNT, SSE4.1's ROUNDSS/ROUNDSD). The executor's default engine asks
+// it; compile_module checks the same and gives a module no code (the interpreter runs it) where
+// it is false.
+bool cpu_supports_jit();
+
 // Compiles every defined function of a validated, compiled module (m.compiled gives the frame
 // sizes and stack charges the interpreter uses). Null with `note` set to the reason when the
 // module uses an instruction the JIT does not handle; `note` is set on success too.
