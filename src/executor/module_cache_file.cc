@@ -29,6 +29,15 @@ std::string entry_name(const calldata::Bytes& code, const wasm::LoadOptions& lo)
   }
   name += lo.deterministic ? "-d1" : "-d0";
   name += lo.metering ? "m1" : "m0";
+  // The fusion options change the slot code as much as the two above (the blob records them
+  // too): f0 plain code, f1 every fusion, f1o<hex> fusion with the families in the mask left out.
+  // The engine is not in the name: the entry holds the interpreter's slot code, and the JIT
+  // compiles from the module when it loads one (Module::load_with_compiled).
+  name += lo.compile.fuse ? "f1" : "f0";
+  if (lo.compile.fuse && lo.compile.fuse_off != 0) {
+    name += 'o';
+    for (int shift = 28; shift >= 0; shift -= 4) name += kHex[(lo.compile.fuse_off >> shift) & 15];
+  }
   return name + ".gvmc";
 }
 

@@ -3,7 +3,8 @@
 //
 //   auto m = load_module_cached(dir, code, load_options, [&](bool problem, std::string_view line) { ... });
 //
-// Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc (deterministic, metered). An entry is
+// Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>f<0|1>[o<hex>].gvmc (deterministic, metered,
+// fusion and the fusion families left out; the same entry serves both engines). An entry is
 // written to a temp file and renamed over the name, so a reader sees the old entry, none, or the
 // whole new one. A hit the engine refuses, a miss and a failed write all fall back to compiling:
 // the cache never changes a run's result. An empty `dir` is a plain Module::load.

@@ -15,6 +15,7 @@
 #include "executor/host_client.h"
 #include "executor/nested.h"
 #include "executor/result.h"
+#include "executor/engine_choice.h"
 #include "executor/runner_location.h"
 #include "executor/storage.h"
 #include "executor/u256.h"
@@ -194,6 +195,11 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
     *err = runner_location.error().to_string();
     return 2;
   }
+  auto engine = choose_engine(opts.fees_config);
+  if (!engine) {
+    *err = engine.error().to_string();
+    return 2;
+  }
   auto meter = fees::FeeMeter::create(*fee_rules, data->bucket_totals, data->gas_data);
   if (!meter) {
     *err = meter.error().to_string();
@@ -237,6 +243,9 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.module_llm = std::make_unique<ModuleClient>(opts.module_llm, hello);
   ctx.module_web = std::make_unique<ModuleClient>(opts.module_web, hello);
   ctx.module_cache_dir = opts.module_cache;
+  ctx.engine = engine->engine;
+  log.debug("genvm::run", "engine", {{"engine", LogValue::str(std::string(engine_name(engine->engine)))},
+                                     {"why", LogValue::str(engine->why)}});
   ctx.runners = std::make_shared<runners::RunnerDirectory>(runner_location->runners_dir, runner_location->registry_dir);
   ctx.fees = &*meter;
   ctx.fee_allocation = data->message_fee_allocation;

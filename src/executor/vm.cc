@@ -90,6 +90,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;
   lo.metering = frame_.fuel.has_value();
+  lo.engine = ctx_.engine;
   auto load = [&](const calldata::Bytes& bytes) -> std::shared_ptr<const wasm::Module> {
     auto key = std::make_tuple(bytes, lo.deterministic, lo.metering);
     if (auto cached = ctx_.modules.find(key); cached != ctx_.modules.end()) return cached->second;
@@ -97,6 +98,10 @@ VmResult VmState::run(const calldata::Bytes& code) {
       log(problem ? LogLevel::kWarn : LogLevel::kDebug, "module_cache", line);
     });
     if (!loaded) return nullptr;
+    // Which engine runs it, and for a module the JIT refused, why (the JIT's own note).
+    log(LogLevel::kDebug, "engine",
+        "module of " + std::to_string(bytes.size()) + " bytes: " +
+            (lo.engine == wasm::Engine::kJit ? wasm::engine_note(**loaded) : std::string("interp")));
     ctx_.modules.emplace(std::move(key), *loaded);
     return *loaded;
   };

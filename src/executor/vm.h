@@ -34,6 +34,7 @@
 namespace genvm::wasm {
 class Module;
 class RamBudget;
+enum class Engine : uint8_t;  // wasm.h: which engine runs a module
 }
 namespace genvm::runners {
 class RunnerDirectory;
@@ -94,8 +95,12 @@ struct RunContext {
   // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
   // again, up to 4096 times, and compiling is the dearest part of a small block.
   std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;
+  // The engine every module of the run is loaded for (engine_choice.h); a module the JIT cannot
+  // compile runs on the interpreter all the same.
+  wasm::Engine engine{};  // kInterp
   // Cross-process compiled-module cache (genvm run --module-cache DIR); empty: off. Behind
-  // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>.gvmc.
+  // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d?m?f?.gvmc
+  // (module_cache_file.cc).
   std::string module_cache_dir;
   // Where Depends / With find packaged runners (runner_location.h); null: none installed.
   std::shared_ptr<const runners::RunnerDirectory> runners;
