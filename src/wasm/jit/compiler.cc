@@ -7,7 +7,6 @@
 // interpreter.
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
-#include <xbyak/xbyak_util.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -1497,19 +1496,10 @@ class ModuleCompiler : public CodeGenerator {
   std::map<std::pair<uint32_t, uint32_t>, size_t> trap_index_;
 };
 
-bool cpu_supported() {
-  static const bool ok = [] {
-    Xbyak::util::Cpu cpu;
-    return cpu.has(Xbyak::util::Cpu::tLZCNT) && cpu.has(Xbyak::util::Cpu::tBMI1) &&
-           cpu.has(Xbyak::util::Cpu::tPOPCNT) && cpu.has(Xbyak::util::Cpu::tSSE41);
-  }();
-  return ok;
-}
-
 }  // namespace
 
 std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::string* note) {
-  if (!cpu_supported()) {
+  if (!cpu_supports_jit()) {
     *note = "jit: this CPU lacks LZCNT/BMI1/POPCNT/SSE4.1; the module runs on the interpreter";
     return nullptr;
   }
