@@ -247,9 +247,11 @@ class NodeModulesEndToEnd(unittest.TestCase):
         self.assertEqual(len(tx["rounds"]), 2, tx["rounds"])
         lost = tx["rounds"][0]
         self.assertEqual((lost["leader_outcome"], lost["leader_kind"], lost["accepted"]), ("result", "UserError", False), lost)
-        self.assertEqual([v["vote"] for v in lost["votes"]], ["disagree"] * 4, lost)
-        self.assertEqual([v["nondet_disagreement"] for v in lost["votes"]], [0] * 4, lost)
         records = self.node("tx", str(tx["tx"]))["debug"]
+        # On a failure, what each round-1 validator's executor logged says why it voted as it did.
+        why = [d for d in records if d.get("round") == 1 and d.get("role") != "leader"]
+        self.assertEqual([v["vote"] for v in lost["votes"]], ["disagree"] * 4, (lost, why))
+        self.assertEqual([v["nondet_disagreement"] for v in lost["votes"]], [0] * 4, (lost, why))
         leader = [d for d in records if d.get("round") == 1 and d.get("role") == "leader"]
         self.assertEqual(len(leader), 1, records)
         self.assertIn("module_unavailable", json.dumps(leader[0]), "the leader's executor logged the module as gone")
