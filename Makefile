@@ -15,7 +15,7 @@ PREFIX ?= $(HOME)/.local
 all: build
 
 help:
-	@echo "make demo           install what is missing, build, run the demo (its last step, the LLM and web examples, ~20 s)"
+	@echo "make demo           install what is missing, build, run the demo (C and Python contracts on genvm-node, with the LLM and web modules; ~2 min)"
 	@echo "make test           install what is missing, build, run every test (ctest)"
 	@echo "make build          configure and build into $(BUILD_DIR)/"
 	@echo "make install        build, then install the binaries, genvm-cc and the C SDK under PREFIX (default ~/.local)"
