@@ -4,7 +4,8 @@
 # (GENVM_RUNNER_SNAPSHOT=0: genvm_preinit runs live every time) and on (a --module-cache folder
 # whose snapshot the first run stored). Contract: examples/python/storage.py with its header
 # pinned to the built py-genlayer runner; "deploy" stores its code and a string, "call" runs the
-# view get_storage with the code attached. Deterministic mode (python-det.wasm).
+# view get_storage with the code attached; "first" is a contract whose first statement exits
+# (process start to the first contract instruction). Deterministic mode (python-det.wasm).
 #   bench/python_startup.sh [-b BUILD_DIR] [-r RUNS] [-e interp|jit]
 # needs: hyperfine, node (tests/interop/node_modules with genlayer-js), a build with
 # -DGENVM_BUILD_CPYTHON=ON (targets genvm, genvm-test-host, cpython_runners).
@@ -38,6 +39,9 @@ cleanup() {
 trap cleanup EXIT
 id="$(node -e "console.log(require('$runners/latest.json')['py-genlayer'])")"
 sed "s/py-genlayer:latest/py-genlayer:$id/" "$src/examples/python/storage.py" > "$work/storage.py"
+# "first": a contract whose first statement ends the process (WASI proc_exit 0, a VMError
+# exit_code 0): its time is process start to the first contract instruction, plus the exit.
+printf '# v0.1.0\n# { "Depends": "py-genlayer:%s" }\nimport os\nos._exit(0)\n' "$id" > "$work/first.py"
 dist="$src/tests/interop/node_modules/genlayer-js/dist"
 node -e "
 const { abi } = require('$dist/index.cjs');
@@ -45,8 +49,10 @@ const { CalldataAddress } = require('$dist/chunk-GJXSECNH.cjs');
 const fs = require('fs');
 const M = (o) => new Map(Object.entries(o));
 const addr = (v) => new CalldataAddress(new Uint8Array(20).fill(v));
-const code = new Uint8Array(fs.readFileSync('$work/storage.py'));
-for (const [name, entry, init] of [['deploy', M({ args: ['hello'] }), true], ['call', M({ '': 'get_storage' }), false]]) {
+for (const [name, entry, init, file] of [['deploy', M({ args: ['hello'] }), true, 'storage.py'],
+                                        ['call', M({ '': 'get_storage' }), false, 'storage.py'],
+                                        ['first', M({ '': 'get_storage' }), false, 'first.py']]) {
+  const code = new Uint8Array(fs.readFileSync('$work/' + file));
   fs.writeFileSync('$work/' + name + '.bin', abi.calldata.encode(M({
     calldata: abi.calldata.encode(entry),
     message: M({ contract_address: addr(1), sender_address: addr(2), origin_address: addr(2),
@@ -62,7 +68,7 @@ for (const [name, entry, init] of [['deploy', M({ args: ['hello'] }), true], ['c
 host_pid=$!
 for _ in $(seq 50); do [[ -S "$work/h.sock" ]] && break; sleep 0.05; done
 export GENVM_RUNNERS_DIR="$runners" GENVM_ENGINE="$engine"
-for c in deploy call; do
+for c in first deploy call; do
   for mode in off on; do
     cmd="$genvm run --execution-data $work/$c.bin --host unix://$work/h.sock --permissions wscn --module-cache $work/cache"
     if [[ "$mode" == off ]]; then export GENVM_RUNNER_SNAPSHOT=0; else unset GENVM_RUNNER_SNAPSHOT; fi
