@@ -1397,11 +1397,11 @@ class ModuleCompiler : public CodeGenerator {
     set_unreachable();
   }
 
-  void tail_call_indirect(size_t at) {
-    const uint32_t type_index = in_->u32(), table = in_->u32();
-    const uint32_t np = uint32_t(m_.types[type_index].params.size());
-    const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
-    load32(r8d, h() - 1);
+  // Pops the element index, spills the np arguments below it to their slots and leaves the
+  // callee's CallTarget in rax; a null, out-of-range or mistyped entry traps at `at` with the
+  // kind the lookup helper left pending.
+  void lookup_indirect_target(uint32_t table, uint32_t type_index, uint32_t np, size_t at) {
+    load32(r8d, h() - 1);  // the element index
     pop_n(1);
     materialize_from(h() - np);
     mov(rdi, r15);
@@ -1416,6 +1416,13 @@ class ModuleCompiler : public CodeGenerator {
     mov(edx, uint32_t(at));
     jmp(trap_common_);
     L(found);
+  }
+
+  void tail_call_indirect(size_t at) {
+    const uint32_t type_index = in_->u32(), table = in_->u32();
+    const uint32_t np = uint32_t(m_.types[type_index].params.size());
+    const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
+    lookup_indirect_target(table, type_index, np, at);
     mov(q(index_slot), rax);
     copy_values(h() - np, np, 0);
     mov(rax, q(index_slot));
@@ -1453,22 +1460,8 @@ class ModuleCompiler : public CodeGenerator {
     const uint32_t type_index = in_->u32(), table = in_->u32();
     const FuncType& ft = m_.types[type_index];
     const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
-    load32(r8d, h() - 1);  // the element index
-    pop_n(1);
-    materialize_from(h() - np);
+    lookup_indirect_target(table, type_index, np, at);
     const int32_t base = int32_t(home(h() - np)) * 8;
-    mov(rdi, r15);
-    mov(rsi, r12);
-    mov(edx, table);
-    mov(ecx, type_index);
-    call(qword[r15 + kCtxIndirect]);
-    Label& found = new_label();
-    test(rax, rax);
-    jnz(found);
-    mov(esi, dword[r15 + kCtxPendingTrap]);
-    mov(edx, uint32_t(at));
-    jmp(trap_common_);
-    L(found);
     call_target(base, at);
     reload_memory();
     pop_n(np);
