@@ -52,6 +52,13 @@ const char kUsage[] =
     "                                          or all and the trap-offset table); a module\n"
     "                                          that does not load prints `error: ...`, exit 1;\n"
     "                                          --jit: the JIT's x86-64 code instead\n"
+    "  compile FILE.wasm [--engine interp|jit] [--det] [--metering] [--runs N]\n"
+    "                                          load FILE stage by stage (default --engine jit)\n"
+    "                                          and print each stage's CPU ms, min of N runs\n"
+    "                                          (read, validate, bodies: body validation and\n"
+    "                                          slot code, jit), and MB/s: code section bytes\n"
+    "                                          per CPU second of the jit stage, of the load;\n"
+    "                                          the JIT's note and a digest of its code\n"
     "invoke, run and spectest take --engine interp|jit (default interp): jit runs what the\n"
     "baseline JIT compiles (x86-64) and the rest on the interpreter; a JIT note goes to stderr\n";
 
@@ -318,6 +325,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
   if (cmd == "fuzzexec" && argc == 3) return fuzz_exec(argv[2]);  // debug: see fuzzexec.cc
   if (cmd == "dump") return cmd_dump(argc - 2, argv + 2);
+  if (cmd == "compile") return compile_main(argc - 2, argv + 2);
   if (cmd == "softfloat") return softfloat_main(argc - 2, argv + 2);
   return die("unknown command " + cmd + " (see --help)");
 }

@@ -34,6 +34,8 @@ struct RunOptions {
 // "--engine interp|jit": parses the value; false on anything else.
 bool parse_engine(const std::string& s, genvm::wasm::Engine& out);
 int fuzz_exec(const std::string& path);
+// genvm-wasm compile FILE.wasm [--engine interp|jit] [--det] [--metering] [--runs N]
+int compile_main(int argc, char** argv);
 int run_wasi(const std::string& path, const RunOptions& opts);
 
 }  // namespace genvm_wasm_tool
