@@ -113,9 +113,11 @@ struct ModuleImpl {
   std::vector<std::pair<uint32_t, uint32_t>> code_offsets;
 
   // LoadOptions::engine == kJit: the machine code (null: the module runs on the interpreter) and
-  // the JIT's note about it (src/wasm/jit).
+  // the JIT's note about it (src/wasm/jit); jit_from_cache: the code was mapped from a
+  // compiled-module blob rather than compiled by this load.
   std::shared_ptr<const jit::ModuleCode> jit_code;
   std::string jit_note;
+  bool jit_from_cache = false;
 };
 
 // Stage entry points (each usable alone: the fuzzer drives read_module by itself).

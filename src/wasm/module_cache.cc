@@ -6,7 +6,13 @@
 //   n_funcs | n_code | n_offsets |
 //   n_funcs * {type_index, code, num_params, num_results, num_locals, frame_slots, cost} |
 //   n_code words | n_offsets * {code index, wasm offset} |
+//   has_jit (0 or 1) | [JIT section] |
 //   keyed BLAKE3(seal key, every byte before this one) (32)
+// JIT section (written when the module has JIT code, i.e. it was loaded with Engine::kJit and the
+// JIT took it): jit::kJitBuild | jit::code_abi_fingerprint() | n_bytes | n_func_start |
+//   n_call_sites | n_data_ranges | n_func_start words | n_call_sites * {native, wasm offset} |
+//   n_data_ranges * {offset, bytes} | n_bytes of machine code (jit::ModuleCode as it is: the code
+//   is position-independent, see jit.h)
 //
 // Why the cached path may skip body validation and compilation: the compiled code is position-
 // and process-independent (operands are slot/func/type indices; dispatch is by op number), and
@@ -15,6 +21,7 @@
 // seal is a keyed BLAKE3 under a secret only the operator's executor holds, so a blob that
 // passes it was written by this compiler in a run of that executor, and forgery needs the key
 // (src/wasm/DESIGN.md, "Compiled-module cache", says why a key rather than a code validator).
+// The same holds for the JIT section's machine code, which is mapped read+execute as it is.
 #include <bit>
 #include <cstring>
 
@@ -29,7 +36,7 @@ namespace genvm::wasm {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
-constexpr uint32_t kFormatVersion = 3;  // 2: keyed seal; 3: the fuse option word
+constexpr uint32_t kFormatVersion = 4;  // 2: keyed seal; 3: the fuse option word; 4: the JIT section
 // Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
 // a CompiledFunc field: a blob from another engine build must be refused, never run.
 constexpr uint32_t kEngineBuild = 17;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse; 17: the word is the families compiled in
@@ -51,6 +58,13 @@ void put_words(std::vector<uint8_t>& out, const std::vector<uint32_t>& words) {
   }
 }
 
+void put_pairs(std::vector<uint8_t>& out, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+  for (const auto& [a, b] : pairs) {
+    put32(out, a);
+    put32(out, b);
+  }
+}
+
 // Bounds-checked little-endian reader over the blob.
 struct Reader {
   std::span<const uint8_t> b;
@@ -62,7 +76,34 @@ struct Reader {
     return true;
   }
   size_t left() const { return b.size() - pos; }
+  // n pairs; the caller checked that left() holds them.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs(uint32_t n) {
+    std::vector<std::pair<uint32_t, uint32_t>> out(n);
+    for (auto& [a, c] : out) {
+      get32(a);
+      get32(c);
+    }
+    return out;
+  }
 };
+
+constexpr size_t kJitHeaderWords = 6;
+
+// Appends has_jit and, when the module has JIT code, the JIT section.
+void put_jit_section(std::vector<uint8_t>& out, const jit::ModuleCode* code) {
+  put32(out, code ? 1 : 0);
+  if (!code) return;
+  put32(out, jit::kJitBuild);
+  put32(out, jit::code_abi_fingerprint());
+  put32(out, uint32_t(code->code->size()));
+  put32(out, uint32_t(code->func_start.size()));
+  put32(out, uint32_t(code->call_sites.size()));
+  put32(out, uint32_t(code->data_ranges.size()));
+  put_words(out, code->func_start);
+  put_pairs(out, code->call_sites);
+  put_pairs(out, code->data_ranges);
+  out.insert(out.end(), code->code->base(), code->code->base() + code->code->size());
+}
 
 Error refuse(const std::string& why) { return make_error("module_cache", why); }
 
@@ -72,8 +113,17 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
   const ModuleImpl& m = *impl_;
   if (m.compiled.size() > UINT32_MAX / 64 || m.code.size() > UINT32_MAX / 8 || m.code_offsets.size() > UINT32_MAX / 16)
     return refuse("module too large to cache");
+  const jit::ModuleCode* jc = m.jit_code.get();
+  size_t jit_size = 0;
+  if (jc) {
+    if (jc->code->size() > UINT32_MAX / 8 || jc->call_sites.size() > UINT32_MAX / 16 ||
+        jc->data_ranges.size() > UINT32_MAX / 16)
+      return refuse("JIT code too large to cache");
+    jit_size = kJitHeaderWords * 4 + jc->func_start.size() * 4 + jc->call_sites.size() * 8 +
+               jc->data_ranges.size() * 8 + jc->code->size();
+  }
   std::vector<uint8_t> out;
-  out.reserve(96 + m.compiled.size() * kFuncWords * 4 + m.code.size() * 4 + m.code_offsets.size() * 8);
+  out.reserve(100 + m.compiled.size() * kFuncWords * 4 + m.code.size() * 4 + m.code_offsets.size() * 8 + jit_size);
   out.insert(out.end(), kMagic, kMagic + 4);
   put32(out, kFormatVersion);
   put32(out, kEngineBuild);
@@ -92,10 +142,8 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
       put32(out, v);
   }
   put_words(out, m.code);
-  for (const auto& [ci, off] : m.code_offsets) {
-    put32(out, ci);
-    put32(out, off);
-  }
+  put_pairs(out, m.code_offsets);
+  put_jit_section(out, jc);
   auto seal = blake3::keyed_hash(seal_key, out);
   out.insert(out.end(), seal.begin(), seal.end());
   return out;
@@ -108,7 +156,7 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
   // The seal is checked over the whole blob before any field is believed: a flipped or missing
   // byte anywhere, or a blob sealed without the key, is refused here, so the field checks below
   // only guard against a blob that this executor wrote for some other module or engine.
-  if (blob.size() < 4 + 10 * 4 + kHashLen + kHashLen) return refuse("blob truncated");
+  if (blob.size() < 4 + 11 * 4 + kHashLen + kHashLen) return refuse("blob truncated");
   if (std::memcmp(blob.data(), kMagic, 4) != 0) return refuse("not a compiled-module blob");
   auto body = blob.first(blob.size() - kHashLen);
   auto seal = blake3::keyed_hash(seal_key, body);
@@ -137,8 +185,9 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
 
   uint32_t n_funcs = 0, n_code = 0, n_offsets = 0;
   if (!r.get32(n_funcs) || !r.get32(n_code) || !r.get32(n_offsets)) return refuse("blob truncated");
-  // Counts are checked against what is left before anything is allocated from them.
-  if (uint64_t(n_funcs) * kFuncWords * 4 + uint64_t(n_code) * 4 + uint64_t(n_offsets) * 8 != r.left())
+  // Counts are checked against what is left before anything is allocated from them (the JIT
+  // section's, when it is read below).
+  if (uint64_t(n_funcs) * kFuncWords * 4 + uint64_t(n_code) * 4 + uint64_t(n_offsets) * 8 + 4 > r.left())
     return refuse("blob counts do not match its size");
 
   // The module itself is read and validated for real (cheap, module-level); only the bodies'
@@ -180,18 +229,49 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
   } else {
     for (uint32_t& w : m->code) r.get32(w);
   }
-  m->code_offsets.resize(n_offsets);
   // Not checked for order: the compiler's retag of a fused instruction may append an entry
   // whose code index is below the previous one, and the blob must reproduce the table as is.
-  for (auto& [ci, off] : m->code_offsets) {
-    r.get32(ci);
-    r.get32(off);
+  m->code_offsets = r.pairs(n_offsets);
+  for (const auto& [ci, off] : m->code_offsets)
     if (ci >= n_code || off > bytes.size()) return refuse("blob offset table implausible");
+
+  uint32_t has_jit = 0;
+  r.get32(has_jit);
+  if (has_jit > 1) return refuse("blob JIT flag implausible");
+  jit::ModuleCode jit_parts;
+  std::span<const uint8_t> jit_bytes;
+  if (has_jit) {
+    uint32_t jit_build = 0, abi = 0, n_bytes = 0, n_starts = 0, n_calls = 0, n_tables = 0;
+    if (!r.get32(jit_build) || !r.get32(abi) || !r.get32(n_bytes) || !r.get32(n_starts) || !r.get32(n_calls) ||
+        !r.get32(n_tables))
+      return refuse("blob truncated");
+    if (jit_build != jit::kJitBuild || abi != jit::code_abi_fingerprint()) return refuse("blob from another JIT build");
+    if (uint64_t(n_starts) * 4 + uint64_t(n_calls) * 8 + uint64_t(n_tables) * 8 + n_bytes != r.left())
+      return refuse("blob counts do not match its size");
+    if (n_starts != n_funcs) return refuse("blob JIT section: function count differs from the module's");
+    jit_parts.func_start.resize(n_starts);
+    for (uint32_t& start : jit_parts.func_start) r.get32(start);
+    jit_parts.call_sites = r.pairs(n_calls);
+    jit_parts.data_ranges = r.pairs(n_tables);
+    jit_bytes = body.subspan(r.pos, n_bytes);
+    r.pos += n_bytes;
   }
-  // The blob holds the interpreter's slot code only; the JIT compiles from the module's bodies
-  // (validated when the blob was written, and the seal says this executor wrote it) and the
-  // frame sizes and stack charges just read, as Module::load does after compile_functions.
-  if (opts.engine == Engine::kJit) m->jit_code = jit::compile_module(*m, &m->jit_note);
+  if (r.left() != 0) return refuse("blob counts do not match its size");
+
+  // JIT code from the blob is mapped as it is (when this CPU can run it); a blob without any
+  // (written on the interpreter, or by a run where the JIT declined the module) is compiled
+  // from the module's bodies, validated when the blob was written, with the frame sizes and
+  // stack charges just read, as Module::load does after compile_functions.
+  if (opts.engine == Engine::kJit) {
+    if (has_jit && jit::cpu_supports_jit()) {
+      auto code = jit::code_from_cache(*m, std::move(jit_parts), jit_bytes, &m->jit_note);
+      if (!code) return code.take_error();
+      m->jit_code = std::move(*code);
+      m->jit_from_cache = true;
+    } else {
+      m->jit_code = jit::compile_module(*m, &m->jit_note);
+    }
+  }
   return std::shared_ptr<const Module>(std::make_shared<Module>(std::move(m)));
 }
 

@@ -1,7 +1,9 @@
 // Fuzz target: the compiled-module cache loader, Module::load_with_compiled.
 //
-// Input: byte 0 flags (bit 0 deterministic, bit 1 metering, bit 2 "re-seal"), bytes 1..2 the
-// module's length L (u16 little-endian, clipped to what is left), L module bytes, then the blob.
+// Input: byte 0 flags (bit 0 deterministic, bit 1 metering, bit 2 "re-seal", bit 3 the JIT
+// engine: a blob's JIT section is checked and its code mapped, or the module compiled), bytes
+// 1..2 the module's length L (u16 little-endian, clipped to what is left), L module bytes, then
+// the blob.
 // Without "re-seal" the blob is taken as found, as the executor takes a cache file: only a blob
 // sealed with kFuzzKey may load, and a metered one that does is run as wasm_reader_fuzz runs
 // modules.
@@ -29,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lo.deterministic = data[0] & 1;
   lo.metering = (data[0] & 2) != 0;
   const bool reseal = (data[0] & 4) != 0;
+  if (data[0] & 8) lo.engine = Engine::kJit;
   size_t len = size_t(data[1]) | size_t(data[2]) << 8;
   if (len > size - 3) len = size - 3;
   std::span<const uint8_t> module(data + 3, len);

@@ -420,6 +420,10 @@ Status restore_instance(Store& store, Instance& inst, const InstanceSnapshot& sn
 // The JIT's one-line account of a module loaded with Engine::kJit ("jit: N functions, ..." or
 // "jit: the module runs on the interpreter: at offset N: ..."); "" for the interpreter.
 std::string engine_note(const Module& m);
+// Where a module's JIT code came from: none (the interpreter runs it), compiled by this load,
+// or mapped from a compiled-module blob (the executor rewrites a cache entry that had none).
+enum class JitCodeOrigin : uint8_t { kNone, kCompiled, kFromCache };
+JitCodeOrigin jit_code_origin(const Module& m);
 // The JIT code as assembly (genvm-wasm dump --jit); the note when there is none.
 std::string dump_jit(const Module& m);
 

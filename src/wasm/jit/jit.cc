@@ -43,6 +43,52 @@ std::unique_ptr<CodeBuffer> CodeBuffer::make(const uint8_t* bytes, size_t size) 
 
 CodeBuffer::~CodeBuffer() { munmap(base_, mapped_); }
 
+// ---- code from the compiled-module cache ----
+
+uint32_t code_abi_fingerprint() {
+  // FNV-1a over every offset generated code bakes in: a change to RunCtx, InstanceState,
+  // CallTarget or MemInst moves one, and blobs with the old offsets are refused without a bump.
+  static constexpr int kOffsets[] = {
+      kCtxFuel, kCtxCallsLeft, kCtxValuesLeft, kCtxInterrupt, kCtxStackEnd, kCtxEntryRsp, kCtxUnwind,
+      kCtxCallOut, kCtxIndirect, kCtxPendingTrap, kCtxTrap, kCtxOverflow, kCtxGrow, kCtxBulk, kCtxSegment,
+      kStMem0, kStGlobals, kStTargets, kMemBase, kMemSize, kTargetCode, kTargetState, kTargetFunc,
+      kTargetCost, kTargetFrameSlots, kTargetSize, int(kNativeFrameBytes)};
+  uint32_t h = 2166136261u;
+  for (int v : kOffsets) {
+    h ^= uint32_t(v);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, ModuleCode parts,
+                                                          std::span<const uint8_t> bytes, std::string* note) {
+  auto refuse = [](const char* why) { return make_error("module_cache", std::string("blob JIT section: ") + why); };
+  const uint64_t size = bytes.size();
+  if (size == 0) return refuse("no code");
+  if (parts.func_start.size() != m.compiled.size()) return refuse("function count differs from the module's");
+  for (uint32_t start : parts.func_start)
+    if (start >= size) return refuse("function start outside the code");
+  // call_site_offset binary-searches the call sites; add_frame maps their wasm offsets to bodies.
+  for (size_t i = 0; i < parts.call_sites.size(); ++i) {
+    const auto& [ret, wasm_offset] = parts.call_sites[i];
+    if (ret == 0 || ret > size) return refuse("call site outside the code");
+    if (i > 0 && ret <= parts.call_sites[i - 1].first) return refuse("call sites not ascending");
+    if (wasm_offset >= m.bytes.size()) return refuse("call site outside the module");
+  }
+  // The disassembler walks the jump tables in order, between instructions.
+  uint64_t table_end = 0;
+  for (const auto& [at, len] : parts.data_ranges) {
+    if (at < table_end || len == 0 || len % 8 != 0 || uint64_t(at) + len > size) return refuse("jump table implausible");
+    table_end = uint64_t(at) + len;
+  }
+  parts.code = CodeBuffer::make(bytes.data(), bytes.size());
+  if (!parts.code) return refuse("cannot map executable memory");
+  *note = "jit: " + std::to_string(m.compiled.size()) + " functions, " + std::to_string(size) +
+          " bytes of x86-64, from the module cache";
+  return std::shared_ptr<const ModuleCode>(std::make_shared<ModuleCode>(std::move(parts)));
+}
+
 namespace {
 
 // int enter(RunCtx*, const uint8_t* entry, uint64_t* fp, InstanceState*): saves the callee-saved
@@ -452,3 +498,13 @@ std::optional<Trap> run(Store& s, FuncInst* f, const StoreAccess& access) {
 }
 
 }  // namespace genvm::wasm::jit
+
+namespace genvm::wasm {
+
+JitCodeOrigin jit_code_origin(const Module& m) {
+  const ModuleImpl& mi = m.impl();
+  if (!mi.jit_code) return JitCodeOrigin::kNone;
+  return mi.jit_from_cache ? JitCodeOrigin::kFromCache : JitCodeOrigin::kCompiled;
+}
+
+}  // namespace genvm::wasm

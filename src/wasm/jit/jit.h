@@ -1,5 +1,6 @@
 // Internal: the baseline x86-64 JIT (DESIGN.md "JIT"). A module loaded with Engine::kJit is
-// compiled here once more, from its validated wasm bytes, one pass per function; an instance
+// compiled here once more, from its validated wasm bytes, one pass per function (or its code
+// is mapped back from a compiled-module blob, code_from_cache); an instance
 // of it runs on that code when every function it imports is a host function or runs on the JIT
 // too. A module with an instruction this compiler does not handle yet gets no code (`note`
 // says why) and runs on the interpreter, as does any call whose limits the JIT cannot honour
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,8 +39,8 @@ class CodeBuffer {
 };
 
 // A module's compiled code. Position-independent: no absolute address is baked in (helpers are
-// called through the run context, jump tables hold offsets), so the bytes could be stored as
-// they are in the module cache.
+// called through the run context, jump tables hold offsets), so the module cache stores the
+// bytes as they are and maps them back anywhere (code_from_cache).
 struct ModuleCode {
   std::unique_ptr<CodeBuffer> code;
   std::vector<uint32_t> func_start;  // native offset of each defined function's entry
@@ -47,6 +49,28 @@ struct ModuleCode {
   std::vector<std::pair<uint32_t, uint32_t>> call_sites;
   std::vector<std::pair<uint32_t, uint32_t>> data_ranges;  // (offset, bytes): br_table jump tables
 };
+
+// The identity of the machine code compile_module emits, kept in a cached module's JIT section
+// (module_cache.cc): a blob whose JIT build differs is refused, never run.
+// Bump on ANY change to the code compiler.cc emits (an instruction or its encoding, a
+// register's role, what a helper expects, a RunCtx/InstanceState/CallTarget offset in abi.h or
+// the layout behind it, the fuel or stack accounting in the code) or to what a ModuleCode field
+// means. Nothing can notice a forgotten bump: a stale blob would run code this runtime reads
+// differently (src/wasm/DESIGN.md, "Compiled-module cache").
+inline constexpr uint32_t kJitBuild = 1;
+// Stored beside kJitBuild: a hash of every struct offset generated code reads (abi.h), so a
+// layout change refuses old blobs even where kJitBuild was not bumped.
+uint32_t code_abi_fingerprint();
+
+// ModuleCode from a cached module's JIT section: `parts` without `code`, and the code bytes,
+// copied into a fresh read+execute mapping (W^X) once `parts` checked out against m: one entry
+// per defined function, every function start and call site inside the code, call sites strictly
+// ascending, jump tables ascending, disjoint and inside the code, wasm offsets inside the
+// module. The instructions themselves are trusted: the blob's keyed seal says this executor's
+// compiler wrote them. On success `note` is compile_module's, marked "from the module cache".
+// Error code "module_cache" (the caller compiles instead).
+Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, ModuleCode parts,
+                                                          std::span<const uint8_t> bytes, std::string* note);
 
 // Whether this CPU has every instruction set the compiler emits beyond x86-64's baseline
 // (LZCNT, BMI1's TZCNT, POPCNT, SSE4.1's ROUNDSS/ROUNDSD). The executor's default engine asks

@@ -60,7 +60,9 @@ TEST(JitSelection, AModuleFromTheCacheRunsOnTheJitLikeAFreshOne) {
   ASSERT_TRUE(blob) << blob.error().to_string();
   auto cached = Module::load_with_compiled(kAddOne, lo, *blob, key);
   ASSERT_TRUE(cached) << cached.error().to_string();
-  EXPECT_EQ(engine_note(**cached), note);
+  // Its code was mapped from the blob, not compiled again.
+  EXPECT_EQ(engine_note(**cached), note + ", from the module cache");
+  EXPECT_EQ(jit_code_origin(**cached), JitCodeOrigin::kFromCache);
   // Both give the same result and leave the same fuel.
   uint64_t fuel_left[2];
   int i = 0;

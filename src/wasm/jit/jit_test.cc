@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/blake3.h"
 #include "tools/genvm-wasm/json.h"
 #include "wasm/jit/jit.h"
 #include "wasm/spectest_host.h"
@@ -744,6 +746,286 @@ TEST(WasmJit, CodeIsMappedExecutableButNotWritable) {
   std::string listing = dump_jit(*r.module);
   EXPECT_NE(listing.find("func 0"), std::string::npos) << listing;
   EXPECT_NE(listing.find("ret"), std::string::npos) << listing;
+}
+
+
+// ---- JIT code from the compiled-module cache (module_cache.cc's JIT section) ----
+
+constexpr SealKey kCacheKey = {7, 1, 7, 2, 7, 3, 7, 4, 7, 5, 7, 6, 7, 7, 7, 8, 7, 9, 7, 10, 7, 11, 7, 12, 7, 13, 7, 14, 7, 15, 7, 16};
+
+// What the JIT section has to carry: direct and indirect calls (call sites for backtraces),
+// br_table (jump tables, stored as offsets), a loop (fuel regions), memory, globals, a trap three
+// calls deep, a host import, and recursion deep enough for the stack rule.
+const char* kCachedModule = R"((module
+  (import "env" "host" (func $host (param i32) (result i32)))
+  (type $ii (func (param i32) (result i32)))
+  (memory 1)
+  (global $g (mut i32) (i32.const 7))
+  (table 2 funcref)
+  (elem (i32.const 0) $double)
+  (func $double (type $ii) (i32.mul (local.get 0) (i32.const 2)))
+  (func (export "indirect") (param i32 i32) (result i32) (call_indirect (type $ii) (local.get 1) (local.get 0)))
+  (func (export "switch") (param i32) (result i32)
+    (block $c (block $b (block $a (br_table $a $b $c (local.get 0)))
+      (return (i32.const 10))) (return (i32.const 20))) (i32.const 30))
+  (func (export "sum") (param $n i32) (result i32) (local $acc i32)
+    (block $out (loop $l
+      (br_if $out (i32.eqz (local.get $n)))
+      (local.set $acc (i32.add (local.get $acc) (call $host (local.get $n))))
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br $l)))
+    (global.set $g (local.get $acc))
+    (i32.store (i32.const 8) (local.get $acc))
+    (i32.load (i32.const 8)))
+  (func $deep (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (i32.load (i32.const 70000)))
+      (else (call $deep (i32.sub (local.get 0) (i32.const 1))))))
+  (func (export "trap") (result i32) (call $deep (i32.const 3)))
+  (func $rec (export "rec") (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0)) (then (i32.const 0))
+      (else (i32.add (i32.const 1) (call $rec (i32.sub (local.get 0) (i32.const 1))))))))
+)";
+
+void define_cache_host(Store& s, Linker& l) {
+  l.define_host(s, "env", "host", FuncType{{ValType::I32}, {ValType::I32}},
+                [](Caller&, std::span<const Value> in, std::span<Value> out) -> std::optional<Trap> {
+                  out[0] = Value::i32(in[0].as_i32() * 3);
+                  return std::nullopt;
+                });
+}
+
+// Every call of kCachedModule under fuel budgets from plenty down to running out in the middle:
+// values, traps with their backtraces, fuel left and the stack-rule counters. `on_jit` says
+// whether the instance ran on JIT code.
+std::string cached_transcript(const std::shared_ptr<const Module>& m, bool* on_jit) {
+  std::string out;
+  for (uint64_t fuel : {uint64_t(1000000), uint64_t(900), uint64_t(333), uint64_t(40)}) {
+    StoreConfig sc;
+    sc.fuel_enabled = true;
+    sc.call_stack_limit = 300;
+    Store store(sc);
+    Linker linker;
+    define_cache_host(store, linker);
+    auto inst = linker.instantiate(store, m, "cached");
+    if (!inst) return "instantiate: " + inst.error().to_string();
+    *on_jit = bool((*inst)->impl().jit);
+    auto call = [&](const char* name, std::vector<Value> args) {
+      store.set_fuel(fuel);
+      out += std::string(name) + ": " + describe(call_with(store, (*inst)->get_func(name), std::move(args)), store) + "\n";
+    };
+    call("indirect", {Value::i32(0), Value::i32(21)});
+    call("indirect", {Value::i32(1), Value::i32(21)});
+    call("indirect", {Value::i32(5), Value::i32(21)});
+    for (int k = 0; k < 4; ++k) call("switch", {Value::i32(k)});
+    call("sum", {Value::i32(20)});
+    call("trap", {});
+    call("rec", {Value::i32(50)});
+    call("rec", {Value::i32(1000)});
+  }
+  return out;
+}
+
+LoadOptions jit_metered() {
+  LoadOptions lo;
+  lo.metering = true;
+  lo.engine = Engine::kJit;
+  return lo;
+}
+
+// Offset of has_jit in a blob (module_cache.cc's layout: 64 bytes of header, three counts, the
+// functions, code words and offset pairs).
+size_t jit_flag_at(const ModuleImpl& m) {
+  return 64 + 12 + m.compiled.size() * 28 + m.code.size() * 4 + m.code_offsets.size() * 8;
+}
+
+std::vector<uint8_t> reseal_with_cache_key(std::vector<uint8_t> b) {
+  b.resize(b.size() - 32);
+  auto h = blake3::keyed_hash(kCacheKey, b);
+  b.insert(b.end(), h.begin(), h.end());
+  return b;
+}
+
+TEST(WasmJitCache, CodeFromTheBlobIsMappedNotCompiledAndRunsLikeAFreshCompile) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  if (!jit::cpu_supports_jit()) GTEST_SKIP() << "this CPU cannot run the JIT";
+  auto bytes = wat(kCachedModule);
+  auto fresh = Module::load(bytes, jit_metered());
+  ASSERT_TRUE(fresh) << fresh.error().to_string();
+  ASSERT_EQ(jit_code_origin(**fresh), JitCodeOrigin::kCompiled) << engine_note(**fresh);
+  auto blob = (*fresh)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(blob);
+  auto cached = Module::load_with_compiled(bytes, jit_metered(), *blob, kCacheKey);
+  ASSERT_TRUE(cached) << cached.error().to_string();
+  EXPECT_EQ(jit_code_origin(**cached), JitCodeOrigin::kFromCache);
+  EXPECT_NE(engine_note(**cached).find("from the module cache"), std::string::npos) << engine_note(**cached);
+  EXPECT_EQ(engine_note(**fresh).find("from the module cache"), std::string::npos) << engine_note(**fresh);
+
+  // The same code, at another address, with the same tables.
+  const jit::ModuleCode& a = *(*fresh)->impl().jit_code;
+  const jit::ModuleCode& b = *(*cached)->impl().jit_code;
+  ASSERT_EQ(a.code->size(), b.code->size());
+  EXPECT_NE(a.code->base(), b.code->base());
+  EXPECT_EQ(std::memcmp(a.code->base(), b.code->base(), a.code->size()), 0);
+  EXPECT_EQ(a.func_start, b.func_start);
+  EXPECT_EQ(a.call_sites, b.call_sites);
+  EXPECT_EQ(a.data_ranges, b.data_ranges);
+  EXPECT_FALSE(b.data_ranges.empty()) << "br_table's jump table";
+
+  bool fresh_on_jit = false, cached_on_jit = false;
+  const std::string want = cached_transcript(*fresh, &fresh_on_jit);
+  EXPECT_TRUE(fresh_on_jit);
+  EXPECT_NE(want.find("i32:42 "), std::string::npos) << want;
+  EXPECT_NE(want.find("i32:30 "), std::string::npos) << want;
+  EXPECT_NE(want.find("i32:630 "), std::string::npos) << want;  // 3 * (1 + ... + 20)
+  EXPECT_NE(want.find("table_out_of_bounds"), std::string::npos) << want;
+  EXPECT_NE(want.find("memory_out_of_bounds"), std::string::npos) << want;
+  EXPECT_NE(want.find("stack_overflow"), std::string::npos) << want;
+  EXPECT_NE(want.find("out_of_fuel"), std::string::npos) << want;
+  EXPECT_NE(want.find(" 5 "), std::string::npos) << "a backtrace frame of $deep: " << want;
+  EXPECT_EQ(cached_transcript(*cached, &cached_on_jit), want);
+  EXPECT_TRUE(cached_on_jit);
+
+  // The cached module writes the same blob again (a rewrite changes nothing).
+  auto again = (*cached)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *blob);
+
+  // Mapped W^X like compiled code.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  bool found = false;
+  while (std::getline(maps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+    if (uintptr_t(b.code->base()) >= lo && uintptr_t(b.code->base()) < hi) {
+      found = true;
+      EXPECT_EQ(std::string(perms).substr(0, 3), "r-x") << line;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(WasmJitCache, ATruncatedOrImplausibleJitSectionIsRefused) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  if (!jit::cpu_supports_jit()) GTEST_SKIP() << "this CPU cannot run the JIT";
+  auto bytes = wat(kCachedModule);
+  auto fresh = Module::load(bytes, jit_metered());
+  ASSERT_TRUE(fresh);
+  const ModuleImpl& mi = (*fresh)->impl();
+  const jit::ModuleCode& jc = *mi.jit_code;
+  ASSERT_GE(jc.call_sites.size(), 2u);
+  ASSERT_FALSE(jc.data_ranges.empty());
+  auto blob = (*fresh)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(blob);
+  const size_t flag = jit_flag_at(mi);
+  auto le32 = [&](const std::vector<uint8_t>& b, size_t at) {
+    return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24;
+  };
+  auto put = [](std::vector<uint8_t>& b, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[at + size_t(i)] = uint8_t(v >> (8 * i));
+  };
+  // The layout as this test reads it: has_jit, then build, ABI, n_bytes, and the three counts.
+  ASSERT_EQ(le32(*blob, flag), 1u);
+  ASSERT_EQ(le32(*blob, flag + 4), jit::kJitBuild);
+  ASSERT_EQ(le32(*blob, flag + 12), uint32_t(jc.code->size()));
+  ASSERT_EQ(le32(*blob, flag + 16), uint32_t(jc.func_start.size()));
+  const size_t starts = flag + 28, calls = starts + 4 * jc.func_start.size(), tables = calls + 8 * jc.call_sites.size();
+  auto refused = [&](const std::vector<uint8_t>& b, const std::string& why) {
+    auto r = Module::load_with_compiled(bytes, jit_metered(), b, kCacheKey);
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_EQ(r.error().code, "module_cache") << why;
+    EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
+  };
+  // Cut anywhere in the JIT section: the seal refuses it, and so do the counts once re-sealed.
+  for (size_t cut : {flag + 2, flag + 20, calls + 3, tables + 5, blob->size() - 33}) {
+    std::vector<uint8_t> t(blob->begin(), blob->begin() + long(cut));
+    refused(t, "seal mismatch");
+    t.insert(t.end(), 32, 0);
+    refused(reseal_with_cache_key(t), cut > flag + 4 && cut < flag + 28 ? "blob truncated" : "counts do not match");
+  }
+  auto t = *blob;
+  put(t, flag, 2);
+  refused(reseal_with_cache_key(t), "JIT flag implausible");
+  t = *blob;
+  put(t, flag + 4, jit::kJitBuild + 1);
+  refused(reseal_with_cache_key(t), "another JIT build");
+  t = *blob;
+  put(t, flag + 8, jit::code_abi_fingerprint() ^ 1);
+  refused(reseal_with_cache_key(t), "another JIT build");
+  t = *blob;
+  put(t, flag + 12, uint32_t(jc.code->size() + 1));
+  refused(reseal_with_cache_key(t), "counts do not match");
+  t = *blob;
+  put(t, starts, uint32_t(jc.code->size()));  // a function entry past the code
+  refused(reseal_with_cache_key(t), "function start outside the code");
+  t = *blob;
+  put(t, calls, uint32_t(jc.code->size() + 16));  // a return address past the code
+  refused(reseal_with_cache_key(t), "call site outside the code");
+  t = *blob;
+  put(t, calls, jc.call_sites[1].first);  // two calls at one return address
+  refused(reseal_with_cache_key(t), "call sites not ascending");
+  t = *blob;
+  put(t, calls + 4, uint32_t(bytes.size()));  // a call at a wasm offset past the module
+  refused(reseal_with_cache_key(t), "call site outside the module");
+  t = *blob;
+  put(t, tables, uint32_t(jc.code->size() - 4));  // a jump table running off the end
+  refused(reseal_with_cache_key(t), "jump table implausible");
+  t = *blob;
+  put(t, tables + 4, 12);  // not whole entries
+  refused(reseal_with_cache_key(t), "jump table implausible");
+  // Another function count in the JIT section than in the blob and the module.
+  auto small_bytes = wat(R"((module (func (export "f") (result i32) i32.const 1)))");
+  auto small = Module::load(small_bytes, jit_metered());
+  ASSERT_TRUE(small);
+  const size_t small_flag = jit_flag_at((*small)->impl());
+  auto sb = (*small)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(sb);
+  ASSERT_TRUE(Module::load_with_compiled(small_bytes, jit_metered(), *sb, kCacheKey));
+  put(*sb, small_flag + 16, 2);
+  sb->insert(sb->begin() + long(small_flag + 28), 4, 0);
+  auto r = Module::load_with_compiled(small_bytes, jit_metered(), reseal_with_cache_key(*sb), kCacheKey);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("JIT section: function count differs"), std::string::npos) << r.error().message;
+  // The untouched blob still loads (the refusals above are the mutations').
+  EXPECT_TRUE(Module::load_with_compiled(bytes, jit_metered(), *blob, kCacheKey));
+}
+
+TEST(WasmJitCache, ABlobWithoutJitCodeIsCompiledOnTheJitAndOneWithItRunsOnTheInterpreter) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  if (!jit::cpu_supports_jit()) GTEST_SKIP() << "this CPU cannot run the JIT";
+  auto bytes = wat(kCachedModule);
+  LoadOptions interp = jit_metered();
+  interp.engine = Engine::kInterp;
+  auto on_interp = Module::load(bytes, interp);
+  ASSERT_TRUE(on_interp);
+  auto interp_blob = (*on_interp)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(interp_blob);
+  ASSERT_EQ(interp_blob->size(), jit_flag_at((*on_interp)->impl()) + 4 + 32) << "no JIT section";
+  auto compiled = Module::load_with_compiled(bytes, jit_metered(), *interp_blob, kCacheKey);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_EQ(jit_code_origin(**compiled), JitCodeOrigin::kCompiled) << engine_note(**compiled);
+  // Its blob now carries the code: what the executor rewrites the entry with.
+  auto jit_blob = (*compiled)->serialize_compiled(kCacheKey);
+  ASSERT_TRUE(jit_blob);
+  EXPECT_GT(jit_blob->size(), interp_blob->size());
+  auto mapped = Module::load_with_compiled(bytes, jit_metered(), *jit_blob, kCacheKey);
+  ASSERT_TRUE(mapped);
+  EXPECT_EQ(jit_code_origin(**mapped), JitCodeOrigin::kFromCache);
+  // The interpreter takes the slot code of a blob with JIT code and leaves the machine code.
+  auto interp_again = Module::load_with_compiled(bytes, interp, *jit_blob, kCacheKey);
+  ASSERT_TRUE(interp_again);
+  EXPECT_EQ(jit_code_origin(**interp_again), JitCodeOrigin::kNone);
+  bool on_jit = true;
+  const std::string want = cached_transcript(*on_interp, &on_jit);
+  EXPECT_FALSE(on_jit);
+  EXPECT_EQ(cached_transcript(*interp_again, &on_jit), want);
+  EXPECT_FALSE(on_jit);
+  EXPECT_EQ(cached_transcript(*compiled, &on_jit), want);
+  EXPECT_TRUE(on_jit);
+  EXPECT_EQ(cached_transcript(*mapped, &on_jit), want);
+  EXPECT_TRUE(on_jit);
 }
 
 }  // namespace
