@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates fuzz/module_cache_fuzz/: for a few modules, under each load-option pair, the seed
+# Regenerates fuzz/module_cache_fuzz/: for a few modules, under each load-option pair and both
+# engines (flags bit 3: the JIT, whose blobs carry a JIT section), the seed
 # `flags | u16 module length | module | blob` (module_cache_fuzz.cc has the layout) with the blob
 # sealed by the fuzz key, once as is (flags bit 2 clear: it loads and runs) and once with the
 # re-seal bit (the fuzzer then mutates behind the seal).
@@ -20,10 +21,11 @@ int main(int argc, char** argv) {
   std::ifstream in(argv[1], std::ios::binary);
   std::vector<uint8_t> mod((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (mod.size() > 0xffff) return 1;
-  for (int flags = 0; flags < 8; ++flags) {
+  for (int flags = 0; flags < 16; ++flags) {
     genvm::wasm::LoadOptions lo;
     lo.deterministic = flags & 1;
     lo.metering = (flags & 2) != 0;
+    if (flags & 8) lo.engine = genvm::wasm::Engine::kJit;  // the blob gets a JIT section
     auto m = genvm::wasm::Module::load(mod, lo);
     if (!m) return 1;
     auto blob = (*m)->serialize_compiled(kKey);
