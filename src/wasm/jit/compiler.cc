@@ -240,6 +240,15 @@ class ModuleCompiler : public CodeGenerator {
   void materialize_from(uint32_t from) {
     for (uint32_t i = from; i < h(); ++i) materialize(i);
   }
+  // Operand-stack entries walked whole (block starts, local.set/tee): a few per instruction in
+  // real code, quadratic in a hostile body (a deep stack, then many blocks or local writes).
+  // Past the budget (64 per body byte) the module runs on the interpreter, whose compiler
+  // keeps these walks linear (src/wasm/DESIGN.md "Limits").
+  void charge_stack_walk(uint64_t entries) {
+    stack_walk_ += entries;
+    if (stack_walk_ > stack_walk_budget_) throw Refuse{op_at_, "operand stack walks beyond the JIT's compile budget"};
+  }
+  uint64_t stack_walk_ = 0, stack_walk_budget_ = 0;
   // Replaces the top `pops` operands by one result in the slot of the lowest, from rax.
   void result_rax(uint32_t pops) {
     uint32_t at = h() - pops;
@@ -412,6 +421,8 @@ class ModuleCompiler : public CodeGenerator {
     ctrls_.clear();
     dead_depth_ = 0;
     flags_cc_ = -1;
+    stack_walk_ = 0;
+    stack_walk_budget_ = uint64_t(body.body_end - body.body_offset) * 64 + (uint64_t(1) << 20);
 
     L(func_labels_[def]);
     func_start_[def] = uint32_t(getSize());
@@ -481,6 +492,7 @@ class ModuleCompiler : public CodeGenerator {
       case 0x02: case 0x03: case 0x04: {
         uint32_t np, nr;
         block_type(np, nr);
+        charge_stack_walk(h());
         materialize_from(0);
         Ctrl c{op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf, 0, np, nr};
         if (op == 0x04) {
@@ -584,6 +596,7 @@ class ModuleCompiler : public CodeGenerator {
         uint32_t top = h() - 1;
         // Operands still reading x get their own copy before x changes (the top one too: a
         // local.tee leaves it on the stack).
+        charge_stack_walk(h());
         for (uint32_t i = 0; i < h(); ++i)
           if (stack_[i].local == int64_t(x)) materialize(i);
         if (stack_[top].is_const) store_const(x, stack_[top].c);
