@@ -16,7 +16,10 @@
  *                  start-up here.
  *
  * Constructors run exactly once (ctors_done), whichever export comes first; destructors only
- * through exit() at the end of _start. */
+ * through exit() at the end of _start.
+ *
+ * CPython's C-recursion budget is lowered to GENVM_C_RECURSION_BUDGET right after its
+ * initialisation (docs/PROTOCOLS.md, "## Python runner", Stack depth). */
 #include <Python.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,20 @@
 #include <wasi/api.h>
 
 extern void __wasm_call_ctors(void);
+
+/* The C-recursion units (tstate->c_recursion_remaining) a run may nest. CPython's WASI figure,
+ * Py_C_RECURSION_LIMIT = 5000, assumes a stack measured in bytes; GenVM's stack rule gives a
+ * sub-VM 1024 wasm frames (spec 02-wasm, "Stack Limiting"), and C recursion takes up to 3.5
+ * frames per unit on this build (measured: a __getattr__ recursing through getattr() is 7
+ * frames per level and 2 units; repr, json, pickle and tracebacks 2 frames per unit). At 5000
+ * the engine's limit came first: the ~1000-entry traceback of a RecursionError at the default
+ * recursion limit, freed recursively (tb_dealloc -> _Py_Dealloc, 2 frames per entry), overflowed
+ * the 1024 frames before the trashcan (which starts 50 units before the budget ends) could break
+ * the chain.
+ * 250 units * 3.5 frames leave ~150 frames for what runs below the contract. Plain
+ * Python-to-Python calls use no units (3.13 runs them in one eval loop), so the recursion
+ * limit (sys.getrecursionlimit, default 1000) is unchanged. */
+#define GENVM_C_RECURSION_BUDGET 250
 
 static int ctors_done;
 static int python_ready;
@@ -68,6 +85,9 @@ static void initialise(char *run_module, size_t run_module_size) {
   }
   fail(Py_InitializeFromConfig(&config));
   PyConfig_Clear(&config);
+  /* Relative, though initialisation leaves no C recursion open: the compiler's own guards
+   * (symtable, ast) count their depth as Py_C_RECURSION_LIMIT - c_recursion_remaining. */
+  PyThreadState_Get()->c_recursion_remaining -= Py_C_RECURSION_LIMIT - GENVM_C_RECURSION_BUDGET;
   python_ready = 1;
 }
 
