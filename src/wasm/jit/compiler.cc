@@ -8,10 +8,10 @@
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 
 #include "wasm/byte_cursor.h"
@@ -53,31 +53,40 @@ int nondet_arity(uint32_t op) {
 class ModuleCompiler : public CodeGenerator {
  public:
   ModuleCompiler(const ModuleImpl& m, Allocator* alloc)
-      : CodeGenerator(4096 * 16, AutoGrow, alloc), m_(m) {
+      : CodeGenerator(initial_buffer_bytes(m), AutoGrow, alloc), m_(m) {
     setDefaultJmpNEAR(true);
+  }
+
+  // The code buffer is sized from the function bodies (x86-64 runs to about 4.7 bytes per byte
+  // of wasm on CPython, fuel charges included), so a large module's code is rarely copied by
+  // the buffer growing (AutoGrow doubles it); the pages are only touched as code is written.
+  static size_t initial_buffer_bytes(const ModuleImpl& m) {
+    size_t wasm = 0;
+    for (const FuncBody& b : m.bodies) wasm += b.body_end - b.body_offset;
+    return std::min(kMaxCodeBytes, size_t(4096) * 16 + wasm / 4 * 21);
   }
 
   void compile_all() {
     const size_t n = m_.compiled.size();
-    func_labels_.resize(n);
+    func_targets_.resize(n);
     func_start_.resize(n);
     // Shared tails first, so every jump to them is backwards (resolved when emitted, never
     // queued in the assembler's table of pending labels): a trap site jumps to trap_common_
     // with kind in esi and wasm offset in edx; a prologue whose stack check fails jumps to
     // overflow_common_ (rsp at the return address).
-    L(trap_common_);
+    bind(trap_common_);
     mov(rdi, r15);
     mov(rcx, rsp);
     mov(r8, r12);
     call(qword[r15 + kCtxTrap]);
     jmp(qword[r15 + kCtxUnwind]);
-    L(overflow_common_);
+    bind(overflow_common_);
     mov(rdi, r15);
     mov(rsi, rsp);
     sub(rsp, 8);
     call(qword[r15 + kCtxOverflow]);
     jmp(qword[r15 + kCtxUnwind]);
-    L(unwind_);
+    bind(unwind_);
     jmp(qword[r15 + kCtxUnwind]);
     for (uint32_t i = 0; i < n; ++i) {
       compile_function(i);
@@ -85,29 +94,23 @@ class ModuleCompiler : public CodeGenerator {
     }
   }
 
-  // After ready(): the fuel charges are written into their instructions and the jump tables'
-  // absolute entries become offsets from their table, so the code is position-independent.
+  // After ready(): the fuel charges are written into their instructions (the jump tables'
+  // entries are offsets from their table already: the code is position-independent).
   void finish(ModuleCode& out) {
     uint8_t* code = const_cast<uint8_t*>(getCode());
     for (const auto& [pos, count] : fuel_patches_) {
       int32_t v = int32_t(count);
       std::memcpy(code + pos, &v, 4);
     }
-    for (const auto& [pos, entries] : tables_) {
-      for (uint32_t k = 0; k < entries; ++k) {
-        uint64_t abs;
-        std::memcpy(&abs, code + pos + 8 * k, 8);
-        int64_t rel = int64_t(abs - reinterpret_cast<uint64_t>(code + pos));
-        std::memcpy(code + pos + 8 * k, &rel, 8);
-      }
-      out.data_ranges.emplace_back(uint32_t(pos), uint32_t(8 * entries));
-    }
+    for (const auto& [pos, entries] : tables_) out.data_ranges.emplace_back(uint32_t(pos), uint32_t(8 * entries));
     out.func_start = func_start_;
     out.call_sites = std::move(call_sites_);
   }
 
  private:
   enum Kind : uint8_t { kBlock, kLoop, kIf, kElse, kFunc };
+  using LabelId = uint32_t;  // a label of the function being compiled (see new_label)
+  static constexpr LabelId kNoLabel = UINT32_MAX;
   // An operand: in its slot, a constant not yet written anywhere, or a reference to a local
   // (local.get) read from the local's slot until that local is written (local.set/tee write
   // pending references to their own slots first) or a block boundary writes it.
@@ -120,8 +123,8 @@ class ModuleCompiler : public CodeGenerator {
     Kind kind;
     uint32_t height;  // operand height below the block's params
     uint32_t nparams, nresults;
-    Label* label = nullptr;       // branch target: the loop head, or the end
-    Label* else_label = nullptr;  // if: where the condition jumps when false
+    LabelId label = kNoLabel;       // branch target: the loop head, or the end
+    LabelId else_label = kNoLabel;  // if: where the condition jumps when false
     bool else_bound = false;
     bool unreachable = false;     // after br/return/unreachable: the rest of the block is dead
     int outer_region = -1;        // loop: the enclosing fuel region
@@ -129,14 +132,113 @@ class ModuleCompiler : public CodeGenerator {
   struct TrapStub {
     TrapKind kind;
     uint32_t at;
-    Label* label = nullptr;               // for jumps through xbyak's labels (made on demand)
-    std::vector<uint32_t> raw_sites = {};  // rel32 fields of trap_if's jumps, patched at the stub
+    std::vector<uint32_t> raw_sites = {};  // rel32 fields of the jumps to it, patched at the stub
   };
 
-  // A label of the function being compiled: all of them are bound by its end and then dropped,
-  // so the assembler's label tables stay as small as one function (they grew with the module:
-  // most of the compile time of a large module went into them).
-  Label& new_label() { return labels_.emplace_back(); }
+  // ---- labels, ours rather than xbyak's (whose hash tables per label were most of the compile
+  // time of a large module): a target's offset once bound and the fields that wait for it. The
+  // jumps are encoded as xbyak encodes them (with setDefaultJmpNEAR): to a bound target within
+  // rel8 reach the 2-byte form, otherwise rel32; calls always rel32 ----
+  struct Target {
+    int64_t pos = -1;
+    std::vector<uint32_t> rel32_sites;                       // rel32 fields (end = site + 4)
+    std::vector<std::pair<uint32_t, uint32_t>> table_sites;  // (jump-table entry, its table)
+  };
+  static constexpr uint8_t kJmp = 0x10;  // beside the condition codes: an unconditional jump
+
+  // A label of the function being compiled: all are bound by its end, and their slots are
+  // reused by the next function.
+  LabelId new_label() {
+    if (labels_used_ == labels_.size()) labels_.emplace_back();
+    Target& t = labels_[labels_used_];
+    t.pos = -1;
+    t.rel32_sites.clear();
+    t.table_sites.clear();
+    return LabelId(labels_used_++);
+  }
+  Target& lbl(LabelId id) { return labels_[id]; }
+
+  // Room for n more bytes (an instruction is at most 15).
+  void ensure(size_t n) {
+    if (size_ + n <= maxSize_) return;
+    growMemory();
+    if (size_ + n > maxSize_) throw Refuse{op_at_, "out of memory for the JIT's code"};
+  }
+  void put8(uint32_t b) { top_[size_++] = uint8_t(b); }
+  void put32(uint32_t v) {
+    std::memcpy(top_ + size_, &v, 4);
+    size_ += 4;
+  }
+  // jcc (cc: the condition nibble) or jmp (kJmp) to t.
+  void jump(uint8_t cc, Target& t) {
+    ensure(16);
+    if (t.pos >= 0) {
+      const int64_t disp = t.pos - int64_t(size_);
+      if (disp - 2 >= -128 && disp - 2 <= 127) {
+        put8(cc == kJmp ? 0xeb : 0x70 | cc);
+        put8(uint32_t(disp - 2));
+      } else if (cc == kJmp) {
+        put8(0xe9);
+        put32(uint32_t(disp - 5));
+      } else {
+        put8(0x0f);
+        put8(0x80 | cc);
+        put32(uint32_t(disp - 6));
+      }
+      return;
+    }
+    if (cc == kJmp) {
+      put8(0xe9);
+    } else {
+      put8(0x0f);
+      put8(0x80 | cc);
+    }
+    t.rel32_sites.push_back(uint32_t(size_));
+    put32(0);
+  }
+  void call_to(Target& t) {
+    ensure(16);
+    put8(0xe8);
+    if (t.pos >= 0) {
+      put32(uint32_t(t.pos - int64_t(size_) - 4));
+      return;
+    }
+    t.rel32_sites.push_back(uint32_t(size_));
+    put32(0);
+  }
+  // lea rcx, [rip + t]
+  void lea_rcx_rip(Target& t) {
+    ensure(16);
+    put8(0x48);
+    put8(0x8d);
+    put8(0x0d);
+    t.rel32_sites.push_back(uint32_t(size_));
+    put32(0);
+  }
+  // A jump-table entry: t's offset from the table at `table`.
+  void table_entry(Target& t, size_t table) {
+    ensure(16);
+    int64_t rel = 0;
+    if (t.pos >= 0) rel = t.pos - int64_t(table);
+    else t.table_sites.emplace_back(uint32_t(size_), uint32_t(table));
+    std::memcpy(top_ + size_, &rel, 8);
+    size_ += 8;
+  }
+  void bind(Target& t) {
+    t.pos = int64_t(size_);
+    for (uint32_t site : t.rel32_sites) {
+      const int32_t rel = int32_t(t.pos - int64_t(site) - 4);
+      std::memcpy(top_ + site, &rel, 4);
+    }
+    for (const auto& [site, table] : t.table_sites) {
+      const int64_t rel = t.pos - int64_t(table);
+      std::memcpy(top_ + site, &rel, 8);
+    }
+    t.rel32_sites.clear();
+    t.table_sites.clear();
+  }
+  void bind(LabelId id) { bind(lbl(id)); }
+  void jump(uint8_t cc, LabelId id) { jump(cc, lbl(id)); }
 
   // ---- decoding ----
   void block_type(uint32_t& np, uint32_t& nr) {
@@ -197,6 +299,49 @@ class ModuleCompiler : public CodeGenerator {
   uint32_t src(uint32_t i) const { return stack_[i].local >= 0 ? uint32_t(stack_[i].local) : home(i); }
   Address q(uint32_t s) const { return qword[rbx + int32_t(s) * 8]; }
   Address d(uint32_t s) const { return dword[rbx + int32_t(s) * 8]; }
+
+  // ---- the most frequent instructions, encoded here byte for byte as xbyak encodes them
+  // (building xbyak's operand objects was most of the compile time left after labels) ----
+  // ModRM (and disp) of `reg` with [rbx + disp].
+  void modrm_rbx(int reg, int32_t disp) {
+    const uint32_t r = uint32_t(reg & 7) << 3;
+    if (disp == 0) {
+      put8(r | 3);
+    } else if (disp >= -128 && disp <= 127) {
+      put8(0x40 | r | 3);
+      put8(uint32_t(disp));
+    } else {
+      put8(0x80 | r | 3);
+      put32(uint32_t(disp));
+    }
+  }
+  // `opcode` with reg and slot s ([rbx + 8 s]): mov r, [s] (0x8b), mov [s], r (0x89), add 0x03,
+  // sub 0x2b, and 0x23, or 0x0b, xor 0x33, cmp 0x3b; 64-bit when w.
+  void slot_op(uint32_t opcode, bool w, int reg, uint32_t s) {
+    ensure(16);
+    const uint32_t rex = 0x40 | (w ? 8 : 0) | (reg >= 8 ? 4 : 0);
+    if (rex != 0x40) put8(rex);
+    put8(opcode);
+    modrm_rbx(reg, int32_t(s) * 8);
+  }
+  void load_slot64(const Reg& r, uint32_t s) { slot_op(0x8b, true, r.getIdx(), s); }
+  void load_slot32(const Reg& r, uint32_t s) { slot_op(0x8b, false, r.getIdx(), s); }
+  void store_slot64(uint32_t s, const Reg& r) { slot_op(0x89, true, r.getIdx(), s); }
+  // mov qword [s], imm32 (sign-extended)
+  void store_slot_imm(uint32_t s, uint32_t imm) {
+    ensure(16);
+    put8(0x48);
+    put8(0xc7);
+    modrm_rbx(0, int32_t(s) * 8);
+    put32(imm);
+  }
+  // mov r32, imm32 (zero-extends)
+  void mov_imm32(int reg, uint32_t v) {
+    ensure(16);
+    if (reg >= 8) put8(0x41);
+    put8(0xb8 | (reg & 7));
+    put32(v);
+  }
   void push_slot() {
     stack_.push_back(Entry{});
     if (L_ + h() > frame_slots_) throw Refuse{op_at_, "operand stack deeper than the interpreter's frame"};
@@ -207,29 +352,44 @@ class ModuleCompiler : public CodeGenerator {
   }
   void pop_n(uint32_t n) { stack_.resize(stack_.size() - n); }
   void load_imm(const Reg64& r, uint64_t v) {
-    if (v <= 0xffffffffull) mov(Reg32(r.getIdx()), uint32_t(v));
-    else mov(r, v);
+    if (v <= 0xffffffffull) {
+      mov_imm32(r.getIdx(), uint32_t(v));
+      return;
+    }
+    // mov r64, imm: imm32 sign-extended (REX.W C7 /0) when it fits, else imm64 (REX.W B8+r)
+    ensure(16);
+    const int reg = r.getIdx();
+    put8(0x48 | (reg >= 8 ? 1 : 0));
+    if (int64_t(v) == int64_t(int32_t(uint32_t(v)))) {
+      put8(0xc7);
+      put8(0xc0 | (reg & 7));
+      put32(uint32_t(v));
+    } else {
+      put8(0xb8 | (reg & 7));
+      put32(uint32_t(v));
+      put32(uint32_t(v >> 32));
+    }
   }
   void store_const(uint32_t s, uint64_t v) {
     if (int64_t(v) == int64_t(int32_t(uint32_t(v)))) {
-      mov(q(s), v);  // imm32, sign-extended
+      store_slot_imm(s, uint32_t(v));  // imm32, sign-extended
     } else {
       load_imm(rax, v);
-      mov(q(s), rax);
+      store_slot64(s, rax);
     }
   }
   void load32(const Reg32& r, uint32_t i) {
-    if (stack_[i].is_const) mov(r, uint32_t(stack_[i].c));
-    else mov(r, d(src(i)));
+    if (stack_[i].is_const) mov_imm32(r.getIdx(), uint32_t(stack_[i].c));
+    else load_slot32(r, src(i));
   }
   void load64(const Reg64& r, uint32_t i) {
     if (stack_[i].is_const) load_imm(r, stack_[i].c);
-    else mov(r, q(src(i)));
+    else load_slot64(r, src(i));
   }
   void materialize(uint32_t i) {
     if (stack_[i].local >= 0) {
-      mov(rax, q(uint32_t(stack_[i].local)));
-      mov(q(home(i)), rax);
+      load_slot64(rax, uint32_t(stack_[i].local));
+      store_slot64(home(i), rax);
       stack_[i].local = -1;
       return;
     }
@@ -254,7 +414,7 @@ class ModuleCompiler : public CodeGenerator {
     uint32_t at = h() - pops;
     pop_n(pops);
     push_slot();
-    mov(q(home(at)), rax);
+    store_slot64(home(at), rax);
   }
 
   // ---- traps ----
@@ -264,31 +424,32 @@ class ModuleCompiler : public CodeGenerator {
     if (fresh) traps_.push_back(TrapStub{k, uint32_t(at)});
     return traps_[it->second];
   }
-  Label& trap(TrapKind k, size_t at) {
-    TrapStub& t = stub(k, at);
-    if (!t.label) t.label = &new_label();
-    return *t.label;
-  }
   // Condition codes of trap_if (the low nibble of the 0x0f 0x8X jcc opcode).
-  enum Cc : uint8_t { kCcB = 0x2, kCcE = 0x4, kCcNe = 0x5, kCcA = 0x7, kCcS = 0x8 };
-  // A conditional jump to a trap stub, encoded by hand (0x0f 0x80+cc rel32) and patched when the
-  // stub is emitted: the most frequent trap sites (bounds checks, fuel, division) then cost no
-  // label in xbyak's tables, which were most of the compile time of a large module.
-  void trap_if(Cc cc, TrapKind k, size_t at) {
+  enum Cc : uint8_t {
+    kCcB = 0x2, kCcAe = 0x3, kCcE = 0x4, kCcNe = 0x5, kCcBe = 0x6, kCcA = 0x7, kCcS = 0x8, kCcP = 0xa,
+    kCcL = 0xc, kCcGe = 0xd, kCcLe = 0xe, kCcG = 0xf,
+  };
+  // A jump (jcc rel32, or jmp rel32 for kJmp) to a trap stub, patched when the stub is emitted
+  // (at the function's end: every jump to a stub is forwards).
+  void trap_if(uint8_t cc, TrapKind k, size_t at) {
     TrapStub& t = stub(k, at);
-    db(0x0f);
-    db(0x80 | cc);
-    t.raw_sites.push_back(uint32_t(getSize()));
-    dd(0);
+    ensure(16);
+    if (cc == kJmp) {
+      put8(0xe9);
+    } else {
+      put8(0x0f);
+      put8(0x80 | cc);
+    }
+    t.raw_sites.push_back(uint32_t(size_));
+    put32(0);
   }
   void emit_trap_stubs() {
     for (const TrapStub& t : traps_) {
-      if (t.label) L(*t.label);
       const size_t pos = getSize();
       if (t.kind == TrapKind::kOutOfFuel) mov(qword[r15 + kCtxFuel], 0);  // as the interpreter: fuel is 0
       mov(esi, uint32_t(t.kind));
       mov(edx, t.at);
-      jmp(trap_common_);
+      jump(kJmp, trap_common_);
       uint8_t* code = const_cast<uint8_t*>(getCode());  // valid until the buffer next grows
       for (uint32_t site : t.raw_sites) {
         const int32_t rel = int32_t(int64_t(pos) - int64_t(site + 4));
@@ -344,8 +505,8 @@ class ModuleCompiler : public CodeGenerator {
       const Entry& e = stack_[first + k];
       from[k] = e.is_const ? UINT32_MAX : src(first + k);
       if (e.local >= 0 && uint64_t(e.local) >= dst0 && uint64_t(e.local) < uint64_t(dst0) + n) {
-        mov(rax, q(uint32_t(e.local)));
-        mov(q(home(first + k)), rax);
+        load_slot64(rax, uint32_t(e.local));
+        store_slot64(home(first + k), rax);
         from[k] = home(first + k);
       }
     }
@@ -366,8 +527,8 @@ class ModuleCompiler : public CodeGenerator {
           movsq();
         } else {
           for (uint32_t j = k; j < end; ++j) {
-            mov(rax, q(from[j]));
-            mov(q(dst0 + j), rax);
+            load_slot64(rax, from[j]);
+            store_slot64(dst0 + j, rax);
           }
         }
       }
@@ -398,7 +559,7 @@ class ModuleCompiler : public CodeGenerator {
     settle_branch_values(arity(t));
     if (t.kind == kFunc) return emit_return();
     branch_copies(t);
-    jmp(*t.label);
+    jump(kJmp, t.label);
   }
   void reload_memory() {
     mov(rax, qword[r12 + kStMem0]);
@@ -424,22 +585,22 @@ class ModuleCompiler : public CodeGenerator {
     stack_walk_ = 0;
     stack_walk_budget_ = uint64_t(body.body_end - body.body_offset) * 64 + (uint64_t(1) << 20);
 
-    L(func_labels_[def]);
+    bind(func_targets_[def]);
     func_start_[def] = uint32_t(getSize());
     // Entry: the stack rule's charge (a failure is reported at the caller's call), then the
     // frame (InstanceState word), declared locals zeroed, the function region's fuel.
     cmp(dword[r15 + kCtxCallsLeft], 0);
-    je(overflow_common_);
+    jump(kCcE, overflow_common_);
     cmp(dword[r15 + kCtxValuesLeft], cost_);
-    jb(overflow_common_);
+    jump(kCcB, overflow_common_);
     lea(rax, ptr[rbx + int32_t(frame_slots_) * 8]);
     cmp(rax, qword[r15 + kCtxStackEnd]);
-    ja(overflow_common_);
+    jump(kCcA, overflow_common_);
     sub(dword[r15 + kCtxCallsLeft], 1);
     sub(dword[r15 + kCtxValuesLeft], cost_);
     push(r12);
     if (cf.num_locals <= 8) {
-      for (uint32_t k = 0; k < cf.num_locals; ++k) mov(q(cf.num_params + k), 0);
+      for (uint32_t k = 0; k < cf.num_locals; ++k) store_slot_imm(cf.num_params + k, 0);
     } else {
       xor_(eax, eax);
       lea(rdi, ptr[rbx + int32_t(cf.num_params) * 8]);
@@ -453,7 +614,7 @@ class ModuleCompiler : public CodeGenerator {
     begin_region(body.body_offset);
     while (!ctrls_.empty()) step();
     emit_trap_stubs();
-    labels_.clear();
+    labels_used_ = 0;
     in_ = nullptr;
   }
 
@@ -485,7 +646,7 @@ class ModuleCompiler : public CodeGenerator {
     }
     switch (op) {
       case 0x00:
-        jmp(trap(TrapKind::kUnreachable, at));
+        trap_if(kJmp, TrapKind::kUnreachable, at);
         set_unreachable();
         return;
       case 0x01: return;
@@ -497,13 +658,13 @@ class ModuleCompiler : public CodeGenerator {
         Ctrl c{op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf, 0, np, nr};
         if (op == 0x04) {
           uint32_t k = pop_condition();  // the writes above are movs: the flags survive them
-          c.else_label = &new_label();
-          jcc(negate(k), *c.else_label);
+          c.else_label = new_label();
+          jcc(negate(k), c.else_label);
         }
         c.height = h() - np;
-        c.label = &new_label();
+        c.label = new_label();
         if (op == 0x03) {
-          L(*c.label);
+          bind(c.label);
           c.outer_region = cur_region_;
           ctrls_.push_back(c);
           begin_region(at);
@@ -516,9 +677,9 @@ class ModuleCompiler : public CodeGenerator {
         Ctrl& c = ctrls_.back();
         if (!c.unreachable) {
           materialize_from(c.height);
-          jmp(*c.label);
+          jump(kJmp, c.label);
         }
-        L(*c.else_label);
+        bind(c.else_label);
         c.else_bound = true;
         c.kind = kElse;
         c.unreachable = false;
@@ -534,8 +695,8 @@ class ModuleCompiler : public CodeGenerator {
           if (!c.unreachable) emit_return();
           return;
         }
-        if (c.kind == kIf && !c.else_bound) L(*c.else_label);
-        if (c.kind != kLoop) L(*c.label);
+        if (c.kind == kIf && !c.else_bound) bind(c.else_label);
+        if (c.kind != kLoop) bind(c.label);
         else cur_region_ = c.outer_region;
         stack_.resize(c.height);
         for (uint32_t k = 0; k < c.nresults; ++k) push_slot();
@@ -551,12 +712,12 @@ class ModuleCompiler : public CodeGenerator {
         Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
         settle_branch_values(arity(t));
         if (t.kind == kFunc || needs_copies(t)) {
-          Label& skip = new_label();
+          const LabelId skip = new_label();
           jcc(negate(k), skip);
           emit_branch(depth);  // slot copies (movs) then the jump or the return
-          L(skip);
+          bind(skip);
         } else {
-          jcc(k, *t.label);
+          jcc(k, t.label);
         }
         return;
       }
@@ -600,7 +761,7 @@ class ModuleCompiler : public CodeGenerator {
         for (uint32_t i = 0; i < h(); ++i)
           if (stack_[i].local == int64_t(x)) materialize(i);
         if (stack_[top].is_const) store_const(x, stack_[top].c);
-        else if (src(top) != x) { mov(rax, q(src(top))); mov(q(x), rax); }
+        else if (src(top) != x) { load_slot64(rax, src(top)); store_slot64(x, rax); }
         if (op == 0x21) pop_n(1);
         return;
       }
@@ -612,7 +773,7 @@ class ModuleCompiler : public CodeGenerator {
         if (op == 0x23) {
           mov(rax, qword[rcx]);
           push_slot();
-          mov(q(home(h() - 1)), rax);
+          store_slot64(home(h() - 1), rax);
         } else {
           load64(rax, h() - 1);
           mov(qword[rcx], rax);
@@ -625,7 +786,7 @@ class ModuleCompiler : public CodeGenerator {
         mov(rax, r14);
         shr(rax, 16);
         push_slot();
-        mov(q(home(h() - 1)), rax);
+        store_slot64(home(h() - 1), rax);
         return;
       }
       case 0x40: {
@@ -635,7 +796,7 @@ class ModuleCompiler : public CodeGenerator {
         mov(rsi, r12);
         call(qword[r15 + kCtxGrow]);
         bt(rax, 32);
-        jc(trap(TrapKind::kHostError, at));
+        trap_if(kCcB, TrapKind::kHostError, at);
         mov(eax, eax);
         result_rax(1);
         reload_memory();
@@ -666,7 +827,7 @@ class ModuleCompiler : public CodeGenerator {
           load32(r8d, a + 2);
           call(qword[r15 + kCtxBulk]);
           test(eax, eax);
-          jnz(trap(TrapKind::kMemoryOutOfBounds, at));
+          trap_if(kCcNe, TrapKind::kMemoryOutOfBounds, at);
           pop_n(3);
           return;
         }
@@ -705,13 +866,13 @@ class ModuleCompiler : public CodeGenerator {
     mov(r8d, y);
     lea(r9, ptr[rbx + int32_t(home(first)) * 8]);
     call(qword[r15 + kCtxSegment]);
-    Label& ok = new_label();
+    const LabelId ok = new_label();
     test(eax, eax);
-    jz(ok);
+    jump(kCcE, ok);
     lea(esi, ptr[rax - 1]);
     mov(edx, uint32_t(at));
-    jmp(trap_common_);
-    L(ok);
+    jump(kJmp, trap_common_);
+    bind(ok);
     if (pops) {
       pop_n(pops);
       if (result) push_slot();
@@ -721,7 +882,7 @@ class ModuleCompiler : public CodeGenerator {
   // Deterministic mode: the instruction traps when reached; the code after it stays live, as in
   // the interpreter (it is compiled and charged, though never run).
   void nondet(uint32_t pops, size_t at) {
-    jmp(trap(TrapKind::kNondetInstruction, at));
+    trap_if(kJmp, TrapKind::kNondetInstruction, at);
     pop_n(pops);
     push_slot();
   }
@@ -910,13 +1071,13 @@ class ModuleCompiler : public CodeGenerator {
           else cvtsi2ss(xmm0, r);
         };
         if (k == 3) {
-          Label& big = new_label();
-          Label& done = new_label();
+          const LabelId big = new_label();
+          const LabelId done = new_label();
           test(rax, rax);
-          js(big);
+          jump(kCcS, big);
           cvt(rax);
-          jmp(done);
-          L(big);
+          jump(kJmp, done);
+          bind(big);
           mov(rcx, rax);
           shr(rcx, 1);
           and_(eax, 1);
@@ -924,7 +1085,7 @@ class ModuleCompiler : public CodeGenerator {
           cvt(rcx);
           if (wide) addsd(xmm0, xmm0);
           else addss(xmm0, xmm0);
-          L(done);
+          bind(done);
         } else {
           cvt(rax);
         }
@@ -950,25 +1111,25 @@ class ModuleCompiler : public CodeGenerator {
   // ORs the bits (-0 wins), max ANDs them (+0 wins); otherwise minss/maxss (exact when ordered
   // and different).
   void min_max(bool is_max, bool wide) {
-    Label& nan = new_label();
-    Label& ne = new_label();
-    Label& done = new_label();
+    const LabelId nan = new_label();
+    const LabelId ne = new_label();
+    const LabelId done = new_label();
     loadf(xmm0, h() - 2, wide);
     loadf(xmm1, h() - 1, wide);
     fcompare(xmm0, xmm1, wide);
-    jp(nan);
-    jne(ne);
+    jump(kCcP, nan);
+    jump(kCcNe, ne);
     if (is_max) andps(xmm0, xmm1);
     else orps(xmm0, xmm1);
-    jmp(done);
-    L(ne);
+    jump(kJmp, done);
+    bind(ne);
     if (wide) { if (is_max) maxsd(xmm0, xmm1); else minsd(xmm0, xmm1); }
     else { if (is_max) maxss(xmm0, xmm1); else minss(xmm0, xmm1); }
-    jmp(done);
-    L(nan);
+    jump(kJmp, done);
+    bind(nan);
     if (wide) { mov(rax, uint64_t(0x7ff8000000000000ull)); movq(xmm0, rax); }
     else { mov(eax, 0x7fc00000u); movd(xmm0, eax); }
-    L(done);
+    bind(done);
     xmm0_to_rax(wide, false);
     result_rax(2);
   }
@@ -994,20 +1155,24 @@ class ModuleCompiler : public CodeGenerator {
       if (from64) { uint64_t b; std::memcpy(&b, &v, 8); mov(rax, b); movq(xmm1, rax); }
       else { float f = float(v); uint32_t b; std::memcpy(&b, &f, 4); mov(eax, b); movd(xmm1, eax); }
     };
-    Label& done = new_label();
-    Label* nan = saturating ? &new_label() : &trap(TrapKind::kBadConversionToInteger, at);
-    Label* below = saturating ? &new_label() : &trap(TrapKind::kIntegerOverflow, at);
-    Label* above = saturating ? &new_label() : &trap(TrapKind::kIntegerOverflow, at);
+    // The three ways out: labels of the saturating results, or the trap stubs.
+    const LabelId done = new_label();
+    const LabelId nan = saturating ? new_label() : kNoLabel;
+    const LabelId below = saturating ? new_label() : kNoLabel;
+    const LabelId above = saturating ? new_label() : kNoLabel;
+    auto out = [&](uint8_t cc, LabelId l, TrapKind k) {
+      if (saturating) jump(cc, l);
+      else trap_if(cc, k, at);
+    };
     loadf(xmm0, top, from64);
     fcompare(xmm0, xmm0, from64);
-    jp(*nan);
+    out(kCcP, nan, TrapKind::kBadConversionToInteger);
     load_bound(lo);
     fcompare(xmm0, xmm1, from64);
-    if (lo_inclusive) jb(*below);
-    else jbe(*below);
+    out(lo_inclusive ? kCcB : kCcBe, below, TrapKind::kIntegerOverflow);
     load_bound(hi);
     fcompare(xmm0, xmm1, from64);
-    jae(*above);
+    out(kCcAe, above, TrapKind::kIntegerOverflow);
     auto cvt = [&](const auto& r) {
       if (from64) cvttsd2si(r, xmm0);
       else cvttss2si(r, xmm0);
@@ -1019,32 +1184,32 @@ class ModuleCompiler : public CodeGenerator {
       if (!to64) mov(eax, eax);
     } else {
       // u64: values from 2^63 are reduced by 2^63 (exact), converted, and get the top bit back.
-      Label& small = new_label();
+      const LabelId small = new_label();
       load_bound(9223372036854775808.0);
       fcompare(xmm0, xmm1, from64);
-      jb(small);
+      jump(kCcB, small);
       if (from64) subsd(xmm0, xmm1);
       else subss(xmm0, xmm1);
       cvt(rax);
       btc(rax, 63);
-      jmp(done);
-      L(small);
+      jump(kJmp, done);
+      bind(small);
       cvt(rax);
     }
     if (saturating) {
       const uint64_t vmin = is_signed ? (to64 ? uint64_t(1) << 63 : 0x80000000ull) : 0;
       const uint64_t vmax = is_signed ? (to64 ? (uint64_t(1) << 63) - 1 : 0x7fffffffull) : (to64 ? ~uint64_t(0) : 0xffffffffull);
-      jmp(done);
-      L(*nan);
+      jump(kJmp, done);
+      bind(nan);
       xor_(eax, eax);
-      jmp(done);
-      L(*below);
+      jump(kJmp, done);
+      bind(below);
       load_imm(rax, vmin);
-      jmp(done);
-      L(*above);
+      jump(kJmp, done);
+      bind(above);
       load_imm(rax, vmax);
     }
-    L(done);
+    bind(done);
     result_rax(1);
   }
 
@@ -1056,11 +1221,11 @@ class ModuleCompiler : public CodeGenerator {
       if (stack_[b].is_const && int64_t(stack_[b].c) == int64_t(int32_t(uint32_t(stack_[b].c))))
         cmp(rax, uint32_t(stack_[b].c));
       else if (stack_[b].is_const) { load_imm(rcx, stack_[b].c); cmp(rax, rcx); }
-      else cmp(rax, q(src(b)));
+      else slot_op(0x3b, true, 0, src(b));
     } else {
       load32(eax, a);
       if (stack_[b].is_const) cmp(eax, uint32_t(stack_[b].c));
-      else cmp(eax, d(src(b)));
+      else slot_op(0x3b, false, 0, src(b));
     }
     result_in_flags(2, k);
   }
@@ -1076,19 +1241,9 @@ class ModuleCompiler : public CodeGenerator {
     static const uint8_t kNot[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
     return kNot[k];
   }
-  void jcc(uint32_t k, const Label& l) {
-    switch (k) {
-      case 0: je(l); break;
-      case 1: jne(l); break;
-      case 2: jl(l); break;
-      case 3: jb(l); break;
-      case 4: jg(l); break;
-      case 5: ja(l); break;
-      case 6: jle(l); break;
-      case 7: jbe(l); break;
-      case 8: jge(l); break;
-      default: jae(l); break;
-    }
+  void jcc(uint32_t k, LabelId l) {
+    static const uint8_t kCc[10] = {kCcE, kCcNe, kCcL, kCcB, kCcG, kCcA, kCcLe, kCcBe, kCcGe, kCcAe};
+    jump(kCc[k], l);
   }
   void materialize_flags() {
     if (flags_cc_ < 0) return;
@@ -1134,17 +1289,15 @@ class ModuleCompiler : public CodeGenerator {
     const uint64_t bc = stack_[b].c;
     const bool b_imm32 = bconst && (!wide || int64_t(bc) == int64_t(int32_t(uint32_t(bc))));
     // The right operand for and/or/xor/add/sub: an immediate, or its slot.
-    auto alu = [&](auto op32, auto op64) {
+    auto alu = [&](auto op32, auto op64, uint32_t slot_opcode) {
       if (b_imm32) {
         if (wide) op64(A, uint32_t(bc));
         else op32(A32, uint32_t(bc));
       } else if (bconst) {
         load_imm(B, bc);
         op64(A, B);
-      } else if (wide) {
-        op64(A, q(src(b)));
       } else {
-        op32(A32, d(src(b)));
+        slot_op(slot_opcode, wide, A.getIdx(), src(b));
       }
     };
     auto loadb = [&]() {
@@ -1152,8 +1305,8 @@ class ModuleCompiler : public CodeGenerator {
       else load32(B32, b);
     };
     switch (k) {
-      case 0: alu([&](const Reg& r, auto v) { add(r, v); }, [&](const Reg& r, auto v) { add(r, v); }); break;
-      case 1: alu([&](const Reg& r, auto v) { sub(r, v); }, [&](const Reg& r, auto v) { sub(r, v); }); break;
+      case 0: alu([&](const Reg& r, auto v) { add(r, v); }, [&](const Reg& r, auto v) { add(r, v); }, 0x03); break;
+      case 1: alu([&](const Reg& r, auto v) { sub(r, v); }, [&](const Reg& r, auto v) { sub(r, v); }, 0x2b); break;
       case 2:
         loadb();
         if (wide) imul(A, B);
@@ -1161,19 +1314,19 @@ class ModuleCompiler : public CodeGenerator {
         break;
       case 3: case 4: case 5: case 6: {
         loadb();
-        Label& done = new_label();
+        const LabelId done = new_label();
         if (wide) test(B, B);
         else test(B32, B32);
         trap_if(kCcE, TrapKind::kIntegerDivideByZero, at);
         if (k == 3 || k == 5) {
           // INT_MIN / -1 overflows (a trap for div_s; rem_s of it is 0); x86 would fault on both.
-          Label& regular = new_label();
+          const LabelId regular = new_label();
           if (wide) cmp(B, -1);
           else cmp(B32, -1);
-          jne(regular);
+          jump(kCcNe, regular);
           if (k == 5) {
             xor_(eax, eax);
-            jmp(done);
+            jump(kJmp, done);
           } else {
             if (wide) {
               mov(rdx, uint64_t(1) << 63);
@@ -1183,7 +1336,7 @@ class ModuleCompiler : public CodeGenerator {
             }
             trap_if(kCcE, TrapKind::kIntegerOverflow, at);
           }
-          L(regular);
+          bind(regular);
           if (wide) { cqo(); idiv(B); }
           else { cdq(); idiv(B32); }
         } else {
@@ -1192,12 +1345,12 @@ class ModuleCompiler : public CodeGenerator {
           else div(B32);
         }
         if (k == 5 || k == 6) mov(A, rdx);
-        L(done);
+        bind(done);
         break;
       }
-      case 7: alu([&](const Reg& r, auto v) { and_(r, v); }, [&](const Reg& r, auto v) { and_(r, v); }); break;
-      case 8: alu([&](const Reg& r, auto v) { or_(r, v); }, [&](const Reg& r, auto v) { or_(r, v); }); break;
-      case 9: alu([&](const Reg& r, auto v) { xor_(r, v); }, [&](const Reg& r, auto v) { xor_(r, v); }); break;
+      case 7: alu([&](const Reg& r, auto v) { and_(r, v); }, [&](const Reg& r, auto v) { and_(r, v); }, 0x23); break;
+      case 8: alu([&](const Reg& r, auto v) { or_(r, v); }, [&](const Reg& r, auto v) { or_(r, v); }, 0x0b); break;
+      case 9: alu([&](const Reg& r, auto v) { xor_(r, v); }, [&](const Reg& r, auto v) { xor_(r, v); }, 0x33); break;
       default: {
         // Shifts and rotates: the count is taken modulo the width by the hardware, as in wasm.
         const Reg& R = wide ? static_cast<const Reg&>(A) : static_cast<const Reg&>(A32);
@@ -1287,28 +1440,29 @@ class ModuleCompiler : public CodeGenerator {
     mov(ecx, n);
     cmp(eax, ecx);
     cmovae(eax, ecx);
-    Label& table = new_label();
-    lea(rcx, ptr[rip + table]);
+    const LabelId table = new_label();
+    lea_rcx_rip(lbl(table));
     mov(rax, qword[rcx + rax * 8]);
     add(rax, rcx);
     jmp(rax);
     // One stub per distinct target that needs copies (or returns), so the code grows with the
     // nesting depth, not with the table.
-    std::map<uint32_t, Label*> stub;
-    std::vector<Label*> dest;
+    std::map<uint32_t, LabelId> stub;
+    std::vector<LabelId> dest;
     for (uint32_t dd : depths) {
       Ctrl& t = ctrls_[ctrls_.size() - 1 - dd];
       if (t.kind != kFunc && !needs_copies(t)) { dest.push_back(t.label); continue; }
       auto it = stub.find(dd);
-      if (it == stub.end()) it = stub.emplace(dd, &new_label()).first;
+      if (it == stub.end()) it = stub.emplace(dd, new_label()).first;
       dest.push_back(it->second);
     }
     align(8);
-    L(table);
-    tables_.emplace_back(getSize(), uint32_t(dest.size()));
-    for (Label* l : dest) putL(*l);
+    bind(table);
+    const size_t table_pos = getSize();
+    tables_.emplace_back(table_pos, uint32_t(dest.size()));
+    for (LabelId l : dest) table_entry(lbl(l), table_pos);
     for (const auto& [dd, l] : stub) {
-      L(*l);
+      bind(l);
       emit_branch(dd);
       if (getSize() > kMaxCodeBytes) throw Refuse{at, "module too large for the JIT"};
     }
@@ -1322,7 +1476,7 @@ class ModuleCompiler : public CodeGenerator {
     const int32_t base = int32_t(home(h() - np)) * 8;  // the callee's frame starts at its arguments
     if (f >= m_.num_imported_funcs) {
       if (base) add(rbx, base);
-      call(func_labels_[f - m_.num_imported_funcs]);
+      call_to(func_targets_[f - m_.num_imported_funcs]);
       call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
       mov(r12, qword[rsp]);  // a tail call in the callee may have left another instance's
       if (base) sub(rbx, base);
@@ -1340,19 +1494,19 @@ class ModuleCompiler : public CodeGenerator {
   // A call through the CallTarget in rax: JIT code directly (r12 switched to the callee's
   // instance and restored from this frame after), anything else through the call_out helper.
   void call_target(int32_t base, size_t at) {
-    Label& out = new_label();
-    Label& done = new_label();
+    const LabelId out = new_label();
+    const LabelId done = new_label();
     mov(rcx, qword[rax + kTargetCode]);
     test(rcx, rcx);
-    jz(out);
+    jump(kCcE, out);
     if (base) add(rbx, base);
     mov(r12, qword[rax + kTargetState]);
     call(rcx);
     call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
     mov(r12, qword[rsp]);  // this frame's own instance
     if (base) sub(rbx, base);
-    jmp(done);
-    L(out);
+    jump(kJmp, done);
+    bind(out);
     mov(rdi, r15);
     mov(rsi, r12);
     mov(rdx, rax);
@@ -1361,8 +1515,8 @@ class ModuleCompiler : public CodeGenerator {
     mov(r9d, uint32_t(at));
     call(qword[r15 + kCtxCallOut]);
     test(eax, eax);
-    jnz(unwind_);
-    L(done);
+    jump(kCcNe, unwind_);
+    bind(done);
   }
 
   // ---- tail calls (return_call, return_call_indirect), as the interpreter's do_tail_call: the
@@ -1375,17 +1529,16 @@ class ModuleCompiler : public CodeGenerator {
   // The stack rule with this frame's charge refunded, against a callee of cost ecx and frame
   // size edi slots; commits the refund when it passes (rax is kept).
   void tail_check(size_t at) {
-    Label& so = trap(TrapKind::kStackOverflow, at);
     mov(edx, dword[r15 + kCtxCallsLeft]);
     add(edx, 1);
-    jz(so);
+    trap_if(kCcE, TrapKind::kStackOverflow, at);
     mov(esi, dword[r15 + kCtxValuesLeft]);
     add(esi, cost_);
     cmp(esi, ecx);
-    jb(so);
+    trap_if(kCcB, TrapKind::kStackOverflow, at);
     lea(rdi, ptr[rbx + rdi * 8]);
     cmp(rdi, qword[r15 + kCtxStackEnd]);
-    ja(so);
+    trap_if(kCcA, TrapKind::kStackOverflow, at);
     mov(dword[r15 + kCtxCallsLeft], edx);
     mov(dword[r15 + kCtxValuesLeft], esi);
   }
@@ -1400,7 +1553,7 @@ class ModuleCompiler : public CodeGenerator {
       mov(edi, cf.frame_slots);
       tail_check(at);
       add(rsp, 8);
-      jmp(func_labels_[f - m_.num_imported_funcs]);
+      jump(kJmp, func_targets_[f - m_.num_imported_funcs]);
     } else {
       if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
       mov(rax, qword[r12 + kStTargets]);
@@ -1422,13 +1575,13 @@ class ModuleCompiler : public CodeGenerator {
     mov(edx, table);
     mov(ecx, type_index);
     call(qword[r15 + kCtxIndirect]);
-    Label& found = new_label();
+    const LabelId found = new_label();
     test(rax, rax);
-    jnz(found);
+    jump(kCcNe, found);
     mov(esi, dword[r15 + kCtxPendingTrap]);
     mov(edx, uint32_t(at));
-    jmp(trap_common_);
-    L(found);
+    jump(kJmp, trap_common_);
+    bind(found);
   }
 
   void tail_call_indirect(size_t at) {
@@ -1436,25 +1589,25 @@ class ModuleCompiler : public CodeGenerator {
     const uint32_t np = uint32_t(m_.types[type_index].params.size());
     const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
     lookup_indirect_target(table, type_index, np, at);
-    mov(q(index_slot), rax);
+    store_slot64(index_slot, rax);
     copy_values(h() - np, np, 0);
-    mov(rax, q(index_slot));
+    load_slot64(rax, index_slot);
     tail_call_target(at);
     set_unreachable();
   }
 
   // The arguments are in slots [0, np); rax is the CallTarget.
   void tail_call_target(size_t at) {
-    Label& out = new_label();
+    const LabelId out = new_label();
     cmp(qword[rax + kTargetCode], 0);
-    je(out);
+    jump(kCcE, out);
     mov(ecx, dword[rax + kTargetCost]);
     mov(edi, dword[rax + kTargetFrameSlots]);
     tail_check(at);
     mov(r12, qword[rax + kTargetState]);
     add(rsp, 8);
     jmp(qword[rax + kTargetCode]);
-    L(out);
+    bind(out);
     mov(rdi, r15);
     mov(rsi, r12);
     mov(rdx, rax);
@@ -1463,7 +1616,7 @@ class ModuleCompiler : public CodeGenerator {
     mov(r9, (uint64_t(cost_) + 1) << 32 | uint32_t(at));
     call(qword[r15 + kCtxCallOut]);
     test(eax, eax);
-    jnz(unwind_);
+    jump(kCcNe, unwind_);
     // The results are in slots [0, results); the helper refunded the charge.
     add(rsp, 8);
     ret();
@@ -1482,10 +1635,11 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   const ModuleImpl& m_;
-  std::deque<Label> labels_;  // the current function's
-  std::deque<Label> func_labels_;  // one per defined function (calls may jump forwards)
+  std::vector<Target> labels_;  // the current function's: [0, labels_used_) in use
+  size_t labels_used_ = 0;
+  std::vector<Target> func_targets_;  // one per defined function's entry (calls may jump forwards)
   std::vector<uint32_t> func_start_;
-  Label trap_common_, overflow_common_, unwind_;
+  Target trap_common_, overflow_common_, unwind_;
   std::vector<std::pair<size_t, uint64_t>> fuel_patches_;  // (imm32 position, region count)
   std::vector<std::pair<size_t, uint32_t>> tables_;        // (position, entries)
   std::vector<std::pair<uint32_t, uint32_t>> call_sites_;
