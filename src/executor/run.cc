@@ -17,6 +17,7 @@
 #include "executor/result.h"
 #include "executor/engine_choice.h"
 #include "executor/runner_location.h"
+#include "executor/runner_marks.h"
 #include "executor/storage.h"
 #include "executor/u256.h"
 #include "executor/vm.h"
@@ -246,7 +247,10 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   ctx.engine = engine->engine;
   log.debug("genvm::run", "engine", {{"engine", LogValue::str(std::string(engine_name(engine->engine)))},
                                      {"why", LogValue::str(engine->why)}});
-  ctx.runners = std::make_shared<runners::RunnerDirectory>(runner_location->runners_dir, runner_location->registry_dir);
+  auto runner_dir = std::make_shared<runners::RunnerDirectory>(runner_location->runners_dir, runner_location->registry_dir);
+  // An archive checked whole once is remembered in the module cache (runner_marks.h).
+  if (!opts.module_cache.empty()) runner_dir->remember_checks(std::make_shared<SealedArchiveChecks>(opts.module_cache));
+  ctx.runners = std::move(runner_dir);
   ctx.fees = &*meter;
   ctx.fee_allocation = data->message_fee_allocation;
 

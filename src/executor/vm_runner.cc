@@ -27,7 +27,7 @@ Error vm_error_of(const Error& e) {
   return make_error(std::move(code), e.message);
 }
 
-bool within(std::string_view part, const std::string& whole) {
+bool within(std::string_view part, std::string_view whole) {
   return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
 }
 

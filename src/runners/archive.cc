@@ -85,7 +85,7 @@ constexpr std::size_t kLocalLen = 30, kCentralLen = 46, kEndLen = 22;
 Archive single_file(std::shared_ptr<const std::string> owner, std::string_view file,
                     std::string_view runner_json, std::string_view version) {
   Archive a;
-  a.blob = std::move(owner);
+  a.blob = share_bytes(std::move(owner));
   a.files.emplace("file", file);
   a.files.emplace("runner.json", runner_json);
   if (!version.empty()) a.files.emplace("version", version);
@@ -145,6 +145,17 @@ std::string wasm_module_name(std::string_view wasm) {
   return {};
 }
 
+SharedBytes share_bytes(std::shared_ptr<const std::string> owner) {
+  struct Owned {
+    std::shared_ptr<const std::string> owner;
+    std::string_view view;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->view = *owner;
+  owned->owner = std::move(owner);
+  return SharedBytes(owned, &owned->view);
+}
+
 const std::string_view* Archive::find(std::string_view name) const {
   auto it = files.find(name);
   return it == files.end() ? nullptr : &it->second;
@@ -173,6 +184,10 @@ bool is_valid_entry_name(std::string_view name, bool is_directory) {
 }
 
 Result<Archive> read_zip(std::shared_ptr<const std::string> blob, const ArchiveLimits& limits) {
+  return read_zip(share_bytes(std::move(blob)), limits, ZipCrc::kCheck);
+}
+
+Result<Archive> read_zip(SharedBytes blob, const ArchiveLimits& limits, ZipCrc crc_check) {
   const std::string_view data = *blob;
   if (data.size() > limits.max_bytes) {
     return malformed("archive of " + std::to_string(data.size()) + " octets exceeds the limit");
@@ -207,6 +222,7 @@ Result<Archive> read_zip(std::shared_ptr<const std::string> blob, const ArchiveL
   spans.reserve(count);
   Archive arch;
   arch.blob = blob;
+  arch.directory = data.substr(cd_off);
   std::size_t pos = cd_off;
   for (std::size_t i = 0; i < count; ++i) {
     if (!r.has(pos, kCentralLen) || r.u32(pos) != kCentralSig) {
@@ -249,7 +265,7 @@ Result<Archive> read_zip(std::shared_ptr<const std::string> blob, const ArchiveL
       return malformed("zip: contents of " + shown + " run past the entries");
     }
     std::string_view contents = data.substr(data_off, csize);
-    if (crc32(contents) != crc) return malformed("zip: CRC-32 of " + shown + " does not match");
+    if (crc_check == ZipCrc::kCheck && crc32(contents) != crc) return malformed("zip: CRC-32 of " + shown + " does not match");
     spans.push_back({local_off, data_off + csize});
     if (!is_dir) arch.files.insert_or_assign(std::string(name), contents);
     pos = next;
@@ -314,11 +330,10 @@ Result<Archive> archive_from_code(std::shared_ptr<const std::string> code, const
   }
   // The archive owns both the code and the derived texts; `blob` is the code (its size is the
   // runner's size for the load charge).
-  struct Owned { std::shared_ptr<const std::string> code; std::string header, version; };
-  auto owned = std::make_shared<Owned>(Owned{code, std::move(*header), std::move(version)});
-  std::shared_ptr<const std::string> alias(owned, owned->code.get());
+  struct Owned { std::shared_ptr<const std::string> code; std::string header, version; std::string_view view; };
+  auto owned = std::make_shared<Owned>(Owned{code, std::move(*header), std::move(version), *code});
   Archive a;
-  a.blob = alias;
+  a.blob = SharedBytes(owned, &owned->view);
   a.files.emplace("file", std::string_view(*owned->code));
   a.files.emplace("runner.json", std::string_view(owned->header));
   if (!owned->version.empty()) a.files.emplace("version", std::string_view(owned->version));

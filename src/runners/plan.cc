@@ -1,4 +1,12 @@
 // The runner directory and runner.json interpretation into a Plan.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <fstream>
 #include <set>
 
@@ -54,6 +62,55 @@ Result<std::string> read_bounded(const std::filesystem::path& path, std::size_t 
     return malformed("not readable (" + path.string() + ")");
   }
   return bytes;
+}
+
+// A runner archive mapped read-only, its stamp taken from the descriptor it was mapped from.
+Result<SharedBytes> map_file(const std::filesystem::path& path, std::size_t max_bytes, FileStamp& stamp) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return malformed("not installed (" + path.string() + ": " + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return malformed("not installed (" + path.string() + ": not a regular file)");
+  }
+  if (std::uint64_t(st.st_size) > max_bytes) {
+    ::close(fd);
+    return malformed("runner file " + path.string() + " exceeds the size limit");
+  }
+  stamp = FileStamp{std::uint64_t(st.st_dev), std::uint64_t(st.st_ino), std::uint64_t(st.st_size),
+                    std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                    std::int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+  struct Mapping {
+    void* base = nullptr;
+    std::size_t size = 0;
+    std::string_view view;
+    ~Mapping() {
+      if (base) ::munmap(base, size);
+    }
+  };
+  auto m = std::make_shared<Mapping>();
+  if (st.st_size > 0) {
+    void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int e = errno;
+      ::close(fd);
+      return malformed("not readable (" + path.string() + ": " + std::strerror(e) + ")");
+    }
+    m->base = p;
+    m->size = std::size_t(st.st_size);
+    m->view = std::string_view(static_cast<const char*>(p), m->size);
+  }
+  ::close(fd);
+  return SharedBytes(m, &m->view);
+}
+
+// Whether a file's last change (mtime and ctime) is at least two seconds before now.
+bool settled(const FileStamp& stamp) {
+  struct timespec now {};
+  if (::clock_gettime(CLOCK_REALTIME, &now) != 0) return false;
+  const std::int64_t now_ns = std::int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+  constexpr std::int64_t kMargin = 2'000'000'000;
+  return stamp.ctime_ns < now_ns - kMargin && stamp.mtime_ns < now_ns - kMargin;
 }
 
 // `to` must be an absolute guest path outside /vm/ without `.`/`..`/empty components.
@@ -261,14 +318,26 @@ Result<std::shared_ptr<const Archive>> RunnerDirectory::load(const RunnerId& id,
   if (id.kind != RunnerId::Kind::kPackaged || !id.tag.empty()) {
     return malformed("only a name:hash runner is read from the runner directory");
   }
-  auto bytes = read_bounded(path_of(id), limits.max_bytes);
-  if (!bytes) return Error{bytes.error().code, "runner " + id.canonical() + ": " + bytes.error().message, bytes.error().errc};
-  if (id.hash != test_runner_hash() && sha256(*bytes) != id.hash) {
-    return malformed("runner " + id.canonical() + ": the archive's SHA-256 is " + gvm32_encode(sha256(*bytes)));
+  auto in_id = [&](const Error& e) { return Error{e.code, "runner " + id.canonical() + ": " + e.message, e.errc}; };
+  FileStamp stamp;
+  auto mapped = map_file(path_of(id), limits.max_bytes, stamp);
+  if (!mapped) return in_id(mapped.error());
+  SharedBytes blob = std::move(*mapped);
+  // Checked whole before and unchanged since: the structure only (a file that fails even
+  // that is checked in full below, for the error a first load would give).
+  if (checked_) {
+    auto arch = read_zip(blob, limits, ZipCrc::kSkip);
+    if (arch && checked_->was_checked(id, stamp, arch->directory)) return std::make_shared<const Archive>(std::move(*arch));
   }
-  auto blob = std::make_shared<const std::string>(std::move(*bytes));
-  auto arch = read_zip(blob, limits);
-  if (!arch) return Error{arch.error().code, "runner " + id.canonical() + ": " + arch.error().message, arch.error().errc};
+  if (id.hash != test_runner_hash() && sha256(*blob) != id.hash) {
+    return malformed("runner " + id.canonical() + ": the archive's SHA-256 is " + gvm32_encode(sha256(*blob)));
+  }
+  auto arch = read_zip(blob, limits, ZipCrc::kCheck);
+  if (!arch) return in_id(arch.error());
+  // Only a file whose last change is safely in the past: a write in the same clock tick as
+  // the check could leave ctime as it was (timestamps are coarse), and the mark would then
+  // vouch for bytes nobody checked.
+  if (checked_ && settled(stamp)) checked_->mark_checked(id, stamp, arch->directory);
   return std::make_shared<const Archive>(std::move(*arch));
 }
 

@@ -67,14 +67,24 @@ struct ArchiveLimits {
   std::size_t max_bytes = 512u << 20;     // the whole blob
 };
 
+// An archive's bytes: a view whose control block keeps what it points into alive (a string, or
+// a read-only file mapping: RunnerDirectory maps runner archives instead of reading them).
+using SharedBytes = std::shared_ptr<const std::string_view>;
+SharedBytes share_bytes(std::shared_ptr<const std::string> owner);
+
 struct Archive {
-  std::shared_ptr<const std::string> blob;  // the code blob; owns what every file view points into
+  SharedBytes blob;  // the code blob; owns what every file view points into
   std::map<std::string, std::string_view, std::less<>> files;
+  std::string_view directory;  // a ZIP's central directory through the end of the blob
   const std::string_view* find(std::string_view name) const;
 };
 
 // A stored-only ZIP (the spec's rules: local header agrees with the central directory, CRC-32,
 // no encryption, sizes equal, valid UTF-8 names, no overlapping entries, last duplicate wins).
+// kSkip leaves out only the entries' CRC-32s, for an archive whose whole file was checked
+// before (RunnerDirectory with a CheckedArchives record); everything else is checked as ever.
+enum class ZipCrc { kCheck, kSkip };
+Result<Archive> read_zip(SharedBytes blob, const ArchiveLimits& limits = {}, ZipCrc crc = ZipCrc::kCheck);
 Result<Archive> read_zip(std::shared_ptr<const std::string> blob, const ArchiveLimits& limits = {});
 // ZIP if it starts like one, raw wasm if it has the wasm magic, else text with a comment header.
 Result<Archive> archive_from_code(std::shared_ptr<const std::string> code,
@@ -113,10 +123,34 @@ struct Action {
 Result<Action> parse_runner_json(std::string_view text);
 
 // ---- the runner directory ----
+// What names one archive file's contents without reading them. A write, truncate or chmod of
+// the file sets its ctime to the current time (no unprivileged call sets a ctime back), and a
+// file renamed over the name has another inode: so an equal stamp, taken when the ctime was
+// already in the past, is the same bytes. The central directory is compared too (cheap, and
+// it names every entry's offset, size and CRC).
+struct FileStamp {
+  std::uint64_t dev = 0, ino = 0, size = 0;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+// Where RunnerDirectory remembers archives it checked whole (SHA-256 against the id, every
+// entry's CRC-32), so later loads check only the ZIP structure. The executor keeps them as
+// sealed marks in its module cache (executor/runner_marks.h).
+class CheckedArchives {
+ public:
+  virtual ~CheckedArchives() = default;
+  virtual bool was_checked(const RunnerId& id, const FileStamp& stamp, std::string_view directory) const = 0;
+  virtual void mark_checked(const RunnerId& id, const FileStamp& stamp, std::string_view directory) const = 0;
+};
+
 // <root>/<name>/<gvm32[0:2]>/<gvm32[2:]>.zip holds runner `name:<gvm32>` (the public
 // executor's layout, its config's runners_dir); <registry>/latest.json (its registry_dir;
 // default: the root) maps a name to the GVM32 hash `:latest` / `:test` resolve to. An
-// archive's SHA-256 must be its id's hash (except the dev-mode test hash).
+// archive's SHA-256 must be its id's hash (except the dev-mode test hash). Archives are mapped
+// read-only (the runner directory is the installation's: a file truncated in place while a run
+// maps it is a SIGBUS, as a binary truncated under its process is); the install renames new
+// files over old ones, which the mapping does not see.
 class RunnerDirectory {
  public:
   explicit RunnerDirectory(std::filesystem::path root) : root_(root), registry_(std::move(root)) {}
@@ -128,10 +162,14 @@ class RunnerDirectory {
                                              const ArchiveLimits& limits = {}) const;
   std::filesystem::path path_of(const RunnerId& packaged) const;
   const std::filesystem::path& root() const { return root_; }
+  // With a record, an archive checked whole once (and not changed since) is not hashed or
+  // CRC-checked again; without one (the default) every load checks everything.
+  void remember_checks(std::shared_ptr<const CheckedArchives> checked) { checked_ = std::move(checked); }
 
  private:
   std::filesystem::path root_;
   std::filesystem::path registry_;
+  std::shared_ptr<const CheckedArchives> checked_;
 };
 
 // ---- the plan ----
