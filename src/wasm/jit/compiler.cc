@@ -132,7 +132,6 @@ class ModuleCompiler : public CodeGenerator {
   struct TrapStub {
     TrapKind kind;
     uint32_t at;
-    std::vector<uint32_t> raw_sites = {};  // rel32 fields of the jumps to it, patched at the stub
   };
 
   // ---- labels, ours rather than xbyak's (whose hash tables per label were most of the compile
@@ -256,37 +255,47 @@ class ModuleCompiler : public CodeGenerator {
     nr = uint32_t(t.results.size());
   }
 
+  // An immediate u32: most are one LEB byte.
+  uint32_t imm_u32() {
+    const uint8_t b = in_->peek();
+    if (b < 0x80) {
+      in_->skip(1);
+      return b;
+    }
+    return in_->u32();
+  }
+
   // Skips the immediates of `op` (dead code: decoded to find its end, never compiled).
   void skip_immediates(uint32_t op, size_t at) {
     switch (op) {
       case 0x02: case 0x03: case 0x04: { uint32_t a, b; block_type(a, b); break; }
       case 0x0c: case 0x0d: case 0x10: case 0x12: case 0xd2:
       case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
-        in_->u32();
+        imm_u32();
         break;
-      case 0x0e: { uint32_t n = in_->u32(); for (uint64_t k = 0; k <= n; ++k) in_->u32(); break; }
-      case 0x11: case 0x13: in_->u32(); in_->u32(); break;
-      case 0x1c: { uint32_t n = in_->u32(); in_->skip(n); break; }
+      case 0x0e: { uint32_t n = imm_u32(); for (uint64_t k = 0; k <= n; ++k) imm_u32(); break; }
+      case 0x11: case 0x13: imm_u32(); imm_u32(); break;
+      case 0x1c: { uint32_t n = imm_u32(); in_->skip(n); break; }
       case 0x3f: case 0x40: case 0xd0: in_->u8(); break;
       case 0x41: in_->sleb(32); break;
       case 0x42: in_->sleb(64); break;
       case 0x43: in_->skip(4); break;
       case 0x44: in_->skip(8); break;
       case 0xfc: {
-        uint32_t sub = in_->u32();
+        uint32_t sub = imm_u32();
         switch (sub) {
           case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: break;
-          case 8: in_->u32(); in_->u8(); break;
+          case 8: imm_u32(); in_->u8(); break;
           case 10: in_->u8(); in_->u8(); break;
           case 11: in_->u8(); break;
-          case 9: case 13: case 15: case 16: case 17: in_->u32(); break;
-          case 12: case 14: in_->u32(); in_->u32(); break;
+          case 9: case 13: case 15: case 16: case 17: imm_u32(); break;
+          case 12: case 14: imm_u32(); imm_u32(); break;
           default: throw Refuse{at, "unknown 0xfc instruction"};
         }
         break;
       }
       default:
-        if (op >= 0x28 && op <= 0x3e) { in_->u32(); in_->u32(); break; }
+        if (op >= 0x28 && op <= 0x3e) { imm_u32(); imm_u32(); break; }
         if (op > 0xc4 && op != 0xd1) throw Refuse{at, "unknown instruction"};
         break;
     }
@@ -302,27 +311,58 @@ class ModuleCompiler : public CodeGenerator {
 
   // ---- the most frequent instructions, encoded here byte for byte as xbyak encodes them
   // (building xbyak's operand objects was most of the compile time left after labels) ----
-  // ModRM (and disp) of `reg` with [rbx + disp].
-  void modrm_rbx(int reg, int32_t disp) {
-    const uint32_t r = uint32_t(reg & 7) << 3;
-    if (disp == 0) {
-      put8(r | 3);
-    } else if (disp >= -128 && disp <= 127) {
-      put8(0x40 | r | 3);
-      put8(uint32_t(disp));
-    } else {
-      put8(0x80 | r | 3);
-      put32(uint32_t(disp));
-    }
+  static bool fits8(int64_t v) { return v >= -128 && v <= 127; }
+  // ModRM (and SIB, disp) of `reg` with [base + disp]: no disp when 0 (but for rbp/r13), disp8
+  // when it fits, else disp32; rsp/r12 take a SIB byte.
+  void modrm_base(int reg, int base, int32_t disp) {
+    const uint32_t r = uint32_t(reg & 7) << 3, b = uint32_t(base & 7);
+    const uint32_t mod = disp == 0 && b != 5 ? 0 : fits8(disp) ? 0x40 : 0x80;
+    put8(mod | r | b);
+    if (b == 4) put8(0x24);
+    if (mod == 0x40) put8(uint32_t(disp));
+    else if (mod == 0x80) put32(uint32_t(disp));
   }
-  // `opcode` with reg and slot s ([rbx + 8 s]): mov r, [s] (0x8b), mov [s], r (0x89), add 0x03,
-  // sub 0x2b, and 0x23, or 0x0b, xor 0x33, cmp 0x3b; 64-bit when w.
-  void slot_op(uint32_t opcode, bool w, int reg, uint32_t s) {
+  // `opcode` with reg and [base + disp]: mov r, [m] (0x8b), mov [m], r (0x89), add 0x03, sub 0x2b,
+  // and 0x23, or 0x0b, xor 0x33, cmp 0x3b; 64-bit when w.
+  void base_op(uint32_t opcode, bool w, int reg, int base, int32_t disp) {
     ensure(16);
-    const uint32_t rex = 0x40 | (w ? 8 : 0) | (reg >= 8 ? 4 : 0);
+    const uint32_t rex = 0x40 | (w ? 8 : 0) | (reg >= 8 ? 4 : 0) | (base >= 8 ? 1 : 0);
     if (rex != 0x40) put8(rex);
     put8(opcode);
-    modrm_rbx(reg, int32_t(s) * 8);
+    modrm_base(reg, base, disp);
+  }
+  // The same with slot s ([rbx + 8 s]).
+  void slot_op(uint32_t opcode, bool w, int reg, uint32_t s) { base_op(opcode, w, reg, 3, int32_t(s) * 8); }
+  // An ALU operation with an immediate (ext: add 0, or 1, and 4, sub 5, xor 6, cmp 7) on reg:
+  // 0x83 /ext imm8 when it fits, else the accumulator's short form or 0x81 /ext imm32.
+  void alu_imm(int ext, bool w, int reg, uint32_t imm) {
+    ensure(16);
+    const bool imm8 = fits8(int32_t(imm));
+    const uint32_t rex = 0x40 | (w ? 8 : 0) | (reg >= 8 ? 1 : 0);
+    if (rex != 0x40) put8(rex);
+    if (reg == 0 && !imm8) {
+      put8(uint32_t(ext) << 3 | 5);
+      put32(imm);
+      return;
+    }
+    put8(imm8 ? 0x83 : 0x81);
+    put8(0xc0 | uint32_t(ext) << 3 | uint32_t(reg & 7));
+    if (imm8) put8(imm);
+    else put32(imm);
+  }
+  // `op` (one byte, or 0x0f and a second) with reg and wasm memory [r13 + rax + disp]; p66: the
+  // operand-size prefix (16-bit stores).
+  void heap_op(bool p66, bool w, uint32_t op0, int op1, int reg, int32_t disp) {
+    ensure(16);
+    if (p66) put8(0x66);
+    put8(0x41 | (w ? 8 : 0) | (reg >= 8 ? 4 : 0));
+    put8(op0);
+    if (op1 >= 0) put8(uint32_t(op1));
+    const bool d8 = fits8(disp);
+    put8((d8 ? 0x40 : 0x80) | uint32_t(reg & 7) << 3 | 4);
+    put8(0x05);  // SIB: base r13, index rax, scale 1
+    if (d8) put8(uint32_t(disp));
+    else put32(uint32_t(disp));
   }
   void load_slot64(const Reg& r, uint32_t s) { slot_op(0x8b, true, r.getIdx(), s); }
   void load_slot32(const Reg& r, uint32_t s) { slot_op(0x8b, false, r.getIdx(), s); }
@@ -332,7 +372,7 @@ class ModuleCompiler : public CodeGenerator {
     ensure(16);
     put8(0x48);
     put8(0xc7);
-    modrm_rbx(0, int32_t(s) * 8);
+    modrm_base(0, 3, int32_t(s) * 8);
     put32(imm);
   }
   // mov r32, imm32 (zero-extends)
@@ -418,11 +458,19 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   // ---- traps ----
-  TrapStub& stub(TrapKind k, size_t at) {
-    auto key = std::make_pair(uint32_t(k), uint32_t(at));
-    auto [it, fresh] = trap_index_.emplace(key, traps_.size());
-    if (fresh) traps_.push_back(TrapStub{k, uint32_t(at)});
-    return traps_[it->second];
+  // The function's stub for (k, at), made on first use: its index in traps_. Stubs are made in
+  // instruction order, so while their offsets ascend an existing one is among the last ones (those
+  // at `at`); otherwise every stub is searched.
+  uint32_t stub(TrapKind k, size_t at) {
+    const uint32_t a = uint32_t(at);
+    for (size_t i = traps_.size(); i > 0; --i) {
+      const TrapStub& t = traps_[i - 1];
+      if (t.at == a && t.kind == k) return uint32_t(i - 1);
+      if (traps_sorted_ && t.at < a) break;
+    }
+    if (!traps_.empty() && traps_.back().at > a) traps_sorted_ = false;
+    traps_.push_back(TrapStub{k, a});
+    return uint32_t(traps_.size() - 1);
   }
   // Condition codes of trap_if (the low nibble of the 0x0f 0x8X jcc opcode).
   enum Cc : uint8_t {
@@ -432,7 +480,7 @@ class ModuleCompiler : public CodeGenerator {
   // A jump (jcc rel32, or jmp rel32 for kJmp) to a trap stub, patched when the stub is emitted
   // (at the function's end: every jump to a stub is forwards).
   void trap_if(uint8_t cc, TrapKind k, size_t at) {
-    TrapStub& t = stub(k, at);
+    const uint32_t t = stub(k, at);
     ensure(16);
     if (cc == kJmp) {
       put8(0xe9);
@@ -440,24 +488,25 @@ class ModuleCompiler : public CodeGenerator {
       put8(0x0f);
       put8(0x80 | cc);
     }
-    t.raw_sites.push_back(uint32_t(size_));
+    trap_sites_.emplace_back(t, uint32_t(size_));
     put32(0);
   }
   void emit_trap_stubs() {
+    stub_pos_.clear();
     for (const TrapStub& t : traps_) {
-      const size_t pos = getSize();
+      stub_pos_.push_back(uint32_t(getSize()));
       if (t.kind == TrapKind::kOutOfFuel) mov(qword[r15 + kCtxFuel], 0);  // as the interpreter: fuel is 0
-      mov(esi, uint32_t(t.kind));
-      mov(edx, t.at);
+      mov_imm32(6, uint32_t(t.kind));  // esi
+      mov_imm32(2, t.at);               // edx
       jump(kJmp, trap_common_);
-      uint8_t* code = const_cast<uint8_t*>(getCode());  // valid until the buffer next grows
-      for (uint32_t site : t.raw_sites) {
-        const int32_t rel = int32_t(int64_t(pos) - int64_t(site + 4));
-        std::memcpy(code + site, &rel, 4);
-      }
+    }
+    for (const auto& [t, site] : trap_sites_) {
+      const int32_t rel = int32_t(int64_t(stub_pos_[t]) - int64_t(site + 4));
+      std::memcpy(top_ + site, &rel, 4);
     }
     traps_.clear();
-    trap_index_.clear();
+    traps_sorted_ = true;
+    trap_sites_.clear();
   }
 
   // ---- fuel (DESIGN.md "Fuel": a region is charged its instruction count on entry) ----
@@ -562,10 +611,12 @@ class ModuleCompiler : public CodeGenerator {
     jump(kJmp, t.label);
   }
   void reload_memory() {
-    mov(rax, qword[r12 + kStMem0]);
-    mov(r13, qword[rax + kMemBase]);
-    mov(r14, qword[rax + kMemSize]);
+    base_op(0x8b, true, 0, 12, kStMem0);     // mov rax, [r12 + mem0]
+    base_op(0x8b, true, 13, 0, kMemBase);    // mov r13, [rax + base]
+    base_op(0x8b, true, 14, 0, kMemSize);    // mov r14, [rax + size]
   }
+  // After a call: this frame's own instance (a tail call in the callee may have left another's).
+  void reload_instance() { base_op(0x8b, true, 12, 4, 0); }  // mov r12, [rsp]
 
   void compile_function(uint32_t def) {
     const FuncBody& body = m_.bodies[def];
@@ -640,8 +691,8 @@ class ModuleCompiler : public CodeGenerator {
     if (op != 0x0b && op != 0x05) count_instruction();
     if (op >= 0x45 && op <= 0xc4) return numeric(op, at);
     if (op >= 0x28 && op <= 0x3e) {
-      in_->u32();
-      uint32_t offset = in_->u32();
+      imm_u32();
+      uint32_t offset = imm_u32();
       return op <= 0x35 ? load(op, offset, at) : store(op, offset, at);
     }
     switch (op) {
@@ -703,11 +754,11 @@ class ModuleCompiler : public CodeGenerator {
         return;
       }
       case 0x0c:
-        emit_branch(in_->u32());
+        emit_branch(imm_u32());
         set_unreachable();
         return;
       case 0x0d: {
-        uint32_t depth = in_->u32();
+        uint32_t depth = imm_u32();
         uint32_t k = pop_condition();
         Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
         settle_branch_values(arity(t));
@@ -727,13 +778,13 @@ class ModuleCompiler : public CodeGenerator {
         emit_return();
         set_unreachable();
         return;
-      case 0x10: return wasm_call(in_->u32(), at);
+      case 0x10: return wasm_call(imm_u32(), at);
       case 0x11: return call_indirect(at);
-      case 0x12: return tail_call(in_->u32(), at);
+      case 0x12: return tail_call(imm_u32(), at);
       case 0x13: return tail_call_indirect(at);
       case 0x1a: pop_n(1); return;
       case 0x1c: {
-        uint32_t n = in_->u32();
+        uint32_t n = imm_u32();
         in_->skip(n);
         [[fallthrough]];
       }
@@ -747,13 +798,13 @@ class ModuleCompiler : public CodeGenerator {
         return result_rax(3);
       }
       case 0x20: {
-        uint32_t x = in_->u32();
+        uint32_t x = imm_u32();
         push_slot();
         stack_.back().local = x;
         return;
       }
       case 0x21: case 0x22: {
-        uint32_t x = in_->u32();
+        uint32_t x = imm_u32();
         uint32_t top = h() - 1;
         // Operands still reading x get their own copy before x changes (the top one too: a
         // local.tee leaves it on the stack).
@@ -766,7 +817,7 @@ class ModuleCompiler : public CodeGenerator {
         return;
       }
       case 0x23: case 0x24: {
-        uint32_t g = in_->u32();
+        uint32_t g = imm_u32();
         if (g >= (1u << 24)) throw Refuse{at, "too many globals"};
         mov(rcx, qword[r12 + kStGlobals]);
         mov(rcx, qword[rcx + int32_t(g) * 8]);
@@ -802,17 +853,17 @@ class ModuleCompiler : public CodeGenerator {
         reload_memory();
         return;
       }
-      case 0x25: return segment_op(kSegTableGet, in_->u32(), 0, 1, true, at);
-      case 0x26: return segment_op(kSegTableSet, in_->u32(), 0, 2, false, at);
+      case 0x25: return segment_op(kSegTableGet, imm_u32(), 0, 1, true, at);
+      case 0x26: return segment_op(kSegTableSet, imm_u32(), 0, 2, false, at);
       case 0xd0: in_->u8(); push_const(0); return;  // ref.null: the null reference is 0
       case 0xd1: load64(rax, h() - 1); test(rax, rax); return result_in_flags(1, 0);
-      case 0xd2: return segment_op(kSegRefFunc, in_->u32(), 0, 0, true, at);
+      case 0xd2: return segment_op(kSegRefFunc, imm_u32(), 0, 0, true, at);
       case 0x41: push_const(uint32_t(int32_t(in_->sleb(32)))); return;
       case 0x42: push_const(uint64_t(in_->sleb(64))); return;
       case 0x43: push_const(in_->fixed32()); return;
       case 0x44: push_const(in_->fixed64()); return;
       case 0xfc: {
-        uint32_t sub = in_->u32();
+        uint32_t sub = imm_u32();
         if (sub <= 7 && m_.options.deterministic) return nondet(1, at);
         if (sub <= 7) return truncate(sub & 2, sub & 4, !(sub & 1), at, true);
         if (sub == 10 || sub == 11) {
@@ -832,14 +883,14 @@ class ModuleCompiler : public CodeGenerator {
           return;
         }
         switch (sub) {
-          case 8: { uint32_t seg = in_->u32(); in_->u8(); return segment_op(kSegMemoryInit, seg, 0, 3, false, at); }
-          case 9: return segment_op(kSegDataDrop, in_->u32(), 0, 0, false, at);
-          case 12: { uint32_t elem = in_->u32(), table = in_->u32(); return segment_op(kSegTableInit, table, elem, 3, false, at); }
-          case 13: return segment_op(kSegElemDrop, in_->u32(), 0, 0, false, at);
-          case 14: { uint32_t dst = in_->u32(), src = in_->u32(); return segment_op(kSegTableCopy, dst, src, 3, false, at); }
-          case 15: return segment_op(kSegTableGrow, in_->u32(), 0, 2, true, at);
-          case 16: return segment_op(kSegTableSize, in_->u32(), 0, 0, true, at);
-          case 17: return segment_op(kSegTableFill, in_->u32(), 0, 3, false, at);
+          case 8: { uint32_t seg = imm_u32(); in_->u8(); return segment_op(kSegMemoryInit, seg, 0, 3, false, at); }
+          case 9: return segment_op(kSegDataDrop, imm_u32(), 0, 0, false, at);
+          case 12: { uint32_t elem = imm_u32(), table = imm_u32(); return segment_op(kSegTableInit, table, elem, 3, false, at); }
+          case 13: return segment_op(kSegElemDrop, imm_u32(), 0, 0, false, at);
+          case 14: { uint32_t dst = imm_u32(), src = imm_u32(); return segment_op(kSegTableCopy, dst, src, 3, false, at); }
+          case 15: return segment_op(kSegTableGrow, imm_u32(), 0, 2, true, at);
+          case 16: return segment_op(kSegTableSize, imm_u32(), 0, 0, true, at);
+          case 17: return segment_op(kSegTableFill, imm_u32(), 0, 3, false, at);
           default: break;
         }
         throw Refuse{at, "instruction 0xfc " + std::to_string(sub) + " not supported by the JIT yet"};
@@ -1219,12 +1270,12 @@ class ModuleCompiler : public CodeGenerator {
     if (wide) {
       load64(rax, a);
       if (stack_[b].is_const && int64_t(stack_[b].c) == int64_t(int32_t(uint32_t(stack_[b].c))))
-        cmp(rax, uint32_t(stack_[b].c));
+        alu_imm(7, true, 0, uint32_t(stack_[b].c));
       else if (stack_[b].is_const) { load_imm(rcx, stack_[b].c); cmp(rax, rcx); }
       else slot_op(0x3b, true, 0, src(b));
     } else {
       load32(eax, a);
-      if (stack_[b].is_const) cmp(eax, uint32_t(stack_[b].c));
+      if (stack_[b].is_const) alu_imm(7, false, 0, uint32_t(stack_[b].c));
       else slot_op(0x3b, false, 0, src(b));
     }
     result_in_flags(2, k);
@@ -1289,10 +1340,10 @@ class ModuleCompiler : public CodeGenerator {
     const uint64_t bc = stack_[b].c;
     const bool b_imm32 = bconst && (!wide || int64_t(bc) == int64_t(int32_t(uint32_t(bc))));
     // The right operand for and/or/xor/add/sub: an immediate, or its slot.
-    auto alu = [&](auto op32, auto op64, uint32_t slot_opcode) {
+    // slot_opcode: the reg, r/m form (its ext for an immediate is slot_opcode >> 3).
+    auto alu = [&](auto op64, uint32_t slot_opcode) {
       if (b_imm32) {
-        if (wide) op64(A, uint32_t(bc));
-        else op32(A32, uint32_t(bc));
+        alu_imm(int(slot_opcode >> 3), wide, A.getIdx(), uint32_t(bc));
       } else if (bconst) {
         load_imm(B, bc);
         op64(A, B);
@@ -1305,8 +1356,8 @@ class ModuleCompiler : public CodeGenerator {
       else load32(B32, b);
     };
     switch (k) {
-      case 0: alu([&](const Reg& r, auto v) { add(r, v); }, [&](const Reg& r, auto v) { add(r, v); }, 0x03); break;
-      case 1: alu([&](const Reg& r, auto v) { sub(r, v); }, [&](const Reg& r, auto v) { sub(r, v); }, 0x2b); break;
+      case 0: alu([&](const Reg& r, const Reg& v) { add(r, v); }, 0x03); break;
+      case 1: alu([&](const Reg& r, const Reg& v) { sub(r, v); }, 0x2b); break;
       case 2:
         loadb();
         if (wide) imul(A, B);
@@ -1348,9 +1399,9 @@ class ModuleCompiler : public CodeGenerator {
         bind(done);
         break;
       }
-      case 7: alu([&](const Reg& r, auto v) { and_(r, v); }, [&](const Reg& r, auto v) { and_(r, v); }, 0x23); break;
-      case 8: alu([&](const Reg& r, auto v) { or_(r, v); }, [&](const Reg& r, auto v) { or_(r, v); }, 0x0b); break;
-      case 9: alu([&](const Reg& r, auto v) { xor_(r, v); }, [&](const Reg& r, auto v) { xor_(r, v); }, 0x33); break;
+      case 7: alu([&](const Reg& r, const Reg& v) { and_(r, v); }, 0x23); break;
+      case 8: alu([&](const Reg& r, const Reg& v) { or_(r, v); }, 0x0b); break;
+      case 9: alu([&](const Reg& r, const Reg& v) { xor_(r, v); }, 0x33); break;
       default: {
         // Shifts and rotates: the count is taken modulo the width by the hardware, as in wasm.
         const Reg& R = wide ? static_cast<const Reg&>(A) : static_cast<const Reg&>(A32);
@@ -1389,8 +1440,11 @@ class ModuleCompiler : public CodeGenerator {
       add(rax, rcx);
       offset = 0;
     }
-    lea(rcx, ptr[rax + int32_t(offset + size)]);
-    cmp(rcx, r14);
+    base_op(0x8d, true, 1, 0, int32_t(offset + size));  // lea rcx, [rax + offset + size]
+    ensure(16);
+    put8(0x4c);  // cmp rcx, r14
+    put8(0x39);
+    put8(0xf1);
     trap_if(kCcA, TrapKind::kMemoryOutOfBounds, at);
     return int32_t(offset);
   }
@@ -1399,17 +1453,16 @@ class ModuleCompiler : public CodeGenerator {
     static const uint8_t kSize[14] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
     const uint32_t a = h() - 1;
     int32_t disp = bounds_check(a, offset, kSize[op - 0x28], at);
-    const RegExp ea = r13 + rax + disp;
     switch (op) {
-      case 0x28: case 0x2a: case 0x35: mov(eax, dword[ea]); break;
-      case 0x29: case 0x2b: mov(rax, qword[ea]); break;
-      case 0x2c: movsx(eax, byte[ea]); break;
-      case 0x2d: case 0x31: movzx(eax, byte[ea]); break;
-      case 0x2e: movsx(eax, word[ea]); break;
-      case 0x2f: case 0x33: movzx(eax, word[ea]); break;
-      case 0x30: movsx(rax, byte[ea]); break;
-      case 0x32: movsx(rax, word[ea]); break;
-      default: movsxd(rax, dword[ea]); break;  // 0x34
+      case 0x28: case 0x2a: case 0x35: heap_op(false, false, 0x8b, -1, 0, disp); break;  // mov eax, dword
+      case 0x29: case 0x2b: heap_op(false, true, 0x8b, -1, 0, disp); break;              // mov rax, qword
+      case 0x2c: heap_op(false, false, 0x0f, 0xbe, 0, disp); break;                      // movsx eax, byte
+      case 0x2d: case 0x31: heap_op(false, false, 0x0f, 0xb6, 0, disp); break;           // movzx eax, byte
+      case 0x2e: heap_op(false, false, 0x0f, 0xbf, 0, disp); break;                      // movsx eax, word
+      case 0x2f: case 0x33: heap_op(false, false, 0x0f, 0xb7, 0, disp); break;           // movzx eax, word
+      case 0x30: heap_op(false, true, 0x0f, 0xbe, 0, disp); break;                       // movsx rax, byte
+      case 0x32: heap_op(false, true, 0x0f, 0xbf, 0, disp); break;                       // movsx rax, word
+      default: heap_op(false, true, 0x63, -1, 0, disp); break;                           // movsxd rax (0x34)
     }
     result_rax(1);
   }
@@ -1419,20 +1472,19 @@ class ModuleCompiler : public CodeGenerator {
     const uint32_t a = h() - 2, v = h() - 1;
     int32_t disp = bounds_check(a, offset, kSize[op - 0x36], at);
     load64(rdx, v);
-    const RegExp ea = r13 + rax + disp;
     switch (op) {
-      case 0x36: case 0x38: case 0x3e: mov(dword[ea], edx); break;
-      case 0x37: case 0x39: mov(qword[ea], rdx); break;
-      case 0x3a: case 0x3c: mov(byte[ea], dl); break;
-      default: mov(word[ea], dx); break;  // 0x3b 0x3d
+      case 0x36: case 0x38: case 0x3e: heap_op(false, false, 0x89, -1, 2, disp); break;  // mov dword, edx
+      case 0x37: case 0x39: heap_op(false, true, 0x89, -1, 2, disp); break;              // mov qword, rdx
+      case 0x3a: case 0x3c: heap_op(false, false, 0x88, -1, 2, disp); break;             // mov byte, dl
+      default: heap_op(true, false, 0x89, -1, 2, disp); break;                           // mov word, dx
     }
     pop_n(2);
   }
 
   void br_table(size_t at) {
-    uint32_t n = in_->u32();
+    uint32_t n = imm_u32();
     std::vector<uint32_t> depths(size_t(n) + 1);
-    for (auto& dd : depths) dd = in_->u32();
+    for (auto& dd : depths) dd = imm_u32();
     settle_branch_values(arity(ctrls_[ctrls_.size() - 1 - depths.back()]), 1);
     load32(eax, h() - 1);
     pop_n(1);
@@ -1475,11 +1527,11 @@ class ModuleCompiler : public CodeGenerator {
     materialize_from(h() - np);
     const int32_t base = int32_t(home(h() - np)) * 8;  // the callee's frame starts at its arguments
     if (f >= m_.num_imported_funcs) {
-      if (base) add(rbx, base);
+      if (base) alu_imm(0, true, 3, uint32_t(base));  // add rbx, base
       call_to(func_targets_[f - m_.num_imported_funcs]);
       call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
-      mov(r12, qword[rsp]);  // a tail call in the callee may have left another instance's
-      if (base) sub(rbx, base);
+      reload_instance();
+      if (base) alu_imm(5, true, 3, uint32_t(base));  // sub rbx, base
     } else {
       if (uint64_t(f) * kTargetSize > uint64_t(INT32_MAX) / 2) throw Refuse{at, "too many imports"};
       mov(rax, qword[r12 + kStTargets]);
@@ -1499,12 +1551,12 @@ class ModuleCompiler : public CodeGenerator {
     mov(rcx, qword[rax + kTargetCode]);
     test(rcx, rcx);
     jump(kCcE, out);
-    if (base) add(rbx, base);
+    if (base) alu_imm(0, true, 3, uint32_t(base));  // add rbx, base
     mov(r12, qword[rax + kTargetState]);
     call(rcx);
     call_sites_.emplace_back(uint32_t(getSize()), uint32_t(at));
-    mov(r12, qword[rsp]);  // this frame's own instance
-    if (base) sub(rbx, base);
+    reload_instance();
+    if (base) alu_imm(5, true, 3, uint32_t(base));  // sub rbx, base
     jump(kJmp, done);
     bind(out);
     mov(rdi, r15);
@@ -1585,7 +1637,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void tail_call_indirect(size_t at) {
-    const uint32_t type_index = in_->u32(), table = in_->u32();
+    const uint32_t type_index = imm_u32(), table = imm_u32();
     const uint32_t np = uint32_t(m_.types[type_index].params.size());
     const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
     lookup_indirect_target(table, type_index, np, at);
@@ -1623,7 +1675,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void call_indirect(size_t at) {
-    const uint32_t type_index = in_->u32(), table = in_->u32();
+    const uint32_t type_index = imm_u32(), table = imm_u32();
     const FuncType& ft = m_.types[type_index];
     const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
     lookup_indirect_target(table, type_index, np, at);
@@ -1653,7 +1705,9 @@ class ModuleCompiler : public CodeGenerator {
   int cur_region_ = -1;
   int flags_cc_ = -1;  // >= 0: the top operand is in the flags, condition flags_cc_
   std::vector<TrapStub> traps_;
-  std::map<std::pair<uint32_t, uint32_t>, size_t> trap_index_;
+  bool traps_sorted_ = true;  // traps_' offsets ascend
+  std::vector<std::pair<uint32_t, uint32_t>> trap_sites_;  // (stub, rel32 field of a jump to it)
+  std::vector<uint32_t> stub_pos_;
 };
 
 }  // namespace
