@@ -7,8 +7,11 @@
 // would duplicate the decoder without separating anything a caller could use alone.
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <set>
 #include <span>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "wasm/byte_cursor.h"
 #include "wasm/decode_error.h"
@@ -22,6 +25,8 @@ namespace genvm::wasm {
 namespace {
 
 constexpr ValType kUnknown = ValType(0);
+// GenVM's stack rule: a frame (declared locals + operand stack) of more values is invalid.
+constexpr uint64_t kMaxFrameValues = 65535;
 
 bool is_float_op(uint32_t op) {
   return (op >= 0x5b && op <= 0x66) || (op >= 0x8b && op <= 0xa6) || (op >= 0xa8 && op <= 0xab) ||
@@ -90,9 +95,10 @@ class FuncCompiler {
     locals_ = ft_.params;
     locals_.insert(locals_.end(), body_.locals.begin(), body_.locals.end());
     L_ = uint32_t(locals_.size());
+    refs_of_.resize(L_);
     Ctrl fc;
     fc.kind = kFunc;
-    fc.results = ft_.results;
+    fc.results = &ft_.results;
     fc.height = 0;
     ctrls_.push_back(std::move(fc));
     new_region();
@@ -104,7 +110,7 @@ class FuncCompiler {
     }
     if (!in_.at_end()) throw DecodeError{in_.pos(), "section size mismatch: operators after function end", true};
     uint64_t cost = uint64_t(cf.num_locals) + max_height_;
-    if (cost > 65535) invalid(body_.body_offset, "function frame too large: locals + operand stack exceed 65535 values");
+    if (cost > kMaxFrameValues) frame_too_large();
     cf.cost = uint32_t(cost);
     cf.frame_slots = L_ + max_height_;
     // Twice: a run copied in the first pass may end in a branch to another short run (an
@@ -119,16 +125,20 @@ class FuncCompiler {
   // An operand: in its home slot, or virtual: a reference to a local (local >= 0) or a
   // constant (is_const) not yet written anywhere.
   struct Opd { ValType t; int32_t local; bool is_const = false; uint64_t cval = 0; };
+  // One per open block (a hostile body nests 10^6 deep): the block type's params and results
+  // point at the module's types (or at block_type's one-value lists), not copies.
+  static inline const std::vector<ValType> kNoTypes;
   struct Ctrl {
-    Kind kind;
-    std::vector<ValType> params, results;
+    const std::vector<ValType>* params = &kNoTypes;
+    const std::vector<ValType>* results = &kNoTypes;
+    std::vector<uint32_t> patches;
+    size_t outer_fuel_pos = SIZE_MAX;  // loops: the enclosing region's fuel word
     uint32_t height = 0;
+    uint32_t start_pc = 0;
+    uint32_t else_patch = UINT32_MAX;
+    Kind kind = kBlock;
     bool unreachable = false;  // validation: the stack is polymorphic after br/return/...
     bool dead = false;         // code generation: the block was entered in unreachable code
-    uint32_t start_pc = 0;
-    std::vector<uint32_t> patches;
-    uint32_t else_patch = UINT32_MAX;
-    size_t outer_fuel_pos = SIZE_MAX;  // loops: the enclosing region's fuel word
   };
 
   // --- decoding (the bytes come from in_) ---
@@ -147,20 +157,23 @@ class FuncCompiler {
     return ValType(b);
   }
 
-  void block_type(std::vector<ValType>& params, std::vector<ValType>& results) {
+  void block_type(Ctrl& c) {
+    static const std::vector<ValType> kOne[] = {{ValType::I32}, {ValType::I64}, {ValType::F32},
+                                                {ValType::F64}, {ValType::FuncRef}, {ValType::ExternRef}};
     size_t at = in_.pos();
     uint8_t b = in_.peek();
     if (b == 0x40) { in_.skip(1); return; }
     if (b == 0x7f || b == 0x7e || b == 0x7d || b == 0x7c || b == 0x70 || b == 0x6f) {
       in_.skip(1);
-      results.push_back(ValType(b));
+      for (const auto& one : kOne)
+        if (one[0] == ValType(b)) c.results = &one;
       return;
     }
     int64_t idx = in_.sleb(33);
     if (idx < 0) throw DecodeError{at, "malformed value type", true};
     if (uint64_t(idx) >= m_.types.size()) invalid(at, "unknown type");
-    params = m_.types[idx].params;
-    results = m_.types[idx].results;
+    c.params = &m_.types[idx].params;
+    c.results = &m_.types[idx].results;
   }
 
   // --- operand stack ---
@@ -188,7 +201,49 @@ class FuncCompiler {
   }
   void push(ValType t) {
     vals_.push_back(Opd{t, -1});
-    if (vals_.size() > max_height_) max_height_ = uint32_t(vals_.size());
+    if (vals_.size() > max_height_) {
+      max_height_ = uint32_t(vals_.size());
+      // Checked as the stack grows (not only at the end), so a hostile body cannot make the
+      // operand stack, and every walk over it, larger than the frame limit.
+      if (uint64_t(body_.locals.size()) + max_height_ > kMaxFrameValues) frame_too_large();
+    }
+    virtual_from_ = std::min(virtual_from_, vals_.size() - 1);
+  }
+  [[noreturn]] void frame_too_large() {
+    invalid(body_.body_offset, "function frame too large: locals + operand stack exceed 65535 values");
+  }
+  // Operand i becomes a reference to local x (local.get, local.tee); refs_of_[x] lists such
+  // operands in ascending index order (entries may be stale: materialized or popped), so the
+  // compiler finds the references to one local without walking the whole operand stack.
+  void set_local_ref(size_t i, uint32_t x) {
+    vals_[i].local = int32_t(x);
+    auto& l = refs_of_[x];
+    while (!l.empty() && l.back() >= i) l.pop_back();
+    l.push_back(uint32_t(i));
+  }
+  // Whether an operand still refers to local x (drops stale entries on the way).
+  bool has_local_ref(uint32_t x) {
+    auto& l = refs_of_[x];
+    size_t kept = 0;
+    for (uint32_t i : l)
+      if (i < vals_.size() && vals_[i].local == int32_t(x)) l[kept++] = i;
+    l.resize(kept);
+    return kept > 0;
+  }
+  // Validates the top values against `ts` as pop_vals would, without popping them (a branch
+  // that falls through keeps its operands, virtual ones included).
+  void check_top(const std::vector<ValType>& ts) {
+    const Ctrl& c = ctrls_.back();
+    for (size_t k = 0; k < ts.size(); ++k) {
+      ValType expect = ts[ts.size() - 1 - k];
+      if (vals_.size() <= c.height + k) {
+        if (c.unreachable) return;
+        invalid(op_at_, std::string("type mismatch: expected ") + val_type_name(expect) + " but nothing on stack");
+      }
+      ValType t = vals_[vals_.size() - 1 - k].t;
+      if (t != kUnknown && t != expect)
+        invalid(op_at_, std::string("type mismatch: expected ") + val_type_name(expect) + ", got " + val_type_name(t));
+    }
   }
   // Pushes and returns the result slot.
   uint32_t push_result(ValType t) {
@@ -218,7 +273,7 @@ class FuncCompiler {
     vals_.resize(c.height);
     c.unreachable = true;
   }
-  const std::vector<ValType>& label_types(const Ctrl& c) const { return c.kind == kLoop ? c.params : c.results; }
+  const std::vector<ValType>& label_types(const Ctrl& c) const { return c.kind == kLoop ? *c.params : *c.results; }
   Ctrl& label(uint32_t depth) {
     if (depth >= ctrls_.size()) invalid(op_at_, "unknown label");
     return ctrls_[ctrls_.size() - 1 - depth];
@@ -378,11 +433,14 @@ class FuncCompiler {
     emit_copy(uint32_t(vals_[i].local), home(i));
     vals_[i].local = -1;
   }
+  // Operands below virtual_from_ are all in their home slots (values become virtual only when
+  // pushed), so a block start materializes only what was pushed since the last one.
   void materialize_all() {
     if (!live()) return;
-    for (size_t i = ctrls_.back().height; i < vals_.size(); ++i) materialize(i);
+    for (size_t i = std::max<size_t>(ctrls_.back().height, virtual_from_); i < vals_.size(); ++i) materialize(i);
     // Values below this block's base may be virtual too: a block body may write their local.
-    for (size_t i = 0; i < vals_.size(); ++i) materialize(i);
+    for (size_t i = virtual_from_; i < vals_.size(); ++i) materialize(i);
+    virtual_from_ = vals_.size();
   }
   void materialize_top(size_t n) {
     if (!live()) return;
@@ -392,8 +450,9 @@ class FuncCompiler {
   }
   void materialize_local(uint32_t x) {
     if (!live()) return;
-    for (size_t i = 0; i < vals_.size(); ++i)
-      if (vals_[i].local == int32_t(x)) materialize(i);
+    for (uint32_t i : refs_of_[x])
+      if (i < vals_.size() && vals_[i].local == int32_t(x)) materialize(i);
+    refs_of_[x].clear();
   }
   // Starts a fuel region (the function body, or a loop body): with metering, one charge
   // (kFuelCheck, which also polls the interrupt flag) whose amount every instruction of the
@@ -623,7 +682,9 @@ class FuncCompiler {
   std::vector<ValType> locals_;
   uint32_t L_ = 0;
   std::vector<Opd> vals_;
-  std::vector<Ctrl> ctrls_;
+  size_t virtual_from_ = 0;  // see materialize_all
+  std::vector<std::vector<uint32_t>> refs_of_;  // per local: see set_local_ref
+  std::deque<Ctrl> ctrls_;  // a deque: growing it never copies the whole nest
   uint32_t max_height_ = 0;
   size_t last_dst_ = SIZE_MAX;
   size_t last_op_pos_ = SIZE_MAX;
@@ -654,7 +715,7 @@ void FuncCompiler::step_inner() {
     case 0x02: case 0x03: case 0x04: {  // block loop if
       Ctrl c;
       c.kind = op == 0x02 ? kBlock : op == 0x03 ? kLoop : kIf;
-      block_type(c.params, c.results);
+      block_type(c);
       uint32_t cond = 0, cond_home = UINT32_MAX;
       if (op == 0x04) {
         cond = top_slot(0);
@@ -662,8 +723,8 @@ void FuncCompiler::step_inner() {
         pop(ValType::I32);
       }
       materialize_all();
-      pop_vals(c.params);
-      push_vals(c.params);
+      pop_vals(*c.params);
+      push_vals(*c.params);
       if (op == 0x04 && live()) {
         size_t at = cond == cond_home ? fuse_compare(cond, false) : SIZE_MAX;
         if (at != SIZE_MAX) {
@@ -673,7 +734,7 @@ void FuncCompiler::step_inner() {
           c.else_patch = pc() - 1;
         }
       }
-      c.height = uint32_t(vals_.size() - c.params.size());
+      c.height = uint32_t(vals_.size() - c.params->size());
       c.dead = !live();
       // Only a loop's start is a branch target (pc() ends the fusion window); a block's or an
       // if's start is reached from the instruction before it alone.
@@ -693,7 +754,7 @@ void FuncCompiler::step_inner() {
       if (live()) {
         for (size_t i = c.height; i < vals_.size(); ++i) materialize(i);
       }
-      pop_vals(c.results);
+      pop_vals(*c.results);
       if (vals_.size() != c.height) invalid(op_at_, "type mismatch: values remaining on stack at end of block");
       // Fallthrough of the then-arm jumps to the end.
       if (live()) c.patches.push_back(uint32_t(emit_br(0)));
@@ -701,7 +762,7 @@ void FuncCompiler::step_inner() {
       c.unreachable = false;
       if (c.else_patch != UINT32_MAX) code_[c.else_patch] = pc();
       c.else_patch = UINT32_MAX;
-      push_vals(c.params);
+      push_vals(*c.params);
       last_dst_ = SIZE_MAX;
       break;
     }
@@ -709,14 +770,13 @@ void FuncCompiler::step_inner() {
       Ctrl& c = ctrls_.back();
       // Results of the fallthrough path go to their home slots.
       if (live()) {
-        for (size_t i = 0; i < vals_.size(); ++i)
-          if (i >= c.height) materialize(i);
+        for (size_t i = c.height; i < vals_.size(); ++i) materialize(i);
       }
-      pop_vals(c.results);
+      pop_vals(*c.results);
       if (vals_.size() != c.height) invalid(op_at_, "type mismatch: values remaining on stack at end of block");
-      if (c.kind == kIf && c.params != c.results) invalid(op_at_, "type mismatch: if without else must have matching param and result types");
+      if (c.kind == kIf && *c.params != *c.results) invalid(op_at_, "type mismatch: if without else must have matching param and result types");
       if (c.kind == kFunc) {
-        if (live()) emit({kReturn, home(c.height), uint32_t(c.results.size())});
+        if (live()) emit({kReturn, home(c.height), uint32_t(c.results->size())});
         // A branch to the function label is a return; it was emitted as such.
         ctrls_.pop_back();
         return;
@@ -728,7 +788,7 @@ void FuncCompiler::step_inner() {
       if (done.kind == kIf && done.else_patch != UINT32_MAX) done.patches.push_back(done.else_patch);
       (void)was_live;
       if (outer_live) bind(done);
-      push_vals(done.results);
+      push_vals(*done.results);
       last_dst_ = SIZE_MAX;
       // After a loop, instructions count towards the enclosing region again.
       if (done.kind == kLoop) fuel_pos_ = done.outer_fuel_pos;
@@ -752,10 +812,11 @@ void FuncCompiler::step_inner() {
       pop(ValType::I32);
       const auto& lt = label_types(t);
       materialize_top(lt.size());
-      {
-        auto saved = vals_;
+      if (live()) {
+        check_top(lt);
+      } else {
         pop_vals(lt);
-        if (live()) vals_ = std::move(saved); else push_vals(lt);
+        push_vals(lt);
       }
       if (live()) {
         bool is_ret = &t == &ctrls_[0];
@@ -790,12 +851,12 @@ void FuncCompiler::step_inner() {
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
+      // Each distinct label's types are checked once (a table may repeat a label 10^6 times).
+      std::unordered_set<uint32_t> checked;
       for (uint32_t i = 0; i <= n; ++i) {
         const auto& lt = label_types(label(depths[i]));
         if (lt.size() != arity) invalid(op_at_, "type mismatch: br_table labels have inconsistent arity");
-        auto saved = vals_;
-        pop_vals(lt);
-        vals_ = std::move(saved);
+        if (arity > 0 && checked.insert(depths[i]).second) check_top(lt);
       }
       if (live()) {
         materialize_top(arity);
@@ -820,12 +881,19 @@ void FuncCompiler::step_inner() {
         last_dst_ = SIZE_MAX;
         size_t table = code_.size();
         code_.resize(code_.size() + n + 1);
+        // One branch stub (copies then br, or a return) per distinct label that needs one,
+        // shared by every entry naming it: the code grows with the labels, not the table.
+        std::unordered_map<uint32_t, uint32_t> stub_at;
         for (uint32_t i = 0; i <= n; ++i) {
           Ctrl& t = label(depths[i]);
           bool is_ret = &t == &ctrls_[0];
           if (is_ret || needs_copies(t)) {
-            code_[table + i] = pc();
-            emit_branch(t, is_ret);
+            auto [it, fresh] = stub_at.emplace(depths[i], 0);
+            if (fresh) {
+              it->second = pc();
+              emit_branch(t, is_ret);
+            }
+            code_[table + i] = it->second;
           } else if (t.kind == kLoop) {
             code_[table + i] = t.start_pc;
           } else {
@@ -904,7 +972,7 @@ void FuncCompiler::step_inner() {
       uint32_t x = in_.u32();
       if (x >= L_) invalid(op_at_, "unknown local " + std::to_string(x));
       push(locals_[x]);
-      vals_.back().local = int32_t(x);
+      set_local_ref(vals_.size() - 1, x);
       // last_dst_ stays: local.get emits nothing, so the previous result may still be fused
       // into a later consumer (fresh_producer(1)); every user of last_dst_ also checks that
       // the slot it expects is the one written, which a local reference never is.
@@ -926,14 +994,12 @@ void FuncCompiler::step_inner() {
       if (live() && vals_.size() > ctrls_.back().height && vals_.back().local < 0 && !vals_.back().is_const &&
           last_dst_ != SIZE_MAX && last_dst_ == code_.size() - 1 && code_[last_dst_] == home(vals_.size() - 1)) {
         // The value was just computed into its home slot: compute it into the local instead.
-        bool referenced = false;
-        for (const auto& o : vals_) referenced |= o.local == int32_t(x);
-        if (!referenced) {
+        if (!has_local_ref(x)) {
           code_[last_dst_] = x;
           ValType t = pop(locals_[x]);
           if (op == 0x22) {
             push(t == kUnknown ? locals_[x] : t);
-            vals_.back().local = int32_t(x);  // tee: the stack value is now local x
+            set_local_ref(vals_.size() - 1, x);  // tee: the stack value is now local x
           }
           last_dst_ = SIZE_MAX;
           break;
@@ -950,7 +1016,7 @@ void FuncCompiler::step_inner() {
         last_dst_ = SIZE_MAX;
         // The value stays on the stack: in its home slot if it was there, otherwise (it was a
         // virtual local.get) as a reference to local x, which now holds the same value.
-        if (s < L_) vals_.back().local = int32_t(x);
+        if (s < L_) set_local_ref(vals_.size() - 1, x);
       }
       break;
     }
