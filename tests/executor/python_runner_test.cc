@@ -146,5 +146,128 @@ class Blocks(gl.Contract):
   }
 }
 
+// Recursion as CPython reports it (issue 17; docs/PROTOCOLS.md "## Python runner", Stack
+// depth). Before python.wasm's C-recursion budget was lowered to fit GenVM's 1024 wasm frames,
+// each of these ended the run as VMError `wasm_trap stack_overflow`.
+class PythonRecursionTest : public PythonRunnerTest {
+ protected:
+  static constexpr const char* kContract = R"(import json
+import sys
+
+from genlayer import *
+
+
+def deepest() -> int:
+    depth = 0
+
+    def down(n):
+        nonlocal depth
+        depth = n
+        return down(n + 1)
+
+    try:
+        down(0)
+    except RecursionError:
+        return depth
+    return -1
+
+
+class Loop:
+    def __eq__(self, other):
+        return self == other
+
+    def __getattr__(self, name):
+        return getattr(self, name)
+
+
+class Deep(gl.Contract):
+    def __init__(self):
+        pass
+
+    @gl.public.view
+    def python_depth(self) -> list:
+        return [sys.getrecursionlimit(), deepest()]
+
+    @gl.public.view
+    def nondet_depth(self) -> int:
+        def block() -> int:
+            depth = 0
+
+            def down(n):
+                nonlocal depth
+                depth = n
+                return down(n + 1)
+
+            try:
+                down(0)
+            except RecursionError:
+                return depth
+            return -1
+
+        return gl.eq_principle.strict_eq(block)
+
+    @gl.public.view
+    def c_depth(self) -> str:
+        nested = []
+        for _ in range(100000):
+            nested = [nested]
+        caught = []
+        cases = (
+            ("repr", lambda: repr(nested)),
+            ("json", lambda: json.dumps(nested)),
+            ("eq", lambda: Loop() == Loop()),
+            ("getattr", lambda: Loop().missing),
+        )
+        for name, case in cases:
+            try:
+                case()
+            except RecursionError:
+                caught.append(name)
+        del nested
+        return " ".join(caught)
+)";
+  const calldata::Address at_ = addr(0x53);
+  void deploy() {
+    RunResult deployed = run(data(at_, addr(0xaa), Value(Value::Map{}), true, contract(kContract)));
+    ASSERT_TRUE(deployed.report.is_map()) << deployed.stderr_text;
+    ASSERT_EQ(*deployed.report.find("kind"), Value("Return")) << calldata::to_text(*deployed.report.find("data"));
+  }
+  // A method's Return data; a VMError's (e.g. "wasm_trap stack_overflow") in the failure message.
+  Value returned(const std::string& method) {
+    RunResult r = run(data(at_, addr(0xaa), call(method), false, std::nullopt), "wscn", {}, false);
+    EXPECT_TRUE(r.report.is_map()) << r.stderr_text;
+    if (!r.report.is_map()) return Value();
+    EXPECT_EQ(*r.report.find("kind"), Value("Return")) << method << ": " << calldata::to_text(*r.report.find("data"));
+    return *r.report.find("data");
+  }
+};
+
+// A Python recursion to the default limit (1000) is a RecursionError the contract catches, in
+// the deterministic run (python-det.wasm) and in a non-deterministic block (python.wasm); the
+// run goes on after the traceback of ~1000 entries is freed (at WASI's budget of 5000 units
+// freeing it recursively overflowed the 1024 frames).
+TEST_F(PythonRecursionTest, PythonRecursionErrorIsCaughtAtTheDefaultLimit) {
+  deploy();
+  Value python = returned("python_depth");
+  ASSERT_TRUE(python.is_array()) << calldata::to_text(python);
+  ASSERT_EQ(python.as_array().size(), 2u);
+  EXPECT_EQ(python.as_array()[0], Value(1000));
+  // The recursion ran to the limit, less the frames the SDK's entry holds below the contract.
+  const BigInt& det_depth = python.as_array()[1].as_int();
+  EXPECT_TRUE(det_depth > BigInt(900) && det_depth < BigInt(1000)) << calldata::to_text(python);
+
+  Value nondet = returned("nondet_depth");
+  ASSERT_TRUE(nondet.is_int()) << calldata::to_text(nondet);
+  EXPECT_TRUE(nondet.as_int() > BigInt(900) && nondet.as_int() < BigInt(1000)) << calldata::to_text(nondet);
+}
+
+// C recursions CPython counts raise RecursionError too: repr and json.dumps of a list nested
+// 100000 deep, a recursive __eq__, a __getattr__ recursing through getattr; and freeing that
+// list (CPython's trashcan) ends normally.
+TEST_F(PythonRecursionTest, CRecursionIsARecursionError) {
+  deploy();
+  EXPECT_EQ(returned("c_depth"), Value("repr json eq getattr"));
+}
+
 }  // namespace
 }  // namespace genvm::exec_test

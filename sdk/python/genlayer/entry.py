@@ -211,7 +211,8 @@ def run(source: str, filename: str = "<contract>", stdin=None) -> typing.NoRetur
 # The most Python frames a contract may ask for (sys.setrecursionlimit asks above it get it).
 # Python calls do not nest on the wasm stack, but each frame takes memory: a limit of 2^30 let a
 # runaway recursion fill the whole 4 GiB memory for ~50 s before it ended; 10^5 frames end it in
-# about a second (RecursionError, and then the VM ends as the error's unwinding decides).
+# about a second, with a RecursionError the contract may catch (python.wasm's C-recursion
+# budget lets CPython free its traceback in pieces: docs/PROTOCOLS.md, ## Python runner).
 MAX_RECURSION_LIMIT = 100_000
 # Frames an uncaught exception's traceback shows (sys.tracebacklimit; the outermost ones).
 # CPython 3.13 formats it in Python (the traceback module): all 10^5 frames of a recursion took
