@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "common/debug_mode.h"
+#include "common/exe_dir.h"
 
 namespace genvm::executor {
 
@@ -33,15 +35,19 @@ const char* const kUsage =
     "  --nondet-fuel N          fuel of each non-deterministic block (default 2^38)\n"
     "  --module-cache DIR       keep compiled contracts in DIR (files <blake3>-d?m?f?.gvmc) so a\n"
     "                           repeated contract starts without compiling; default: env\n"
-    "                           GENVM_MODULE_CACHE, else none. DIR must be this uid's and not\n"
-    "                           writable by group or others, else it is not used (one warning);\n"
+    "                           GENVM_MODULE_CACHE, else the config's cache_dir, else none. DIR\n"
+    "                           (runner snapshots, checked-archive marks too) must be this uid's\n"
+    "                           and not writable by group or others, else it is not used (one\n"
+    "                           warning);\n"
     "                           entries are sealed with DIR/seal.key (made 0600 on first use). A\n"
     "                           cache problem never fails the run.\n"
     "Global (before the command, also accepted after run):\n"
     "  --log-fd N               descriptor for the JSON-lines log (default 2: stderr)\n"
     "  --log-level LEVEL        trace|debug|info|warn|error (default info)\n"
-    "  --config FILE            fee rules: the `fees` block of FILE (a GenVM config, YAML);\n"
-    "                           default: the rules compiled in (docs/PROTOCOLS.md, ### Fees)\n"
+    "  --config FILE            a GenVM config (YAML): fee rules (its `fees` block), runners_dir,\n"
+    "                           registry_dir, cache_dir, engine; default: ${exeDir}/../config/\n"
+    "                           genvm.yaml (the public executor's) when it exists, else the\n"
+    "                           fee rules compiled in (docs/PROTOCOLS.md, ### Fees) and no cache\n"
     "Runners (contracts that are not raw wasm): the --config file's runners_dir and\n"
     "registry_dir (latest.json), else ${exeDir}/../../../runners and ${exeDir}/../data; the\n"
     "environment's GENVM_RUNNERS_DIR (and GENVM_RUNNERS_REGISTRY) overrides both.\n"
@@ -199,6 +205,12 @@ Status parse_run_flags(Args& args, RunOptions& o, bool& help) {
 
 }  // namespace
 
+std::string default_config_file(const std::string& exe_dir) {
+  std::string path = expand_exe_dir("${exeDir}/../config/genvm.yaml", exe_dir);
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? path : std::string();
+}
+
 Result<Command> parse_command_line(std::span<const std::string_view> argv) {
   Args args(argv);
   Command cmd;
@@ -220,6 +232,7 @@ Result<Command> parse_command_line(std::span<const std::string_view> argv) {
     auto s = parse_run_flags(args, cmd.run, help);
     if (help) return Command{Command::Kind::kHelp, {}, {}};
     if (!s) return s.take_error();
+    if (cmd.run.fees_config.empty()) cmd.run.fees_config = default_config_file(executable_dir());
     return cmd;
   }
   if (name == "parse-version-pattern") {

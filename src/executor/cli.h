@@ -28,6 +28,10 @@ struct Command {
   std::string check_file;  // kCheck
 };
 
+// The public executor's default --config, ${exeDir}/../config/genvm.yaml under `exe_dir`, when
+// that file exists, else "". parse_command_line gives it to a run without --config.
+std::string default_config_file(const std::string& exe_dir);
+
 // Error code "bad_usage"; the message is the line to print.
 Result<Command> parse_command_line(std::span<const std::string_view> args);
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 namespace genvm::executor {
@@ -94,6 +98,30 @@ TEST(CommandLine, HelpVersionAndCheck) {
   EXPECT_EQ(c->check_file, "x.wasm");
   EXPECT_FALSE(parse({"check"}).ok());
   EXPECT_FALSE(parse({"check", "a", "b"}).ok());
+}
+
+// A run without --config takes the public executor's default file, ${exeDir}/../config/genvm.yaml,
+// when it exists (its cache_dir, runners_dir, fees); an explicit --config wins.
+TEST(CommandLine, TheDefaultConfigIsTheFileBesideTheBinaryWhenItExists) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "cli_test_XXXXXX").string();
+  const fs::path root = ::mkdtemp(tmpl.data());
+  fs::create_directories(root / "bin");
+  const std::string exe_dir = (root / "bin").string();
+  EXPECT_EQ(default_config_file(exe_dir), "");
+  fs::create_directories(root / "config" / "genvm.yaml");  // a folder is not a config file
+  EXPECT_EQ(default_config_file(exe_dir), "");
+  fs::remove(root / "config" / "genvm.yaml");
+  std::ofstream(root / "config" / "genvm.yaml") << "cache_dir: ${exeDir}/../.cache/\n";
+  EXPECT_EQ(default_config_file(exe_dir), exe_dir + "/../config/genvm.yaml");
+  fs::remove_all(root);
+  // The test binary has no config beside it: a run keeps the compiled-in rules.
+  auto c = parse({"run", "--host", "fd://3"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->run.fees_config, "");
+  auto given = parse({"--config", "/x/genvm.yaml", "run", "--host", "fd://3"});
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->run.fees_config, "/x/genvm.yaml");
 }
 
 }  // namespace

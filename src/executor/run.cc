@@ -243,13 +243,14 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   Result<module::Hello> hello = module_hello(*data, opts.genvm_id, ctx.is_leader);
   ctx.module_llm = std::make_unique<ModuleClient>(opts.module_llm, hello);
   ctx.module_web = std::make_unique<ModuleClient>(opts.module_web, hello);
-  ctx.module_cache_dir = opts.module_cache;
+  // --module-cache, else GENVM_MODULE_CACHE (cli.cc), else the config's cache_dir.
+  ctx.module_cache_dir = opts.module_cache.empty() ? runner_location->cache_dir : opts.module_cache;
   ctx.engine = engine->engine;
   log.debug("genvm::run", "engine", {{"engine", LogValue::str(std::string(engine_name(engine->engine)))},
                                      {"why", LogValue::str(engine->why)}});
   auto runner_dir = std::make_shared<runners::RunnerDirectory>(runner_location->runners_dir, runner_location->registry_dir);
   // An archive checked whole once is remembered in the module cache (runner_marks.h).
-  if (!opts.module_cache.empty()) runner_dir->remember_checks(std::make_shared<SealedArchiveChecks>(opts.module_cache));
+  if (!ctx.module_cache_dir.empty()) runner_dir->remember_checks(std::make_shared<SealedArchiveChecks>(ctx.module_cache_dir));
   ctx.runners = std::move(runner_dir);
   ctx.fees = &*meter;
   ctx.fee_allocation = data->message_fee_allocation;

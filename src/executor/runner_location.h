@@ -8,6 +8,10 @@
 //   3. the install layout: ${exeDir}/../../../runners (the manager root's shared runners/ of an
 //      executor at <root>/executor/<version>/bin/genvm) and ${exeDir}/../data.
 //
+// The same file's `cache_dir` (the public executor's key, `${exeDir}` expanded; its shipped
+// config says `${exeDir}/../.cache/`) is the module-cache folder of a run given neither
+// --module-cache nor GENVM_MODULE_CACHE (run.cc); absent or empty, there is none.
+//
 //   auto where = locate_runners(opts.fees_config);   // the --config file, or ""
 #pragma once
 
@@ -20,6 +24,7 @@ namespace genvm::executor {
 struct RunnerLocation {
   std::string runners_dir;
   std::string registry_dir;
+  std::string cache_dir;  // the config's cache_dir, or ""
 };
 
 // Error code "runner_location" when the --config file is unreadable or not YAML.

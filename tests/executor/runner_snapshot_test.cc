@@ -234,6 +234,28 @@ TEST_F(PreinitHostTest, PreinitSeesTheRunnerButNotTheContractOrTheMessage) {
   ::unsetenv("GENVM_RUNNER_SNAPSHOT");
 }
 
+// The public manager passes no --module-cache: the executor's cache folder is its config's
+// cache_dir (`${exeDir}` expanded), as the public executor's; the snapshot is stored there.
+TEST_F(PreinitHostTest, TheConfigsCacheDirHoldsTheSnapshot) {
+  calldata::Bytes fees = read_file(std::string(GENVM_SOURCE_DIR) + "/src/executor/fees/default_fees.yaml");
+  ASSERT_FALSE(fees.empty());
+  const std::string config = dir_ + "/genvm.yaml";
+  const std::string cache = dir_ + "/config-cache";
+  {
+    std::ofstream out(config, std::ios::binary);
+    out << std::string(fees.begin(), fees.end()) << "\ncache_dir: " << cache << "\n";
+  }
+  auto d = data(addr(0x65), addr(0xaa), Value(Value::Map{}), true, contract());
+  RunResult cold = run(d, "wscn", {"--config", config}, false);
+  ASSERT_EQ(*cold.report.find("kind"), Value("Return")) << cold.stderr_text;
+  std::size_t stored = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(cache, ec)) stored += e.path().extension() == ".gvms";
+  EXPECT_EQ(stored, 1u) << "no snapshot in the config's cache_dir " << cache;
+  RunResult warm = run(d, "wscn", {"--config", config}, false);
+  EXPECT_EQ(warm.result_bytes, cold.result_bytes);
+}
+
 TEST_F(PreinitHostTest, AnSdkCallFromPreinitEndsTheRun) {
   auto d = data(addr(0x64), addr(0xaa), Value(Value::Map{}), true,
                 contract(R"({"AddEnv": {"name": "PREINIT_CALLS_SDK", "val": "1"}},)"));
