@@ -190,11 +190,12 @@ void run_case(const std::string& name, const std::vector<uint8_t>& bytes, const 
     std::printf("hostile %-22s %-15s %8.2f MB in  load %7.3f s  peak +%7.1f MB%s  %s\n", name.c_str(), c.name,
                 double(bytes.size()) / 1e6, load_s, peak_ok ? double(peak - rss_before) / 1024 : 0.0,
                 peak_ok ? "" : " (no peak reset)", m ? note.c_str() : m.error().to_string().c_str());
-    // Memory proportional to the input: 100 bytes per input byte and 64 MB of slack bound every
-    // case (the worst measured is the JIT's nesting, ~80 per byte). Not under ASan (its shadow
-    // and quarantine) and not where the peak cannot be reset.
+    // Memory proportional to the input: 256 bytes per input byte and 64 MB of slack bound every
+    // case (the worst measured: the metered JIT on a nest of loops, ~190 per byte, each 3-byte
+    // loop getting a ~63-byte fuel check held in the assembler's buffer and in the executable
+    // copy). Not under ASan (its shadow and quarantine) nor where the peak cannot be reset.
     if (peak_ok && kSanitizerScale == 1) {
-      EXPECT_LT(double(peak - rss_before) * 1024, 64e6 + 100.0 * double(bytes.size())) << "peak RSS during the load";
+      EXPECT_LT(double(peak - rss_before) * 1024, 64e6 + 256.0 * double(bytes.size())) << "peak RSS during the load";
     }
     if (!want.load_error.empty()) {
       ASSERT_FALSE(m.ok());
