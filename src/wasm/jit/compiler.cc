@@ -13,6 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
+
+#include <sys/mman.h>
 
 #include "wasm/byte_cursor.h"
 #include "wasm/jit/abi.h"
@@ -30,11 +33,32 @@ struct Refuse {
 };
 
 // Code is generated into plain heap memory (never executable) and copied into a CodeBuffer.
+// Buffers of 2 MiB or more are their own mappings, advised as huge pages (where the kernel
+// allows them): a large module's code otherwise takes one page fault per 4 KiB written.
 class HeapAllocator : public Allocator {
  public:
-  uint8_t* alloc(size_t size) override { return static_cast<uint8_t*>(std::malloc(size)); }
-  void free(uint8_t* p) override { std::free(p); }
+  uint8_t* alloc(size_t size) override {
+    if (size < kHuge) return static_cast<uint8_t*>(std::malloc(size));
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    madvise(p, size, MADV_HUGEPAGE);
+    mapped_.emplace_back(static_cast<uint8_t*>(p), size);
+    return static_cast<uint8_t*>(p);
+  }
+  void free(uint8_t* p) override {
+    for (size_t i = 0; i < mapped_.size(); ++i) {
+      if (mapped_[i].first != p) continue;
+      munmap(p, mapped_[i].second);
+      mapped_.erase(mapped_.begin() + std::ptrdiff_t(i));
+      return;
+    }
+    std::free(p);
+  }
   bool useProtect() const override { return false; }
+
+ private:
+  static constexpr size_t kHuge = size_t(2) << 20;
+  std::vector<std::pair<uint8_t*, size_t>> mapped_;
 };
 
 // A module larger than this refuses (a hostile module cannot make the JIT allocate without bound).
@@ -49,6 +73,82 @@ int nondet_arity(uint32_t op) {
   if ((op >= 0xa8 && op <= 0xab) || (op >= 0xae && op <= 0xbb)) return 1;  // conversions
   return 0;
 }
+
+// The body being compiled, read as a ByteCursor reads it, with the common short forms inline
+// (ByteCursor's out-of-line calls were a tenth of the compile): LEB128 integers of up to 4
+// bytes, which no rule can reject; longer ones are read by a ByteCursor at the same position,
+// which checks every rule, so errors (and their offsets) are ByteCursor's.
+class BodyCursor {
+ public:
+  BodyCursor() = default;
+  BodyCursor(const uint8_t* data, size_t begin, size_t end) : d_(data), pos_(begin), end_(end) {}
+  size_t pos() const { return pos_; }
+  uint8_t u8() {
+    if (pos_ >= end_) unexpected_end();
+    return d_[pos_++];
+  }
+  uint8_t peek() const {
+    if (pos_ >= end_) unexpected_end();
+    return d_[pos_];
+  }
+  void skip(size_t n) {
+    if (n > end_ - pos_) unexpected_end();
+    pos_ += n;
+  }
+  uint32_t u32() {
+    const size_t n = std::min<size_t>(4, end_ - pos_);
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t b = d_[pos_ + i];
+      v |= uint32_t(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        pos_ += i + 1;
+        return v;
+      }
+    }
+    ByteCursor c(d_, pos_, end_);
+    v = c.u32();
+    pos_ = c.pos();
+    return v;
+  }
+  // Signed, `bits` bits, sign-extended to 64.
+  int64_t sleb(int bits) {
+    const size_t n = std::min<size_t>(4, end_ - pos_);
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t b = d_[pos_ + i];
+      v |= uint64_t(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        if (b & 0x40) v |= ~uint64_t(0) << (7 * (i + 1));
+        pos_ += i + 1;
+        return int64_t(v);
+      }
+    }
+    ByteCursor c(d_, pos_, end_);
+    const int64_t r = c.sleb(bits);
+    pos_ = c.pos();
+    return r;
+  }
+  uint32_t fixed32() {
+    if (end_ - pos_ < 4) unexpected_end();
+    uint32_t v;
+    std::memcpy(&v, d_ + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  uint64_t fixed64() {
+    if (end_ - pos_ < 8) unexpected_end();
+    uint64_t v;
+    std::memcpy(&v, d_ + pos_, 8);
+    pos_ += 8;
+    return v;
+  }
+
+ private:
+  [[noreturn]] void unexpected_end() const { throw DecodeError{pos_, "unexpected end"}; }
+  const uint8_t* d_ = nullptr;
+  size_t pos_ = 0, end_ = 0;
+};
 
 class ModuleCompiler : public CodeGenerator {
  public:
@@ -241,28 +341,18 @@ class ModuleCompiler : public CodeGenerator {
 
   // ---- decoding ----
   void block_type(uint32_t& np, uint32_t& nr) {
-    uint8_t b = in_->peek();
+    uint8_t b = in_.peek();
     np = nr = 0;
-    if (b == 0x40) { in_->skip(1); return; }
+    if (b == 0x40) { in_.skip(1); return; }
     if (b == 0x7f || b == 0x7e || b == 0x7d || b == 0x7c || b == 0x7b || b == 0x70 || b == 0x6f) {
-      in_->skip(1);
+      in_.skip(1);
       nr = 1;
       return;
     }
-    int64_t idx = in_->sleb(33);
+    int64_t idx = in_.sleb(33);
     const FuncType& t = m_.types[size_t(idx)];
     np = uint32_t(t.params.size());
     nr = uint32_t(t.results.size());
-  }
-
-  // An immediate u32: most are one LEB byte.
-  uint32_t imm_u32() {
-    const uint8_t b = in_->peek();
-    if (b < 0x80) {
-      in_->skip(1);
-      return b;
-    }
-    return in_->u32();
   }
 
   // Skips the immediates of `op` (dead code: decoded to find its end, never compiled).
@@ -271,31 +361,31 @@ class ModuleCompiler : public CodeGenerator {
       case 0x02: case 0x03: case 0x04: { uint32_t a, b; block_type(a, b); break; }
       case 0x0c: case 0x0d: case 0x10: case 0x12: case 0xd2:
       case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
-        imm_u32();
+        in_.u32();
         break;
-      case 0x0e: { uint32_t n = imm_u32(); for (uint64_t k = 0; k <= n; ++k) imm_u32(); break; }
-      case 0x11: case 0x13: imm_u32(); imm_u32(); break;
-      case 0x1c: { uint32_t n = imm_u32(); in_->skip(n); break; }
-      case 0x3f: case 0x40: case 0xd0: in_->u8(); break;
-      case 0x41: in_->sleb(32); break;
-      case 0x42: in_->sleb(64); break;
-      case 0x43: in_->skip(4); break;
-      case 0x44: in_->skip(8); break;
+      case 0x0e: { uint32_t n = in_.u32(); for (uint64_t k = 0; k <= n; ++k) in_.u32(); break; }
+      case 0x11: case 0x13: in_.u32(); in_.u32(); break;
+      case 0x1c: { uint32_t n = in_.u32(); in_.skip(n); break; }
+      case 0x3f: case 0x40: case 0xd0: in_.u8(); break;
+      case 0x41: in_.sleb(32); break;
+      case 0x42: in_.sleb(64); break;
+      case 0x43: in_.skip(4); break;
+      case 0x44: in_.skip(8); break;
       case 0xfc: {
-        uint32_t sub = imm_u32();
+        uint32_t sub = in_.u32();
         switch (sub) {
           case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: break;
-          case 8: imm_u32(); in_->u8(); break;
-          case 10: in_->u8(); in_->u8(); break;
-          case 11: in_->u8(); break;
-          case 9: case 13: case 15: case 16: case 17: imm_u32(); break;
-          case 12: case 14: imm_u32(); imm_u32(); break;
+          case 8: in_.u32(); in_.u8(); break;
+          case 10: in_.u8(); in_.u8(); break;
+          case 11: in_.u8(); break;
+          case 9: case 13: case 15: case 16: case 17: in_.u32(); break;
+          case 12: case 14: in_.u32(); in_.u32(); break;
           default: throw Refuse{at, "unknown 0xfc instruction"};
         }
         break;
       }
       default:
-        if (op >= 0x28 && op <= 0x3e) { imm_u32(); imm_u32(); break; }
+        if (op >= 0x28 && op <= 0x3e) { in_.u32(); in_.u32(); break; }
         if (op > 0xc4 && op != 0xd1) throw Refuse{at, "unknown instruction"};
         break;
     }
@@ -330,6 +420,16 @@ class ModuleCompiler : public CodeGenerator {
     if (rex != 0x40) put8(rex);
     put8(opcode);
     modrm_base(reg, base, disp);
+  }
+  // An ALU operation (ext as in alu_imm) on dword [base + disp] with an immediate.
+  void mem_alu_imm(int ext, int base, int32_t disp, uint32_t imm) {
+    ensure(16);
+    const bool imm8 = fits8(int32_t(imm));
+    if (base >= 8) put8(0x41);
+    put8(imm8 ? 0x83 : 0x81);
+    modrm_base(ext, base, disp);
+    if (imm8) put8(imm);
+    else put32(imm);
   }
   // The same with slot s ([rbx + 8 s]).
   void slot_op(uint32_t opcode, bool w, int reg, uint32_t s) { base_op(opcode, w, reg, 3, int32_t(s) * 8); }
@@ -597,10 +697,11 @@ class ModuleCompiler : public CodeGenerator {
     // A result read from a local that an earlier result overwrites (slots [0, n) are both locals
     // and the result area) is copied to its own slot first.
     copy_values(h() - n, n, 0);
-    add(dword[r15 + kCtxCallsLeft], 1);
-    add(dword[r15 + kCtxValuesLeft], cost_);
-    add(rsp, 8);
-    ret();
+    mem_alu_imm(0, 15, kCtxCallsLeft, 1);       // add dword [r15 + calls_left], 1
+    mem_alu_imm(0, 15, kCtxValuesLeft, cost_);  // add dword [r15 + values_left], cost
+    alu_imm(0, true, 4, 8);                     // add rsp, 8
+    ensure(16);
+    put8(0xc3);                                 // ret
   }
   // A branch to label depth `depth` (copies included); `br` to the function label returns.
   void emit_branch(uint32_t depth) {
@@ -622,8 +723,7 @@ class ModuleCompiler : public CodeGenerator {
     const FuncBody& body = m_.bodies[def];
     const CompiledFunc& cf = m_.compiled[def];
     const FuncType& ft = m_.types[cf.type_index];
-    ByteCursor cursor(m_.bytes.data(), body.body_offset, body.body_end);
-    in_ = &cursor;
+    in_ = BodyCursor(m_.bytes.data(), body.body_offset, body.body_end);
     L_ = cf.num_params + cf.num_locals;
     frame_slots_ = cf.frame_slots;
     cost_ = cf.cost;
@@ -640,16 +740,18 @@ class ModuleCompiler : public CodeGenerator {
     func_start_[def] = uint32_t(getSize());
     // Entry: the stack rule's charge (a failure is reported at the caller's call), then the
     // frame (InstanceState word), declared locals zeroed, the function region's fuel.
-    cmp(dword[r15 + kCtxCallsLeft], 0);
+    mem_alu_imm(7, 15, kCtxCallsLeft, 0);  // cmp dword [r15 + calls_left], 0
     jump(kCcE, overflow_common_);
-    cmp(dword[r15 + kCtxValuesLeft], cost_);
+    mem_alu_imm(7, 15, kCtxValuesLeft, cost_);
     jump(kCcB, overflow_common_);
-    lea(rax, ptr[rbx + int32_t(frame_slots_) * 8]);
-    cmp(rax, qword[r15 + kCtxStackEnd]);
+    base_op(0x8d, true, 0, 3, int32_t(frame_slots_) * 8);  // lea rax, [rbx + frame]
+    base_op(0x3b, true, 0, 15, kCtxStackEnd);              // cmp rax, [r15 + stack_end]
     jump(kCcA, overflow_common_);
-    sub(dword[r15 + kCtxCallsLeft], 1);
-    sub(dword[r15 + kCtxValuesLeft], cost_);
-    push(r12);
+    mem_alu_imm(5, 15, kCtxCallsLeft, 1);  // sub
+    mem_alu_imm(5, 15, kCtxValuesLeft, cost_);
+    ensure(16);
+    put8(0x41);  // push r12
+    put8(0x54);
     if (cf.num_locals <= 8) {
       for (uint32_t k = 0; k < cf.num_locals; ++k) store_slot_imm(cf.num_params + k, 0);
     } else {
@@ -666,13 +768,12 @@ class ModuleCompiler : public CodeGenerator {
     while (!ctrls_.empty()) step();
     emit_trap_stubs();
     labels_used_ = 0;
-    in_ = nullptr;
   }
 
   void step() {
-    op_at_ = in_->pos();
+    op_at_ = in_.pos();
     const size_t at = op_at_;
-    uint32_t op = in_->u8();
+    uint32_t op = in_.u8();
     // One instruction emits at most ~65535 slot copies (a branch carrying a whole frame), so
     // checking here bounds the buffer near kMaxCodeBytes even for hostile modules.
     if (getSize() > kMaxCodeBytes) throw Refuse{at, "module too large for the JIT"};
@@ -691,8 +792,8 @@ class ModuleCompiler : public CodeGenerator {
     if (op != 0x0b && op != 0x05) count_instruction();
     if (op >= 0x45 && op <= 0xc4) return numeric(op, at);
     if (op >= 0x28 && op <= 0x3e) {
-      imm_u32();
-      uint32_t offset = imm_u32();
+      in_.u32();
+      uint32_t offset = in_.u32();
       return op <= 0x35 ? load(op, offset, at) : store(op, offset, at);
     }
     switch (op) {
@@ -754,11 +855,11 @@ class ModuleCompiler : public CodeGenerator {
         return;
       }
       case 0x0c:
-        emit_branch(imm_u32());
+        emit_branch(in_.u32());
         set_unreachable();
         return;
       case 0x0d: {
-        uint32_t depth = imm_u32();
+        uint32_t depth = in_.u32();
         uint32_t k = pop_condition();
         Ctrl& t = ctrls_[ctrls_.size() - 1 - depth];
         settle_branch_values(arity(t));
@@ -778,14 +879,14 @@ class ModuleCompiler : public CodeGenerator {
         emit_return();
         set_unreachable();
         return;
-      case 0x10: return wasm_call(imm_u32(), at);
+      case 0x10: return wasm_call(in_.u32(), at);
       case 0x11: return call_indirect(at);
-      case 0x12: return tail_call(imm_u32(), at);
+      case 0x12: return tail_call(in_.u32(), at);
       case 0x13: return tail_call_indirect(at);
       case 0x1a: pop_n(1); return;
       case 0x1c: {
-        uint32_t n = imm_u32();
-        in_->skip(n);
+        uint32_t n = in_.u32();
+        in_.skip(n);
         [[fallthrough]];
       }
       case 0x1b: {
@@ -798,13 +899,13 @@ class ModuleCompiler : public CodeGenerator {
         return result_rax(3);
       }
       case 0x20: {
-        uint32_t x = imm_u32();
+        uint32_t x = in_.u32();
         push_slot();
         stack_.back().local = x;
         return;
       }
       case 0x21: case 0x22: {
-        uint32_t x = imm_u32();
+        uint32_t x = in_.u32();
         uint32_t top = h() - 1;
         // Operands still reading x get their own copy before x changes (the top one too: a
         // local.tee leaves it on the stack).
@@ -817,23 +918,23 @@ class ModuleCompiler : public CodeGenerator {
         return;
       }
       case 0x23: case 0x24: {
-        uint32_t g = imm_u32();
+        uint32_t g = in_.u32();
         if (g >= (1u << 24)) throw Refuse{at, "too many globals"};
-        mov(rcx, qword[r12 + kStGlobals]);
-        mov(rcx, qword[rcx + int32_t(g) * 8]);
+        base_op(0x8b, true, 1, 12, kStGlobals);        // mov rcx, [r12 + globals]
+        base_op(0x8b, true, 1, 1, int32_t(g) * 8);     // mov rcx, [rcx + 8 g]
         if (op == 0x23) {
-          mov(rax, qword[rcx]);
+          base_op(0x8b, true, 0, 1, 0);                // mov rax, [rcx]
           push_slot();
           store_slot64(home(h() - 1), rax);
         } else {
           load64(rax, h() - 1);
-          mov(qword[rcx], rax);
+          base_op(0x89, true, 0, 1, 0);                // mov [rcx], rax
           pop_n(1);
         }
         return;
       }
       case 0x3f: {
-        in_->u8();
+        in_.u8();
         mov(rax, r14);
         shr(rax, 16);
         push_slot();
@@ -841,7 +942,7 @@ class ModuleCompiler : public CodeGenerator {
         return;
       }
       case 0x40: {
-        in_->u8();
+        in_.u8();
         load32(edx, h() - 1);
         mov(rdi, r15);
         mov(rsi, r12);
@@ -853,23 +954,23 @@ class ModuleCompiler : public CodeGenerator {
         reload_memory();
         return;
       }
-      case 0x25: return segment_op(kSegTableGet, imm_u32(), 0, 1, true, at);
-      case 0x26: return segment_op(kSegTableSet, imm_u32(), 0, 2, false, at);
-      case 0xd0: in_->u8(); push_const(0); return;  // ref.null: the null reference is 0
+      case 0x25: return segment_op(kSegTableGet, in_.u32(), 0, 1, true, at);
+      case 0x26: return segment_op(kSegTableSet, in_.u32(), 0, 2, false, at);
+      case 0xd0: in_.u8(); push_const(0); return;  // ref.null: the null reference is 0
       case 0xd1: load64(rax, h() - 1); test(rax, rax); return result_in_flags(1, 0);
-      case 0xd2: return segment_op(kSegRefFunc, imm_u32(), 0, 0, true, at);
-      case 0x41: push_const(uint32_t(int32_t(in_->sleb(32)))); return;
-      case 0x42: push_const(uint64_t(in_->sleb(64))); return;
-      case 0x43: push_const(in_->fixed32()); return;
-      case 0x44: push_const(in_->fixed64()); return;
+      case 0xd2: return segment_op(kSegRefFunc, in_.u32(), 0, 0, true, at);
+      case 0x41: push_const(uint32_t(int32_t(in_.sleb(32)))); return;
+      case 0x42: push_const(uint64_t(in_.sleb(64))); return;
+      case 0x43: push_const(in_.fixed32()); return;
+      case 0x44: push_const(in_.fixed64()); return;
       case 0xfc: {
-        uint32_t sub = imm_u32();
+        uint32_t sub = in_.u32();
         if (sub <= 7 && m_.options.deterministic) return nondet(1, at);
         if (sub <= 7) return truncate(sub & 2, sub & 4, !(sub & 1), at, true);
         if (sub == 10 || sub == 11) {
           // memory.copy / memory.fill: operands as u32 (the interpreter's reading), the work in C.
-          if (sub == 10) in_->u8();
-          in_->u8();
+          if (sub == 10) in_.u8();
+          in_.u8();
           const uint32_t a = h() - 3;
           mov(rdi, r12);
           mov(esi, sub == 10 ? 0 : 1);
@@ -883,14 +984,14 @@ class ModuleCompiler : public CodeGenerator {
           return;
         }
         switch (sub) {
-          case 8: { uint32_t seg = imm_u32(); in_->u8(); return segment_op(kSegMemoryInit, seg, 0, 3, false, at); }
-          case 9: return segment_op(kSegDataDrop, imm_u32(), 0, 0, false, at);
-          case 12: { uint32_t elem = imm_u32(), table = imm_u32(); return segment_op(kSegTableInit, table, elem, 3, false, at); }
-          case 13: return segment_op(kSegElemDrop, imm_u32(), 0, 0, false, at);
-          case 14: { uint32_t dst = imm_u32(), src = imm_u32(); return segment_op(kSegTableCopy, dst, src, 3, false, at); }
-          case 15: return segment_op(kSegTableGrow, imm_u32(), 0, 2, true, at);
-          case 16: return segment_op(kSegTableSize, imm_u32(), 0, 0, true, at);
-          case 17: return segment_op(kSegTableFill, imm_u32(), 0, 3, false, at);
+          case 8: { uint32_t seg = in_.u32(); in_.u8(); return segment_op(kSegMemoryInit, seg, 0, 3, false, at); }
+          case 9: return segment_op(kSegDataDrop, in_.u32(), 0, 0, false, at);
+          case 12: { uint32_t elem = in_.u32(), table = in_.u32(); return segment_op(kSegTableInit, table, elem, 3, false, at); }
+          case 13: return segment_op(kSegElemDrop, in_.u32(), 0, 0, false, at);
+          case 14: { uint32_t dst = in_.u32(), src = in_.u32(); return segment_op(kSegTableCopy, dst, src, 3, false, at); }
+          case 15: return segment_op(kSegTableGrow, in_.u32(), 0, 2, true, at);
+          case 16: return segment_op(kSegTableSize, in_.u32(), 0, 0, true, at);
+          case 17: return segment_op(kSegTableFill, in_.u32(), 0, 3, false, at);
           default: break;
         }
         throw Refuse{at, "instruction 0xfc " + std::to_string(sub) + " not supported by the JIT yet"};
@@ -1325,7 +1426,9 @@ class ModuleCompiler : public CodeGenerator {
     }
     load32(eax, h() - 1);
     pop_n(1);
-    test(eax, eax);
+    ensure(16);
+    put8(0x85);  // test eax, eax
+    put8(0xc0);
     return 1;  // ne
   }
 
@@ -1482,9 +1585,9 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void br_table(size_t at) {
-    uint32_t n = imm_u32();
+    uint32_t n = in_.u32();
     std::vector<uint32_t> depths(size_t(n) + 1);
-    for (auto& dd : depths) dd = imm_u32();
+    for (auto& dd : depths) dd = in_.u32();
     settle_branch_values(arity(ctrls_[ctrls_.size() - 1 - depths.back()]), 1);
     load32(eax, h() - 1);
     pop_n(1);
@@ -1637,7 +1740,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void tail_call_indirect(size_t at) {
-    const uint32_t type_index = imm_u32(), table = imm_u32();
+    const uint32_t type_index = in_.u32(), table = in_.u32();
     const uint32_t np = uint32_t(m_.types[type_index].params.size());
     const uint32_t index_slot = home(h() - 1);  // above every argument's slot and slot np
     lookup_indirect_target(table, type_index, np, at);
@@ -1675,7 +1778,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   void call_indirect(size_t at) {
-    const uint32_t type_index = imm_u32(), table = imm_u32();
+    const uint32_t type_index = in_.u32(), table = in_.u32();
     const FuncType& ft = m_.types[type_index];
     const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
     lookup_indirect_target(table, type_index, np, at);
@@ -1696,7 +1799,7 @@ class ModuleCompiler : public CodeGenerator {
   std::vector<std::pair<size_t, uint32_t>> tables_;        // (position, entries)
   std::vector<std::pair<uint32_t, uint32_t>> call_sites_;
   // The function being compiled.
-  ByteCursor* in_ = nullptr;
+  BodyCursor in_;
   size_t op_at_ = 0;
   uint32_t L_ = 0, frame_slots_ = 0, cost_ = 0, nresults_ = 0;
   std::vector<Entry> stack_;
