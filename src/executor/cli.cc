@@ -33,7 +33,7 @@ const char* const kUsage =
     "  --module-llm URI         LLM module for prompts in nondet blocks (frames: u32 big-endian\n"
     "  --module-web URI         length + calldata); without one those calls are refused\n"
     "  --nondet-fuel N          fuel of each non-deterministic block (default 2^38)\n"
-    "  --module-cache DIR       keep compiled contracts in DIR (files <blake3>-d?m?f?.gvmc) so a\n"
+    "  --module-cache DIR       keep compiled contracts in DIR (<blake3>-d?m?f?j?.gvmc) so a\n"
     "                           repeated contract starts without compiling; default: env\n"
     "                           GENVM_MODULE_CACHE, else the config's cache_dir, else none. DIR\n"
     "                           (runner snapshots, checked-archive marks too) must be this uid's\n"

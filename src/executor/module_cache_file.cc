@@ -31,13 +31,14 @@ std::string entry_name(const calldata::Bytes& code, const wasm::LoadOptions& lo)
   name += lo.metering ? "m1" : "m0";
   // The fusion options change the slot code as much as the two above (the blob records them
   // too): f0 plain code, f1 every fusion, f1o<hex> fusion with the families in the mask left out.
-  // The engine is not in the name: the entry holds the interpreter's slot code, and the JIT
-  // compiles from the module when it loads one (Module::load_with_compiled).
   name += lo.compile.fuse ? "f1" : "f0";
   if (lo.compile.fuse && lo.compile.fuse_off != 0) {
     name += 'o';
     for (int shift = 28; shift >= 0; shift -= 4) name += kHex[(lo.compile.fuse_off >> shift) & 15];
   }
+  // The engine: a JIT run's entry holds the JIT's machine code beside the slot code, which an
+  // interpreter run would map and check for nothing; each engine keeps its own entry.
+  name += lo.engine == wasm::Engine::kJit ? "j1" : "j0";
   return name + ".gvmc";
 }
 
@@ -236,12 +237,21 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
   }
   const std::string name = entry_name(code, lo);
   const std::string path = dir + "/" + name;
+  // A cache that cannot be written costs the next run its compile, never this run its result.
+  auto store = [&](const wasm::Module& m) {
+    auto blob = m.serialize_compiled(*key);
+    std::string err = blob ? write_atomically(dirfd.get(), name, *blob) : blob.error().to_string();
+    log(false, err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
+  };
   if (MappedFile blob(dirfd.get(), name); blob.ok()) {
     // A file truncated under the mapping by a concurrent writer cannot happen: writers rename a
     // new file over the name, so this mapping keeps the old inode whole.
     auto hit = wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key);
     if (hit) {
       log(false, "module cache hit " + path);
+      // An entry without JIT code that the JIT compiled now (written where this CPU could not
+      // run the JIT, say): rewritten with the code, so the next run maps it.
+      if (wasm::jit_code_origin(**hit) == wasm::JitCodeOrigin::kCompiled) store(**hit);
       return hit;
     }
     log(false, "module cache entry refused (" + hit.error().to_string() + "), compiling: " + path);
@@ -250,10 +260,7 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
   }
   auto loaded = wasm::Module::load(code, lo);
   if (!loaded) return loaded;
-  // A cache that cannot be written costs the next run its compile, never this run its result.
-  auto blob = (*loaded)->serialize_compiled(*key);
-  std::string err = blob ? write_atomically(dirfd.get(), name, *blob) : blob.error().to_string();
-  log(false, err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
+  store(**loaded);
   return loaded;
 }
 

@@ -3,11 +3,13 @@
 //
 //   auto m = load_module_cached(dir, code, load_options, [&](bool problem, std::string_view line) { ... });
 //
-// Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>f<0|1>[o<hex>].gvmc (deterministic, metered,
-// fusion and the fusion families left out; the same entry serves both engines). An entry is
-// written to a temp file and renamed over the name, so a reader sees the old entry, none, or the
-// whole new one. A hit the engine refuses, a miss and a failed write all fall back to compiling:
-// the cache never changes a run's result. An empty `dir` is a plain Module::load.
+// Files are DIR/<hex BLAKE3(code)>-d<0|1>m<0|1>f<0|1>[o<hex>]j<0|1>.gvmc (deterministic,
+// metered, fusion, the fusion families left out, and the engine: a j1 entry holds the JIT's
+// machine code too, which a hit maps instead of compiling). An entry is written to a temp file
+// and renamed over the name, so a reader sees the old entry, none, or the whole new one. A j1
+// hit without JIT code that the JIT compiled now is rewritten with it. A hit the engine
+// refuses, a miss and a failed write all fall back to compiling: the cache never changes a
+// run's result. An empty `dir` is a plain Module::load.
 //
 // Trust (issue 19): DIR must be owned by this process's uid and not writable by group or
 // others, else it is not used (one `problem` line, the run goes on without it). Blobs are sealed

@@ -99,7 +99,7 @@ struct RunContext {
   // compile runs on the interpreter all the same.
   wasm::Engine engine{};  // kInterp
   // Cross-process compiled-module cache (genvm run --module-cache DIR); empty: off. Behind
-  // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d?m?f?.gvmc
+  // `modules`: consulted only on an in-process miss. Files DIR/<hex BLAKE3(code)>-d?m?f?j?.gvmc
   // (module_cache_file.cc).
   std::string module_cache_dir;
   // Where Depends / With find packaged runners (runner_location.h); null: none installed.
