@@ -106,10 +106,7 @@ class BodyCursor {
         return v;
       }
     }
-    ByteCursor c(d_, pos_, end_);
-    v = c.u32();
-    pos_ = c.pos();
-    return v;
+    return long_u32();
   }
   // Signed, `bits` bits, sign-extended to 64.
   int64_t sleb(int bits) {
@@ -124,10 +121,7 @@ class BodyCursor {
         return int64_t(v);
       }
     }
-    ByteCursor c(d_, pos_, end_);
-    const int64_t r = c.sleb(bits);
-    pos_ = c.pos();
-    return r;
+    return long_sleb(bits);
   }
   uint32_t fixed32() {
     if (end_ - pos_ < 4) unexpected_end();
@@ -146,6 +140,18 @@ class BodyCursor {
 
  private:
   [[noreturn]] void unexpected_end() const { throw DecodeError{pos_, "unexpected end"}; }
+  [[gnu::noinline]] uint32_t long_u32() {
+    ByteCursor c(d_, pos_, end_);
+    const uint32_t v = c.u32();
+    pos_ = c.pos();
+    return v;
+  }
+  [[gnu::noinline]] int64_t long_sleb(int bits) {
+    ByteCursor c(d_, pos_, end_);
+    const int64_t v = c.sleb(bits);
+    pos_ = c.pos();
+    return v;
+  }
   const uint8_t* d_ = nullptr;
   size_t pos_ = 0, end_ = 0;
 };
@@ -153,17 +159,17 @@ class BodyCursor {
 class ModuleCompiler : public CodeGenerator {
  public:
   ModuleCompiler(const ModuleImpl& m, Allocator* alloc)
-      : CodeGenerator(initial_buffer_bytes(m), AutoGrow, alloc), m_(m) {
+      : CodeGenerator(initial_buffer_bytes(m), AutoGrow, alloc), m_(m), alloc_(alloc) {
     setDefaultJmpNEAR(true);
   }
 
-  // The code buffer is sized from the function bodies (x86-64 runs to about 4.7 bytes per byte
-  // of wasm on CPython, fuel charges included), so a large module's code is rarely copied by
-  // the buffer growing (AutoGrow doubles it); the pages are only touched as code is written.
+  // The code buffer is sized from the function bodies (x86-64 runs to 4.7-5.9 bytes per byte of
+  // wasm on CPython and bench/realworld, fuel charges included; 8 leaves room), so a module's
+  // code is rarely copied by the buffer growing; pages are only touched as code is written.
   static size_t initial_buffer_bytes(const ModuleImpl& m) {
     size_t wasm = 0;
     for (const FuncBody& b : m.bodies) wasm += b.body_end - b.body_offset;
-    return std::min(kMaxCodeBytes, size_t(4096) * 16 + wasm / 4 * 21);
+    return std::min(kMaxCodeBytes, size_t(4096) * 16 + wasm * 8);
   }
 
   void compile_all() {
@@ -259,9 +265,18 @@ class ModuleCompiler : public CodeGenerator {
 
   // Room for n more bytes (an instruction is at most 15).
   void ensure(size_t n) {
-    if (size_ + n <= maxSize_) return;
-    growMemory();
-    if (size_ + n > maxSize_) throw Refuse{op_at_, "out of memory for the JIT's code"};
+    if (size_ + n > maxSize_) [[unlikely]] grow(n);
+  }
+  // What xbyak's growMemory does (twice the size, the code copied), with memcpy rather than its
+  // byte loop.
+  [[gnu::noinline]] void grow(size_t n) {
+    const size_t bigger = std::max<size_t>(maxSize_ * 2, size_ + n);
+    uint8_t* fresh = alloc_->alloc(bigger);
+    if (!fresh) throw Refuse{op_at_, "out of memory for the JIT's code"};
+    std::memcpy(fresh, top_, size_);
+    alloc_->free(top_);
+    top_ = fresh;
+    maxSize_ = bigger;
   }
   void put8(uint32_t b) { top_[size_++] = uint8_t(b); }
   void put32(uint32_t v) {
@@ -1790,6 +1805,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   const ModuleImpl& m_;
+  Allocator* alloc_;  // the code buffer's (grow)
   std::vector<Target> labels_;  // the current function's: [0, labels_used_) in use
   size_t labels_used_ = 0;
   std::vector<Target> func_targets_;  // one per defined function's entry (calls may jump forwards)
