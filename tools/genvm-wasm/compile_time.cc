@@ -58,9 +58,10 @@ struct StageTimes {
   double read = 0, validate = 0, bodies = 0, jit = 0, total = 0;
 };
 
-int fail(const std::string& msg) {
+// Exit 2 for a usage error, 1 for a module that does not load (as the other commands).
+int fail(const std::string& msg, int code = 1) {
   std::fprintf(stderr, "genvm-wasm: compile: %s\n", msg.c_str());
-  return 1;
+  return code;
 }
 
 double mb_per_s(size_t bytes, double seconds) { return seconds > 0 ? double(bytes) / 1e6 / seconds : 0; }
@@ -79,22 +80,22 @@ int compile_main(int argc, char** argv) {
     } else if (a == "--metering") {
       lo.metering = true;
     } else if (a == "--engine") {
-      if (i + 1 >= argc || !parse_engine(argv[i + 1], lo.engine)) return fail("--engine needs interp or jit");
+      if (i + 1 >= argc || !parse_engine(argv[i + 1], lo.engine)) return fail("--engine needs interp or jit", 2);
       ++i;
     } else if (a == "--runs") {
       char* end = nullptr;
       runs = i + 1 < argc ? std::strtoull(argv[i + 1], &end, 10) : 0;
-      if (runs == 0 || runs > 1000 || !end || *end) return fail("--runs needs a number from 1 to 1000");
+      if (runs == 0 || runs > 1000 || !end || *end) return fail("--runs needs a number from 1 to 1000", 2);
       ++i;
     } else if (file.empty() && !a.empty() && a[0] != '-') {
       file = a;
     } else {
-      return fail("unexpected argument " + a + " (see --help)");
+      return fail("unexpected argument " + a + " (see --help)", 2);
     }
   }
-  if (file.empty()) return fail("missing FILE.wasm (see --help)");
+  if (file.empty()) return fail("missing FILE.wasm (see --help)", 2);
   std::vector<uint8_t> bytes;
-  if (!read_file(file, bytes)) return fail("cannot read " + file);
+  if (!read_file(file, bytes)) return fail("cannot read " + file, 2);
 
   // Each stage's minimum over the runs, and the minimum of the runs' totals (a loaded machine
   // only ever adds time).
