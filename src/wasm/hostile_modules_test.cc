@@ -275,6 +275,23 @@ TEST(WasmHostileModules, BlocksAndBranchesOverADeepStack) {
   }
 }
 
+// Block types of the largest arity a type may have (1000 params, 1000 results: wasmparser's
+// limits, so GenVM's): 10^4 blocks each passing 1000 values through, then their sum; and a
+// type of 1001 params, refused.
+TEST(WasmHostileModules, WideBlockTypes) {
+  const uint32_t arity = 1000, n = scaled(1e4);
+  FuncType wide{std::vector<ValType>(arity, ValType::I32), std::vector<ValType>(arity, ValType::I32)};
+  Func f{1, {}, {}};
+  f.code.repeat(arity, [](Code& c) { c.i32_const(1); });
+  f.code.repeat(n, [](Code& c) { c.op(kBlock).u(0).op(kEnd); });
+  f.code.repeat(arity - 1, [](Code& c) { c.op(kI32Add); });
+  run_case("wide_block_types", module_of({wide, kVoidToI32}, {std::move(f)}), {arity, {}, {}});
+  FuncType too_wide{std::vector<ValType>(arity + 1, ValType::I32), {}};
+  Func g{1, {}, {}};
+  g.code.i32_const(0);
+  run_case("type_1001_params", module_of({too_wide, kVoidToI32}, {std::move(g)}), {{}, {}, "too many function params"});
+}
+
 // Blocks, loops and if/else nested d (10^5) deep.
 TEST(WasmHostileModules, DeepNesting) {
   const uint32_t d = scaled(1e5);

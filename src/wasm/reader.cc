@@ -131,6 +131,8 @@ ConstExpr read_const_expr(Reader& r) {
   }
 }
 
+constexpr uint32_t kMaxTypeArity = 1000;
+
 void read_types(Reader& r, ModuleImpl& m) {
   uint32_t n = r.count();
   m.types.reserve(n);
@@ -138,9 +140,15 @@ void read_types(Reader& r, ModuleImpl& m) {
     size_t at = r.pos();
     if (r.u8() != 0x60) throw DecodeError{at, "integer representation too long: malformed function type"};
     FuncType ft;
+    // At most 1000 params and 1000 results, wasmparser's limits (so GenVM's): every block,
+    // call and branch of such a type walks them, so they bound that work per instruction.
+    size_t at_np = r.pos();
     uint32_t np = r.count();
+    if (np > kMaxTypeArity) throw DecodeError{at_np, "too many function params"};
     for (uint32_t k = 0; k < np; ++k) ft.params.push_back(read_valtype(r));
+    size_t at_nr = r.pos();
     uint32_t nr = r.count();
+    if (nr > kMaxTypeArity) throw DecodeError{at_nr, "too many function results"};
     for (uint32_t k = 0; k < nr; ++k) ft.results.push_back(read_valtype(r));
     m.types.push_back(std::move(ft));
   }
