@@ -220,10 +220,12 @@ class ModuleCompiler : public CodeGenerator {
   // An operand: in its slot, a constant not yet written anywhere, or a reference to a local
   // (local.get) read from the local's slot until that local is written (local.set/tee write
   // pending references to their own slots first) or a block boundary writes it.
+  // 16 bytes (local.set/tee and block starts walk the whole stack). Local indices fit int32: a
+  // frame is below 2^28 slots (compile_function refuses larger).
   struct Entry {
-    bool is_const = false;
     uint64_t c = 0;
-    int64_t local = -1;
+    int32_t local = -1;
+    bool is_const = false;
   };
   struct Ctrl {
     Kind kind;
@@ -503,7 +505,7 @@ class ModuleCompiler : public CodeGenerator {
   }
   void push_const(uint64_t v) {
     push_slot();
-    stack_.back() = Entry{true, v};
+    stack_.back() = Entry{v, -1, true};
   }
   void pop_n(uint32_t n) { stack_.resize(stack_.size() - n); }
   void load_imm(const Reg64& r, uint64_t v) {
@@ -916,7 +918,7 @@ class ModuleCompiler : public CodeGenerator {
       case 0x20: {
         uint32_t x = in_.u32();
         push_slot();
-        stack_.back().local = x;
+        stack_.back().local = int32_t(x);
         return;
       }
       case 0x21: case 0x22: {
