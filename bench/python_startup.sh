@@ -6,6 +6,8 @@
 # pinned to the built py-genlayer runner; "deploy" stores its code and a string, "call" runs the
 # view get_storage with the code attached; "first" is a contract whose first statement exits
 # (process start to the first contract instruction). Deterministic mode (python-det.wasm).
+# The same --module-cache also holds the runner archives' checked marks, so "snapshot off"
+# runs skip the archives' SHA-256 and CRCs too once the first run marked them.
 #   bench/python_startup.sh [-b BUILD_DIR] [-r RUNS] [-e interp|jit]
 # needs: hyperfine, node (tests/interop/node_modules with genlayer-js), a build with
 # -DGENVM_BUILD_CPYTHON=ON (targets genvm, genvm-test-host, cpython_runners).
@@ -18,7 +20,7 @@ while getopts ":b:r:e:h" opt; do
     b) build="$OPTARG" ;;
     r) runs="$OPTARG" ;;
     e) engine="$OPTARG" ;;
-    h) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/python_startup.sh: bad option (see -h)" >&2; exit 2 ;;
   esac
 done
@@ -84,4 +86,5 @@ if [[ -n "${GENVM_BENCH_PERF:-}" ]]; then
   perf record -q -g -o "$GENVM_BENCH_PERF" -- $genvm run --execution-data $work/call.bin --host unix://$work/h.sock \
     --permissions wscn --module-cache $work/cache > /dev/null 2>&1
 fi
-echo "snapshots: $(ls "$work/cache"/*.gvms 2>/dev/null | wc -l), $(du -ch "$work/cache"/*.gvms 2>/dev/null | tail -1 | cut -f1)"
+echo "snapshots: $(ls "$work/cache"/*.gvms 2>/dev/null | wc -l), $(du -ch "$work/cache"/*.gvms 2>/dev/null | tail -1 | cut -f1);" \
+  "checked-archive marks: $(ls "$work/cache"/*.gvmv 2>/dev/null | wc -l) (none while the runners' files are under 2 s old)"
