@@ -67,7 +67,10 @@ Result<std::string> read_bounded(const std::filesystem::path& path, std::size_t 
 // A runner archive mapped read-only, its stamp taken from the descriptor it was mapped from.
 Result<SharedBytes> map_file(const std::filesystem::path& path, std::size_t max_bytes, FileStamp& stamp) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return malformed("not installed (" + path.string() + ": " + std::strerror(errno) + ")");
+  if (fd < 0) {
+    const int e = errno;  // before the message's allocations
+    return malformed("not installed (" + path.string() + ": " + std::strerror(e) + ")");
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
