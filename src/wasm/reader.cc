@@ -10,6 +10,33 @@
 namespace genvm::wasm {
 namespace {
 
+// wasmparser's implementation limits (crates/wasmparser/src/limits.rs), as of wasmparser 0.245.0,
+// the one GenVM's executor v0.3.x builds wasmtime 43.0.2 with: a module past one of them is
+// refused there, so it is refused here too (`malformed`), and N is accepted where N + 1 is not.
+// Where wasmparser counts: a section's count is checked before its items, imported functions,
+// tables and globals count toward the module's totals, params count as locals.
+constexpr uint64_t kMaxTypes = 1000000;
+constexpr uint64_t kMaxFunctions = 1000000;
+constexpr uint64_t kMaxImports = 1000000;
+constexpr uint64_t kMaxExports = 1000000;
+constexpr uint64_t kMaxGlobals = 1000000;
+constexpr uint64_t kMaxElemSegments = 100000;
+constexpr uint64_t kMaxDataSegments = 100000;
+constexpr uint64_t kMaxStringSize = 100000;     // import/export/custom section names, in bytes
+constexpr uint64_t kMaxFunctionSize = 7654321;  // a body's bytes after its size, locals included
+constexpr uint64_t kMaxFunctionLocals = 50000;  // params plus declared locals
+constexpr uint64_t kMaxTypeArity = 1000;        // params, and results, of one function type
+constexpr uint64_t kMaxTableEntries = 10000000; // a table's minimum size
+constexpr uint64_t kMaxTables = 100;
+constexpr uint64_t kMaxMemories = 100;
+
+// Refuses `current + added` items of a kind past its limit (wasmparser's check_max).
+void check_max(uint64_t current, uint64_t added, uint64_t max, const char* what, size_t at) {
+  if (current + added > max)
+    throw DecodeError{at, std::string("too many ") + what + ": " + std::to_string(current + added) +
+                              " exceeds wasmparser's limit of " + std::to_string(max)};
+}
+
 // The section reader: the shared cursor plus the reader's own shapes (counts, names).
 class Reader : public ByteCursor {
  public:
@@ -23,7 +50,11 @@ class Reader : public ByteCursor {
     return n;
   }
   std::string name() {
+    size_t at = pos();
     uint32_t len = u32();
+    if (len > kMaxStringSize)
+      throw DecodeError{at, "string size out of bounds: " + std::to_string(len) + " bytes exceeds wasmparser's limit of " +
+                                std::to_string(kMaxStringSize)};
     if (len > remaining()) throw DecodeError{pos(), "unexpected end of section or function: length out of bounds"};
     std::string s(reinterpret_cast<const char*>(data() + pos()), len);
     if (!valid_utf8(s)) throw DecodeError{pos(), "malformed UTF-8 encoding"};
@@ -54,6 +85,12 @@ class Reader : public ByteCursor {
     return true;
   }
 };
+
+// A section's item count, read without moving the cursor (for check_max before count()).
+uint32_t peek_count(const Reader& r) {
+  Reader copy = r;
+  return copy.u32();
+}
 
 ValType read_valtype(Reader& r) {
   size_t at = r.pos();
@@ -88,7 +125,11 @@ Limits read_limits(Reader& r, bool is_memory) {
 TableType read_table_type(Reader& r) {
   TableType t;
   t.elem = read_reftype(r);
+  size_t at = r.pos();
   t.limits = read_limits(r, false);
+  if (t.limits.min > kMaxTableEntries)
+    throw DecodeError{at, "minimum table size " + std::to_string(t.limits.min) + " exceeds wasmparser's limit of " +
+                              std::to_string(kMaxTableEntries)};
   return t;
 }
 
@@ -131,9 +172,8 @@ ConstExpr read_const_expr(Reader& r) {
   }
 }
 
-constexpr uint32_t kMaxTypeArity = 1000;
-
 void read_types(Reader& r, ModuleImpl& m) {
+  check_max(0, peek_count(r), kMaxTypes, "types", r.pos());
   uint32_t n = r.count();
   m.types.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -155,9 +195,11 @@ void read_types(Reader& r, ModuleImpl& m) {
 }
 
 void read_imports(Reader& r, ModuleImpl& m) {
+  check_max(0, peek_count(r), kMaxImports, "imports", r.pos());
   uint32_t n = r.count(4);
   for (uint32_t i = 0; i < n; ++i) {
     Import im;
+    size_t item_at = r.pos();
     im.module = r.name();
     im.name = r.name();
     size_t at = r.pos();
@@ -166,24 +208,28 @@ void read_imports(Reader& r, ModuleImpl& m) {
       case 0:
         im.kind = 'f';
         im.func_type = r.u32();
+        check_max(m.funcs.size(), 1, kMaxFunctions, "functions", item_at);
         m.funcs.push_back(im.func_type);
         ++m.num_imported_funcs;
         break;
       case 1:
         im.kind = 't';
         im.table = read_table_type(r);
+        check_max(m.tables.size(), 1, kMaxTables, "tables", item_at);
         m.tables.push_back(im.table);
         ++m.num_imported_tables;
         break;
       case 2:
         im.kind = 'm';
         im.memory.limits = read_limits(r, true);
+        check_max(m.memories.size(), 1, kMaxMemories, "memories", item_at);
         m.memories.push_back(im.memory);
         ++m.num_imported_memories;
         break;
       case 3:
         im.kind = 'g';
         im.global = read_global_type(r);
+        check_max(m.globals.size(), 1, kMaxGlobals, "globals", item_at);
         m.globals.push_back(im.global);
         ++m.num_imported_globals;
         break;
@@ -195,6 +241,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
 }
 
 void read_elem(Reader& r, ModuleImpl& m) {
+  check_max(0, peek_count(r), kMaxElemSegments, "element segments", r.pos());
   uint32_t n = r.count();
   for (uint32_t i = 0; i < n; ++i) {
     ElemSegment s;
@@ -236,6 +283,7 @@ void read_elem(Reader& r, ModuleImpl& m) {
 }
 
 void read_data(Reader& r, ModuleImpl& m) {
+  check_max(0, peek_count(r), kMaxDataSegments, "data segments", r.pos());
   uint32_t n = r.count();
   if (m.data_count && *m.data_count != n)
     throw DecodeError{r.pos(), "data count and data section have inconsistent lengths"};
@@ -269,19 +317,31 @@ void read_code(Reader& r, ModuleImpl& m) {
   const uint64_t module_locals_max = (uint64_t(1) << 20) + 16 * uint64_t(r.remaining());
   uint64_t module_locals = 0;
   for (uint32_t i = 0; i < n; ++i) {
+    size_t size_at = r.pos();
     uint32_t size = r.u32();
+    if (size > kMaxFunctionSize)
+      throw DecodeError{size_at, "function body of " + std::to_string(size) + " bytes exceeds wasmparser's limit of " +
+                                     std::to_string(kMaxFunctionSize)};
     if (size > r.remaining()) throw DecodeError{r.pos(), "unexpected end of section or function"};
     Reader b(r.data(), r.pos(), r.pos() + size);
     FuncBody fb;
+    // The params are the first locals (wasmparser counts them toward its limit); a type index
+    // out of range is the validator's to report.
+    uint32_t type_index = m.funcs[m.num_imported_funcs + i];
+    const uint64_t params = type_index < m.types.size() ? m.types[type_index].params.size() : 0;
     uint32_t groups = b.count();
     uint64_t total = 0;
     for (uint32_t g = 0; g < groups; ++g) {
       size_t at = b.pos();
       uint32_t cnt = b.u32();
       total += cnt;
-      // GenVM's stack rule rejects any function whose locals alone exceed the value budget,
-      // so cap here before expanding the list.
-      if (total > 65536 || module_locals + total > module_locals_max) throw DecodeError{at, "too many locals"};
+      // Summed group by group before a group is expanded, so 2^32-1 locals cost nothing.
+      if (params + total > kMaxFunctionLocals)
+        throw DecodeError{at, "too many locals: " + std::to_string(params + total) +
+                                  " (params included) exceeds wasmparser's limit of " +
+                                  std::to_string(kMaxFunctionLocals)};
+      if (module_locals + total > module_locals_max)
+        throw DecodeError{at, "too many locals in the module: more than 2^20 plus 16 per code byte"};
       ValType t = read_valtype(b);
       fb.locals.insert(fb.locals.end(), cnt, t);
     }
@@ -366,22 +426,26 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
         case 1: read_types(s, *m); break;
         case 2: read_imports(s, *m); break;
         case 3: {
+          check_max(m->funcs.size(), peek_count(s), kMaxFunctions, "functions", s.pos());
           uint32_t n = s.count();
           for (uint32_t i = 0; i < n; ++i) m->funcs.push_back(s.u32());
           saw_func = true;
           break;
         }
         case 4: {
+          check_max(m->tables.size(), peek_count(s), kMaxTables, "tables", s.pos());
           uint32_t n = s.count();
           for (uint32_t i = 0; i < n; ++i) m->tables.push_back(read_table_type(s));
           break;
         }
         case 5: {
+          check_max(m->memories.size(), peek_count(s), kMaxMemories, "memories", s.pos());
           uint32_t n = s.count();
           for (uint32_t i = 0; i < n; ++i) m->memories.push_back(MemoryType{read_limits(s, true)});
           break;
         }
         case 6: {
+          check_max(m->globals.size(), peek_count(s), kMaxGlobals, "globals", s.pos());
           uint32_t n = s.count();
           for (uint32_t i = 0; i < n; ++i) {
             m->globals.push_back(read_global_type(s));
@@ -390,6 +454,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
           break;
         }
         case 7: {
+          check_max(0, peek_count(s), kMaxExports, "exports", s.pos());
           uint32_t n = s.count();
           for (uint32_t i = 0; i < n; ++i) {
             Export e;
@@ -407,7 +472,10 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
         case 9: read_elem(s, *m); break;
         case 10: read_code(s, *m); saw_code = true; break;
         case 11: read_data(s, *m); break;
-        case 12: m->data_count = s.u32(); break;
+        case 12:
+          check_max(0, peek_count(s), kMaxDataSegments, "data segments (data count section)", s.pos());
+          m->data_count = s.u32();
+          break;
       }
       if (!s.at_end()) throw DecodeError{s.pos(), "section size mismatch"};
       r.skip(size);

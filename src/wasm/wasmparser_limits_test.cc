@@ -1,0 +1,232 @@
+// wasmparser's implementation limits (GenVM validates with wasmparser 0.245.0 through wasmtime
+// 43.0.2): each at its boundary, N accepted and N + 1 refused as `malformed` with a message naming
+// the limit, so our engine loads exactly the modules GenVM's does (docs/PROTOCOLS.md, engine
+// implementation limits). Modules are written byte by byte: the large ones (10^6 types,
+// functions, globals, exports) are a few MB and load on the interpreter in well under a second.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "wasm/wasm.h"
+#include "wasm/writer.h"
+
+namespace genvm::wasm {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+void append(Bytes& out, const Bytes& more) { out.insert(out.end(), more.begin(), more.end()); }
+
+// A section: id, size, payload.
+Bytes section(uint8_t id, const Bytes& payload) {
+  Bytes out{id};
+  put_uleb(out, payload.size());
+  append(out, payload);
+  return out;
+}
+
+// `count` (LEB) then `count` copies of `item`.
+Bytes vec_of(uint64_t count, const Bytes& item) {
+  Bytes out;
+  put_uleb(out, count);
+  out.reserve(out.size() + count * item.size());
+  for (uint64_t i = 0; i < count; ++i) append(out, item);
+  return out;
+}
+
+Bytes module(const std::vector<Bytes>& sections) {
+  Bytes out{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00};
+  for (const Bytes& s : sections) append(out, s);
+  return out;
+}
+
+const Bytes kVoidType{0x60, 0x00, 0x00};           // () -> ()
+const Bytes kEmptyBody{0x02, 0x00, 0x0b};          // size 2: no locals, end
+Bytes name_bytes(const std::string& s) {
+  Bytes out;
+  put_uleb(out, s.size());
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+void expect_loads(const Bytes& bytes) {
+  auto m = Module::load(bytes);
+  EXPECT_TRUE(m.ok()) << m.error().to_string();
+}
+
+void expect_refused(const Bytes& bytes, const std::string& message_part) {
+  auto m = Module::load(bytes);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "malformed") << m.error().to_string();
+  EXPECT_NE(m.error().to_string().find(message_part), std::string::npos) << m.error().to_string();
+}
+
+TEST(WasmparserLimits, Types) {
+  expect_loads(module({section(1, vec_of(1000000, kVoidType))}));
+  expect_refused(module({section(1, vec_of(1000001, kVoidType))}), "too many types: 1000001");
+}
+
+// Defined functions; and imported ones count toward the same total.
+TEST(WasmparserLimits, Functions) {
+  auto with_funcs = [](uint64_t n) {
+    return module({section(1, vec_of(1, kVoidType)), section(3, vec_of(n, {0x00})), section(10, vec_of(n, kEmptyBody))});
+  };
+  expect_loads(with_funcs(1000000));
+  expect_refused(with_funcs(1000001), "too many functions: 1000001");
+  // 10^6 imported functions (the most imports there may be) plus one defined: 10^6 + 1.
+  const Bytes import_func{0x00, 0x00, 0x00, 0x00};  // module "", name "", func of type 0
+  Bytes imports_and_one = module({section(1, vec_of(1, kVoidType)), section(2, vec_of(1000000, import_func)),
+                                  section(3, vec_of(1, {0x00})), section(10, vec_of(1, kEmptyBody))});
+  expect_refused(imports_and_one, "too many functions: 1000001");
+}
+
+TEST(WasmparserLimits, Imports) {
+  const Bytes import_global{0x00, 0x00, 0x03, 0x7f, 0x00};  // "" "" global i32 immutable
+  expect_loads(module({section(2, vec_of(1000000, import_global))}));
+  expect_refused(module({section(2, vec_of(1000001, import_global))}), "too many imports: 1000001");
+}
+
+// Globals, defined and imported together.
+TEST(WasmparserLimits, Globals) {
+  const Bytes global{0x7f, 0x00, 0x41, 0x00, 0x0b};  // i32 immutable = i32.const 0
+  expect_loads(module({section(6, vec_of(1000000, global))}));
+  expect_refused(module({section(6, vec_of(1000001, global))}), "too many globals: 1000001");
+  const Bytes import_global{0x00, 0x00, 0x03, 0x7f, 0x00};
+  expect_loads(module({section(2, vec_of(1, import_global)), section(6, vec_of(999999, global))}));
+  expect_refused(module({section(2, vec_of(1, import_global)), section(6, vec_of(1000000, global))}),
+                 "too many globals: 1000001");
+}
+
+// Exports need distinct names: "0", "1", ... of function 0.
+TEST(WasmparserLimits, Exports) {
+  auto with_exports = [](uint64_t n) {
+    Bytes exports;
+    put_uleb(exports, n);
+    for (uint64_t i = 0; i < n; ++i) {
+      append(exports, name_bytes(std::to_string(i)));
+      exports.push_back(0x00);
+      exports.push_back(0x00);
+    }
+    return module({section(1, vec_of(1, kVoidType)), section(3, vec_of(1, {0x00})), section(7, exports),
+                   section(10, vec_of(1, kEmptyBody))});
+  };
+  expect_loads(with_exports(1000000));
+  expect_refused(with_exports(1000001), "too many exports: 1000001");
+}
+
+TEST(WasmparserLimits, ElementSegments) {
+  const Bytes passive_elem{0x01, 0x00, 0x00};  // passive, funcref indices, no items
+  expect_loads(module({section(9, vec_of(100000, passive_elem))}));
+  expect_refused(module({section(9, vec_of(100001, passive_elem))}), "too many element segments: 100001");
+}
+
+TEST(WasmparserLimits, DataSegmentsAndDataCount) {
+  const Bytes passive_data{0x01, 0x00};  // passive, no bytes
+  auto data_count = [](uint64_t n) {
+    Bytes b;
+    put_uleb(b, n);
+    return section(12, b);
+  };
+  expect_loads(module({data_count(100000), section(11, vec_of(100000, passive_data))}));
+  expect_refused(module({section(11, vec_of(100001, passive_data))}), "too many data segments: 100001");
+  expect_refused(module({data_count(100001), section(11, vec_of(100001, passive_data))}),
+                 "too many data segments (data count section): 100001");
+}
+
+// Import and export names and custom section names: 100000 bytes.
+TEST(WasmparserLimits, StringSize) {
+  for (size_t len : {size_t(100000), size_t(100001)}) {
+    const std::string long_name(len, 'x');
+    Bytes import;
+    append(import, name_bytes(long_name));
+    append(import, name_bytes("g"));
+    append(import, {0x03, 0x7f, 0x00});
+    Bytes import_module_name = module({section(2, vec_of(1, import))});
+    Bytes export_item = name_bytes(long_name);
+    append(export_item, {0x03, 0x00});  // global 0
+    Bytes exported = module({section(6, vec_of(1, {0x7f, 0x00, 0x41, 0x00, 0x0b})), section(7, vec_of(1, export_item))});
+    Bytes custom = module({section(0, name_bytes(long_name))});
+    if (len == 100000) {
+      expect_loads(import_module_name);
+      expect_loads(exported);
+      expect_loads(custom);
+    } else {
+      for (const Bytes* b : {&import_module_name, &exported, &custom}) expect_refused(*b, "string size out of bounds");
+    }
+  }
+}
+
+// A body's size (after its LEB, the locals declaration included): 7654321 bytes of no locals,
+// nops and end load; one more nop is refused.
+TEST(WasmparserLimits, FunctionSize) {
+  auto with_body_size = [](uint64_t size) {
+    Bytes body;
+    put_uleb(body, size);
+    body.push_back(0x00);  // no local groups
+    body.insert(body.end(), size - 2, 0x01);
+    body.push_back(0x0b);
+    Bytes code{0x01};
+    append(code, body);
+    return module({section(1, vec_of(1, kVoidType)), section(3, vec_of(1, {0x00})), section(10, code)});
+  };
+  expect_loads(with_body_size(7654321));
+  expect_refused(with_body_size(7654322), "function body of 7654322 bytes exceeds");
+}
+
+// Params count toward the 50000 locals; the sum is checked group by group before expanding.
+TEST(WasmparserLimits, FunctionLocals) {
+  auto with_locals = [](uint32_t params, const std::vector<uint32_t>& groups) {
+    Bytes type{0x60};
+    put_uleb(type, params);
+    type.insert(type.end(), params, 0x7f);
+    type.push_back(0x00);
+    Bytes decl;
+    put_uleb(decl, groups.size());
+    for (uint32_t g : groups) {
+      put_uleb(decl, g);
+      decl.push_back(0x7f);
+    }
+    decl.push_back(0x0b);
+    Bytes code{0x01};
+    put_uleb(code, decl.size());
+    append(code, decl);
+    return module({section(1, vec_of(1, type)), section(3, vec_of(1, {0x00})), section(10, code)});
+  };
+  expect_loads(with_locals(0, {50000}));
+  expect_refused(with_locals(0, {50001}), "too many locals: 50001");
+  expect_loads(with_locals(1000, {20000, 29000}));
+  expect_refused(with_locals(1000, {20000, 29001}), "too many locals: 50001");
+  expect_refused(with_locals(0, {0xffffffffu}), "too many locals");
+}
+
+// 100 tables, imported ones included; a table's minimum of at most 10^7 entries (its maximum
+// is not limited).
+TEST(WasmparserLimits, Tables) {
+  const Bytes table{0x70, 0x00, 0x00};  // funcref, min 0
+  expect_loads(module({section(4, vec_of(100, table))}));
+  expect_refused(module({section(4, vec_of(101, table))}), "too many tables: 101");
+  const Bytes import_table{0x00, 0x00, 0x01, 0x70, 0x00, 0x00};
+  expect_loads(module({section(2, vec_of(1, import_table)), section(4, vec_of(99, table))}));
+  expect_refused(module({section(2, vec_of(1, import_table)), section(4, vec_of(100, table))}), "too many tables: 101");
+  auto table_min = [](uint32_t min) {
+    Bytes t{0x70, 0x01};
+    put_uleb(t, min);
+    put_uleb(t, 0xffffffffu);
+    return module({section(4, vec_of(1, t))});
+  };
+  expect_loads(table_min(10000000));
+  expect_refused(table_min(10000001), "minimum table size 10000001 exceeds");
+}
+
+// Our engine has one memory at most (`invalid` beyond); wasmparser's 100 are checked first.
+TEST(WasmparserLimits, Memories) {
+  const Bytes memory{0x00, 0x00};
+  expect_refused(module({section(5, vec_of(101, memory))}), "too many memories: 101");
+  auto m = Module::load(module({section(5, vec_of(100, memory))}));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "invalid") << m.error().to_string();
+}
+
+}  // namespace
+}  // namespace genvm::wasm
