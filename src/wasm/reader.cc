@@ -49,6 +49,14 @@ class Reader : public ByteCursor {
     if (uint64_t(n) * min_size > remaining()) throw DecodeError{at, "unexpected end of section or function"};
     return n;
   }
+  // An item count as count() checks it, then refused past `max` items of its kind together
+  // with the `current` ones already read (so a giant count fails on the bytes first).
+  uint32_t count_at_most(uint64_t current, uint64_t max, const char* what, size_t min_size = 1) {
+    size_t at = pos();
+    uint32_t n = count(min_size);
+    check_max(current, n, max, what, at);
+    return n;
+  }
   std::string name() {
     size_t at = pos();
     uint32_t len = u32();
@@ -85,12 +93,6 @@ class Reader : public ByteCursor {
     return true;
   }
 };
-
-// A section's item count, read without moving the cursor (for check_max before count()).
-uint32_t peek_count(const Reader& r) {
-  Reader copy = r;
-  return copy.u32();
-}
 
 ValType read_valtype(Reader& r) {
   size_t at = r.pos();
@@ -173,8 +175,7 @@ ConstExpr read_const_expr(Reader& r) {
 }
 
 void read_types(Reader& r, ModuleImpl& m) {
-  check_max(0, peek_count(r), kMaxTypes, "types", r.pos());
-  uint32_t n = r.count();
+  uint32_t n = r.count_at_most(0, kMaxTypes, "types");
   m.types.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     size_t at = r.pos();
@@ -195,8 +196,7 @@ void read_types(Reader& r, ModuleImpl& m) {
 }
 
 void read_imports(Reader& r, ModuleImpl& m) {
-  check_max(0, peek_count(r), kMaxImports, "imports", r.pos());
-  uint32_t n = r.count(4);
+  uint32_t n = r.count_at_most(0, kMaxImports, "imports", 4);
   for (uint32_t i = 0; i < n; ++i) {
     Import im;
     size_t item_at = r.pos();
@@ -241,8 +241,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
 }
 
 void read_elem(Reader& r, ModuleImpl& m) {
-  check_max(0, peek_count(r), kMaxElemSegments, "element segments", r.pos());
-  uint32_t n = r.count();
+  uint32_t n = r.count_at_most(0, kMaxElemSegments, "element segments");
   for (uint32_t i = 0; i < n; ++i) {
     ElemSegment s;
     size_t at = r.pos();
@@ -283,8 +282,7 @@ void read_elem(Reader& r, ModuleImpl& m) {
 }
 
 void read_data(Reader& r, ModuleImpl& m) {
-  check_max(0, peek_count(r), kMaxDataSegments, "data segments", r.pos());
-  uint32_t n = r.count();
+  uint32_t n = r.count_at_most(0, kMaxDataSegments, "data segments");
   if (m.data_count && *m.data_count != n)
     throw DecodeError{r.pos(), "data count and data section have inconsistent lengths"};
   for (uint32_t i = 0; i < n; ++i) {
@@ -426,27 +424,23 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
         case 1: read_types(s, *m); break;
         case 2: read_imports(s, *m); break;
         case 3: {
-          check_max(m->funcs.size(), peek_count(s), kMaxFunctions, "functions", s.pos());
-          uint32_t n = s.count();
+          uint32_t n = s.count_at_most(m->funcs.size(), kMaxFunctions, "functions");
           for (uint32_t i = 0; i < n; ++i) m->funcs.push_back(s.u32());
           saw_func = true;
           break;
         }
         case 4: {
-          check_max(m->tables.size(), peek_count(s), kMaxTables, "tables", s.pos());
-          uint32_t n = s.count();
+          uint32_t n = s.count_at_most(m->tables.size(), kMaxTables, "tables");
           for (uint32_t i = 0; i < n; ++i) m->tables.push_back(read_table_type(s));
           break;
         }
         case 5: {
-          check_max(m->memories.size(), peek_count(s), kMaxMemories, "memories", s.pos());
-          uint32_t n = s.count();
+          uint32_t n = s.count_at_most(m->memories.size(), kMaxMemories, "memories");
           for (uint32_t i = 0; i < n; ++i) m->memories.push_back(MemoryType{read_limits(s, true)});
           break;
         }
         case 6: {
-          check_max(m->globals.size(), peek_count(s), kMaxGlobals, "globals", s.pos());
-          uint32_t n = s.count();
+          uint32_t n = s.count_at_most(m->globals.size(), kMaxGlobals, "globals");
           for (uint32_t i = 0; i < n; ++i) {
             m->globals.push_back(read_global_type(s));
             m->global_inits.push_back(read_const_expr(s));
@@ -454,8 +448,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
           break;
         }
         case 7: {
-          check_max(0, peek_count(s), kMaxExports, "exports", s.pos());
-          uint32_t n = s.count();
+          uint32_t n = s.count_at_most(0, kMaxExports, "exports");
           for (uint32_t i = 0; i < n; ++i) {
             Export e;
             e.name = s.name();
@@ -473,8 +466,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
         case 10: read_code(s, *m); saw_code = true; break;
         case 11: read_data(s, *m); break;
         case 12:
-          check_max(0, peek_count(s), kMaxDataSegments, "data segments (data count section)", s.pos());
-          m->data_count = s.u32();
+          m->data_count = s.count_at_most(0, kMaxDataSegments, "data segments (data count section)", 0);
           break;
       }
       if (!s.at_end()) throw DecodeError{s.pos(), "section size mismatch"};
