@@ -26,9 +26,32 @@ constexpr uint64_t kMaxStringSize = 100000;     // import/export/custom section 
 constexpr uint64_t kMaxFunctionSize = 7654321;  // a body's bytes after its size, locals included
 constexpr uint64_t kMaxFunctionLocals = 50000;  // params plus declared locals
 constexpr uint64_t kMaxTypeArity = 1000;        // params, and results, of one function type
-constexpr uint64_t kMaxTableEntries = 10000000; // a table's minimum size
+constexpr uint64_t kMaxSegmentElements = 10000000;  // items of one element segment
+constexpr uint64_t kMaxTypeSize = 1000000;  // the module's "effective type size" stays below it
 constexpr uint64_t kMaxTables = 100;
 constexpr uint64_t kMaxMemories = 100;
+
+// wasmparser's effective type size of a module's imports and exports: it starts at 1 and each
+// import or export adds its entity's size (a function 2 + params + results of its type, a
+// table, memory or global 1); the sum must stay below 10^6. So at most 999998 globals can be
+// imported, and the 10^6 imports or exports themselves are never reached.
+class TypeSize {
+ public:
+  void add(uint64_t size, size_t at) {
+    total_ += size;
+    if (total_ >= kMaxTypeSize)
+      throw DecodeError{at, "effective type size of the imports and exports reaches wasmparser's limit of " +
+                                std::to_string(kMaxTypeSize)};
+  }
+  static uint64_t of_func(const ModuleImpl& m, uint32_t type_index) {
+    // An unknown type index is the validator's to report; it is counted as the smallest.
+    if (type_index >= m.types.size()) return 2;
+    return 2 + m.types[type_index].params.size() + m.types[type_index].results.size();
+  }
+
+ private:
+  uint64_t total_ = 1;
+};
 
 // Refuses `current + added` items of a kind past its limit (wasmparser's check_max).
 void check_max(uint64_t current, uint64_t added, uint64_t max, const char* what, size_t at) {
@@ -127,11 +150,7 @@ Limits read_limits(Reader& r, bool is_memory) {
 TableType read_table_type(Reader& r) {
   TableType t;
   t.elem = read_reftype(r);
-  size_t at = r.pos();
   t.limits = read_limits(r, false);
-  if (t.limits.min > kMaxTableEntries)
-    throw DecodeError{at, "minimum table size " + std::to_string(t.limits.min) + " exceeds wasmparser's limit of " +
-                              std::to_string(kMaxTableEntries)};
   return t;
 }
 
@@ -195,7 +214,7 @@ void read_types(Reader& r, ModuleImpl& m) {
   }
 }
 
-void read_imports(Reader& r, ModuleImpl& m) {
+void read_imports(Reader& r, ModuleImpl& m, TypeSize& type_size) {
   uint32_t n = r.count_at_most(0, kMaxImports, "imports", 4);
   for (uint32_t i = 0; i < n; ++i) {
     Import im;
@@ -211,6 +230,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
         check_max(m.funcs.size(), 1, kMaxFunctions, "functions", item_at);
         m.funcs.push_back(im.func_type);
         ++m.num_imported_funcs;
+        type_size.add(TypeSize::of_func(m, im.func_type), item_at);
         break;
       case 1:
         im.kind = 't';
@@ -218,6 +238,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
         check_max(m.tables.size(), 1, kMaxTables, "tables", item_at);
         m.tables.push_back(im.table);
         ++m.num_imported_tables;
+        type_size.add(1, item_at);
         break;
       case 2:
         im.kind = 'm';
@@ -225,6 +246,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
         check_max(m.memories.size(), 1, kMaxMemories, "memories", item_at);
         m.memories.push_back(im.memory);
         ++m.num_imported_memories;
+        type_size.add(1, item_at);
         break;
       case 3:
         im.kind = 'g';
@@ -232,6 +254,7 @@ void read_imports(Reader& r, ModuleImpl& m) {
         check_max(m.globals.size(), 1, kMaxGlobals, "globals", item_at);
         m.globals.push_back(im.global);
         ++m.num_imported_globals;
+        type_size.add(1, item_at);
         break;
       default:
         throw DecodeError{at, "malformed import kind"};
@@ -266,7 +289,7 @@ void read_elem(Reader& r, ModuleImpl& m) {
         s.type = ValType::FuncRef;
       }
     }
-    uint32_t count = r.count();
+    uint32_t count = r.count_at_most(0, kMaxSegmentElements, "elements in one segment");
     for (uint32_t k = 0; k < count; ++k) {
       if (uses_exprs) {
         s.items.push_back(read_const_expr(r));
@@ -401,6 +424,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
     int last = 0;
     uint8_t last_id = 0;  // for CustomSection::after
     bool saw_func = false, saw_code = false;
+    TypeSize type_size;
     while (!r.at_end()) {
       size_t sec_at = r.pos();
       uint8_t id = r.u8();
@@ -422,7 +446,7 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
           break;
         }
         case 1: read_types(s, *m); break;
-        case 2: read_imports(s, *m); break;
+        case 2: read_imports(s, *m, type_size); break;
         case 3: {
           uint32_t n = s.count_at_most(m->funcs.size(), kMaxFunctions, "functions");
           for (uint32_t i = 0; i < n; ++i) m->funcs.push_back(s.u32());
@@ -451,12 +475,16 @@ Result<std::unique_ptr<ModuleImpl>> read_module(std::span<const uint8_t> bytes) 
           uint32_t n = s.count_at_most(0, kMaxExports, "exports");
           for (uint32_t i = 0; i < n; ++i) {
             Export e;
+            size_t item_at = s.pos();
             e.name = s.name();
             size_t at = s.pos();
             uint8_t k = s.u8();
             if (k > 3) throw DecodeError{at, "malformed export kind"};
             e.kind = "ftmg"[k];
             e.index = s.u32();
+            // A function index out of range is the validator's to report.
+            bool known_func = e.kind == 'f' && e.index < m->funcs.size();
+            type_size.add(known_func ? TypeSize::of_func(*m, m->funcs[e.index]) : e.kind == 'f' ? 2 : 1, item_at);
             m->exports.push_back(std::move(e));
           }
           break;
