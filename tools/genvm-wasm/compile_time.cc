@@ -39,21 +39,6 @@ size_t code_section_bytes(const std::vector<uint8_t>& b) {
   return 0;
 }
 
-// FNV-1a over the JIT's code and tables: equal digests mean the compiler emitted the same code
-// (a speed-up of the compiler must not change it).
-uint64_t code_digest(const jit::ModuleCode& c) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-  };
-  mix(c.code->base(), c.code->size());
-  mix(c.func_start.data(), c.func_start.size() * sizeof(uint32_t));
-  for (const auto& [a, b] : c.call_sites) { mix(&a, 4); mix(&b, 4); }
-  for (const auto& [a, b] : c.data_ranges) { mix(&a, 4); mix(&b, 4); }
-  return h;
-}
-
 struct StageTimes {
   double read = 0, validate = 0, bodies = 0, jit = 0, total = 0;
 };
@@ -123,7 +108,7 @@ int compile_main(int argc, char** argv) {
       auto code = jit::compile_module(**m, &note);
       t.jit = cpu_seconds() - t3;
       if (!code) return fail(note);
-      digest = code_digest(*code);
+      digest = jit::code_digest(*code);
     }
     t.total = cpu_seconds() - t0;
     functions = (*m)->bodies.size();

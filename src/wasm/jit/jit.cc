@@ -61,6 +61,19 @@ uint32_t code_abi_fingerprint() {
   return h;
 }
 
+uint64_t code_digest(const ModuleCode& c) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  };
+  mix(c.code->base(), c.code->size());
+  mix(c.func_start.data(), c.func_start.size() * sizeof(uint32_t));
+  for (const auto& [a, b] : c.call_sites) { mix(&a, 4); mix(&b, 4); }
+  for (const auto& [a, b] : c.data_ranges) { mix(&a, 4); mix(&b, 4); }
+  return h;
+}
+
 Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, ModuleCode parts,
                                                           std::span<const uint8_t> bytes, std::string* note) {
   auto refuse = [](const char* why) { return make_error("module_cache", std::string("blob JIT section: ") + why); };

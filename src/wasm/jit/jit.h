@@ -55,12 +55,18 @@ struct ModuleCode {
 // Bump on ANY change to the code compiler.cc emits (an instruction or its encoding, a
 // register's role, what a helper expects, a RunCtx/InstanceState/CallTarget offset in abi.h or
 // the layout behind it, the fuel or stack accounting in the code) or to what a ModuleCode field
-// means. Nothing can notice a forgotten bump: a stale blob would run code this runtime reads
-// differently (src/wasm/DESIGN.md, "Compiled-module cache").
+// means: a stale blob would run code this runtime reads differently. The test
+// WasmJitCache.TheEmittedCodeIsTheOneItsJitBuildNames pins the output per build and fails on a
+// change without a bump (src/wasm/DESIGN.md, "Compiled-module cache").
 inline constexpr uint32_t kJitBuild = 1;
 // Stored beside kJitBuild: a hash of every struct offset generated code reads (abi.h), so a
 // layout change refuses old blobs even where kJitBuild was not bumped.
 uint32_t code_abi_fingerprint();
+
+// FNV-1a over a module's machine code, function starts, call sites and jump tables: equal digests
+// mean the compiler emitted the same code. `genvm-wasm compile` prints it (a faster compiler must
+// not change it); WasmJitCache.TheEmittedCodeIsTheOneItsJitBuildNames pins it per kJitBuild.
+uint64_t code_digest(const ModuleCode& c);
 
 // ModuleCode from a cached module's JIT section: `parts` without `code`, and the code bytes,
 // copied into a fresh read+execute mapping (W^X) once `parts` checked out against m: one entry

@@ -907,6 +907,112 @@ TEST(WasmJitCache, CodeFromTheBlobIsMappedNotCompiledAndRunsLikeAFreshCompile) {
   EXPECT_TRUE(found);
 }
 
+// A module touching every family of instructions the compiler emits (integer, float and
+// conversion arithmetic, every load/store width, memory and table instructions, branches and
+// br_table, direct, indirect, host and tail calls, globals, select, references), for the digest
+// below.
+const char* kEveryFamilyModule = R"((module
+  (import "env" "host" (func $host (param i32) (result i32)))
+  (type $ii (func (param i32) (result i32)))
+  (memory 1 4)
+  (global $g (mut i64) (i64.const 5))
+  (global $f (mut f64) (f64.const 1.5))
+  (table $t 4 8 funcref)
+  (elem (i32.const 0) $ints $host)
+  (data (i32.const 16) "abcdefgh")
+  (func $ints (type $ii) (local $x i64)
+    (local.set $x (i64.extend_i32_s (local.get 0)))
+    (local.set $x (i64.add (i64.mul (local.get $x) (i64.const 3)) (i64.rotl (local.get $x) (i64.const 7))))
+    (local.set $x (i64.xor (i64.div_s (local.get $x) (i64.const 5)) (i64.rem_u (local.get $x) (i64.const 9))))
+    (local.set $x (i64.or (i64.shr_u (local.get $x) (i64.const 3)) (i64.popcnt (i64.clz (i64.ctz (local.get $x))))))
+    (i32.add
+      (i32.wrap_i64 (local.get $x))
+      (select (i32.div_u (local.get 0) (i32.const 7)) (i32.rem_s (local.get 0) (i32.const 3))
+              (i32.ge_u (local.get 0) (i32.shl (i32.const 1) (i32.and (local.get 0) (i32.const 15)))))))
+  (func (export "floats") (param f64 f32) (result i64)
+    (global.set $f (f64.add (global.get $f) (f64.sqrt (f64.abs (local.get 0)))))
+    (i64.add
+      (i64.trunc_f64_s (f64.nearest (f64.div (global.get $f) (f64.promote_f32 (f32.max (local.get 1) (f32.const 1))))))
+      (i64.add
+        (i64.extend_i32_u (i32.trunc_sat_f32_u (f32.floor (f32.mul (local.get 1) (f32.convert_i32_s (i32.const 3))))))
+        (i64.reinterpret_f64 (f64.copysign (f64.min (local.get 0) (f64.ceil (f64.const 2.25))) (f64.neg (local.get 0)))))))
+  (func (export "memory") (param i32) (result i64)
+    (i32.store8 (local.get 0) (i32.const 200))
+    (i32.store16 offset=2 (local.get 0) (i32.const 40000))
+    (i64.store32 offset=4 (local.get 0) (i64.const 0x1234567890))
+    (f32.store offset=8 (local.get 0) (f32.const 2.5))
+    (memory.fill (i32.const 100) (i32.const 7) (i32.const 32))
+    (memory.copy (i32.const 200) (i32.const 16) (i32.const 8))
+    (drop (memory.grow (i32.const 1)))
+    (i64.add
+      (i64.add (i64.load8_s (local.get 0)) (i64.load16_u offset=2 (local.get 0)))
+      (i64.add (i64.load32_s offset=4 (local.get 0))
+        (i64.add (i64.extend_i32_u (memory.size)) (i64.load (i32.const 200))))))
+  (func (export "branches") (param i32) (result i32) (local $acc i32)
+    (block $out
+      (loop $l
+        (br_if $out (i32.eqz (local.get 0)))
+        (block $c (block $b (block $a
+          (br_table $a $b $c $out (i32.rem_u (local.get 0) (i32.const 5))))
+          (local.set $acc (i32.add (local.get $acc) (i32.const 1))) (br $c))
+          (local.set $acc (call $host (local.get $acc))))
+        (local.set $acc (i32.add (local.get $acc)
+          (if (result i32) (i32.lt_s (local.get 0) (i32.const 3)) (then (i32.const 10)) (else (i32.const 20)))))
+        (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get $acc))
+  (func (export "calls") (param i32) (result i32)
+    (i32.add (call_indirect (type $ii) (local.get 0) (i32.and (local.get 0) (i32.const 1)))
+             (call $ints (local.get 0))))
+  (func $tail (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0)) (then (i32.const 0))
+      (else (return_call_indirect (type $ii) (i32.sub (local.get 0) (i32.const 1)) (i32.const 3)))))
+  (func (export "tables") (param i32) (result i32)
+    (table.set $t (i32.const 3) (ref.func $tail))
+    (drop (table.grow $t (ref.null func) (i32.const 2)))
+    (i32.add (table.size $t)
+      (i32.add (ref.is_null (table.get $t (i32.const 5)))
+        (return_call $tail (local.get 0)))))
+  (func (export "wrapup") (result i64)
+    (global.set $g (i64.shl (global.get $g) (i64.const 2)))
+    (if (i64.eqz (global.get $g)) (then unreachable))
+    (global.get $g))
+  (elem declare func $tail))
+)";
+
+// The machine code compile_module emits for kEveryFamilyModule under each option set, pinned to
+// the kJitBuild that names it. A change to the compiler's output fails here until kJitBuild is
+// bumped (so cached blobs of the old code are refused, jit.h) and the digests below are
+// updated; a compiler change that leaves the output alone (a faster compile) passes untouched.
+TEST(WasmJitCache, TheEmittedCodeIsTheOneItsJitBuildNames) {
+  if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
+  if (!jit::cpu_supports_jit()) GTEST_SKIP() << "this CPU cannot run the JIT";
+  constexpr uint32_t kPinnedJitBuild = 1;
+  constexpr uint64_t kPinned[4] = {0x5e938db5978dea12ull, 0x0d489670164b8e32ull, 0x16556a5d6aefaaa1ull, 0x07086e4b0d9109b7ull};  // (deterministic, metering): 00, 01, 10, 11
+  auto bytes = wat(kEveryFamilyModule);
+  std::string got;
+  bool differs = false;
+  for (int k = 0; k < 4; ++k) {
+    LoadOptions lo;
+    lo.deterministic = k & 2;
+    lo.metering = k & 1;
+    lo.engine = Engine::kJit;
+    auto m = Module::load(bytes, lo);
+    ASSERT_TRUE(m) << m.error().to_string();
+    ASSERT_TRUE((*m)->impl().jit_code) << engine_note(**m);
+    uint64_t d = jit::code_digest(*(*m)->impl().jit_code);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%016llxull", static_cast<unsigned long long>(d));
+    got += std::string(k ? ", " : "") + hex;
+    differs |= d != kPinned[k];
+  }
+  if (jit::kJitBuild == kPinnedJitBuild)
+    EXPECT_FALSE(differs) << "the JIT's emitted code changed: bump jit::kJitBuild (jit.h), then set "
+                             "kPinnedJitBuild to it and kPinned to {" << got << "}";
+  else
+    ADD_FAILURE() << "kJitBuild is " << jit::kJitBuild << ": set kPinnedJitBuild to it and kPinned to {" << got << "}";
+}
+
 TEST(WasmJitCache, ATruncatedOrImplausibleJitSectionIsRefused) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
   if (!jit::cpu_supports_jit()) GTEST_SKIP() << "this CPU cannot run the JIT";
