@@ -724,25 +724,26 @@ TEST(WasmJit, CallsIntoInterpreterInstances) {
   EXPECT_NE(out[1].find("table_out_of_bounds"), std::string::npos) << out[1];
 }
 
+// The read/write/execute bits ("r-x") of the mapping that holds addr, from /proc/self/maps;
+// empty when no mapping does.
+std::string mapping_permissions(const void* addr) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+    if (uintptr_t(addr) >= lo && uintptr_t(addr) < hi) return std::string(perms).substr(0, 3);
+  }
+  return "";
+}
+
 TEST(WasmJit, CodeIsMappedExecutableButNotWritable) {
   if (!have_wabt()) GTEST_SKIP() << "wabt not installed";
   Loaded r = instantiate(wat(R"((module (func (export "f") (result i32) i32.const 1)))"), Engine::kJit);
   ASSERT_TRUE(r.module && r.module->impl().jit_code);
   const uint8_t* code = r.module->impl().jit_code->code->base();
-  // /proc/self/maps: the mapping that holds the code is r-x.
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  bool found = false;
-  while (std::getline(maps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
-    if (uintptr_t(code) >= lo && uintptr_t(code) < hi) {
-      found = true;
-      EXPECT_EQ(std::string(perms).substr(0, 3), "r-x") << line;
-    }
-  }
-  EXPECT_TRUE(found);
+  EXPECT_EQ(mapping_permissions(code), "r-x");
   std::string listing = dump_jit(*r.module);
   EXPECT_NE(listing.find("func 0"), std::string::npos) << listing;
   EXPECT_NE(listing.find("ret"), std::string::npos) << listing;
@@ -892,19 +893,7 @@ TEST(WasmJitCache, CodeFromTheBlobIsMappedNotCompiledAndRunsLikeAFreshCompile) {
   EXPECT_EQ(*again, *blob);
 
   // Mapped W^X like compiled code.
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  bool found = false;
-  while (std::getline(maps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
-    if (uintptr_t(b.code->base()) >= lo && uintptr_t(b.code->base()) < hi) {
-      found = true;
-      EXPECT_EQ(std::string(perms).substr(0, 3), "r-x") << line;
-    }
-  }
-  EXPECT_TRUE(found);
+  EXPECT_EQ(mapping_permissions(b.code->base()), "r-x");
 }
 
 // A module touching every family of instructions the compiler emits (integer, float and
