@@ -80,10 +80,12 @@ class Reader : public ByteCursor {
     check_max(current, n, max, what, at);
     return n;
   }
-  std::string name() {
+  // `limited`: at most 100000 bytes (wasmparser's limit on import, export and custom section
+  // names; the name section's own names are unlimited there, as in browsers).
+  std::string name(bool limited = true) {
     size_t at = pos();
     uint32_t len = u32();
-    if (len > kMaxStringSize)
+    if (limited && len > kMaxStringSize)
       throw DecodeError{at, "string size out of bounds: " + std::to_string(len) + " bytes exceeds wasmparser's limit of " +
                                 std::to_string(kMaxStringSize)};
     if (len > remaining()) throw DecodeError{pos(), "unexpected end of section or function: length out of bounds"};
@@ -388,7 +390,7 @@ void read_names(Reader& r, ModuleImpl& m) {
         uint32_t n = sub.count(2);
         for (uint32_t i = 0; i < n; ++i) {
           uint32_t idx = sub.u32();
-          std::string nm = sub.name();
+          std::string nm = sub.name(/*limited=*/false);
           m.func_names.emplace_back(idx, std::move(nm));
         }
       }

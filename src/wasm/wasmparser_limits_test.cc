@@ -200,6 +200,25 @@ TEST(WasmparserLimits, StringSize) {
   }
 }
 
+// The name section's function names are not limited: one of 100001 bytes is kept.
+TEST(WasmparserLimits, NameSectionNamesAreUnlimited) {
+  Bytes names = name_bytes("name");
+  Bytes func_names{0x01};  // one naming: function 0
+  func_names.push_back(0x00);
+  append(func_names, name_bytes(std::string(100001, 'n')));
+  names.push_back(0x01);  // subsection 1: function names
+  put_uleb(names, func_names.size());
+  append(names, func_names);
+  auto m = Module::load(module({section(1, vec_of(1, kVoidType)), section(3, vec_of(1, {0x00})),
+                                section(10, vec_of(1, kEmptyBody)), section(0, names)}));
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  Store store(StoreConfig{});
+  Linker linker;
+  auto inst = linker.instantiate(store, *m, "names");
+  ASSERT_TRUE(inst.ok()) << inst.error().to_string();
+  EXPECT_EQ((*inst)->name_section_func_name(0), std::string(100001, 'n'));
+}
+
 // A body's size (after its LEB, the locals declaration included): 7654321 bytes of no locals,
 // nops and end load; one more nop is refused.
 TEST(WasmparserLimits, FunctionSize) {
