@@ -190,21 +190,7 @@ class Deep(gl.Contract):
 
     @gl.public.view
     def nondet_depth(self) -> int:
-        def block() -> int:
-            depth = 0
-
-            def down(n):
-                nonlocal depth
-                depth = n
-                return down(n + 1)
-
-            try:
-                down(0)
-            except RecursionError:
-                return depth
-            return -1
-
-        return gl.eq_principle.strict_eq(block)
+        return gl.eq_principle.strict_eq(deepest)
 
     @gl.public.view
     def c_depth(self) -> str:
