@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -569,6 +570,43 @@ Status ModuleSet::start_and_wait(const ModuleStartRequest& req) {
 ModuleState ModuleSet::state(ModuleType t) const {
   const auto& s = impl_->slot(t);
   return s ? s->state : ModuleState::kStopped;
+}
+
+namespace {
+
+// /proc/<pid>/stat's state and flags (fields 3 and 9; the command name, field 2, may hold
+// spaces and parentheses, so fields count from its last ')') and /proc/<pid>/status's pending
+// signal masks: see ModuleSet::process_exiting.
+bool proc_exiting(pid_t pid) {
+  constexpr unsigned long kPfExiting = 0x4;    // include/linux/sched.h
+  constexpr unsigned long kSigKill = 1ul << 8;  // SIGKILL (9) in the SigPnd/ShdPnd masks
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // reaped by someone: gone
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(line.substr(close + 1));
+  std::string state, skip;
+  unsigned long flags = 0;
+  fields >> state;
+  for (int i = 0; i < 5; ++i) fields >> skip;  // ppid pgrp session tty_nr tpgid
+  fields >> flags;
+  if (state == "Z" || state == "X" || (flags & kPfExiting)) return true;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  while (std::getline(status, line)) {
+    if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0) {
+      if (std::strtoul(line.c_str() + 7, nullptr, 16) & kSigKill) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ModuleSet::process_exiting(ModuleType t) const {
+  const auto& s = impl_->slot(t);
+  if (!s || s->pid < 0 || s->exited) return false;
+  return proc_exiting(s->pid);
 }
 
 std::string ModuleSet::socket_path(ModuleType t) const {

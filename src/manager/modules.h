@@ -103,6 +103,13 @@ class ModuleSet {
   Status start_and_wait(const ModuleStartRequest& req);
 
   ModuleState state(ModuleType t) const;
+  // Whether the module's process is on its way out though io has not seen it exit yet: a
+  // SIGKILL pending, its exit begun (/proc: PF_EXITING) or done (a zombie). Such a process may
+  // still hold its listening socket for a while (a loaded machine can preempt the exit between
+  // closing a run's connection and closing the listener), so a probe connection succeeds and a
+  // new run's connection dies on its first use. False for a running module, a stopped one and
+  // the in-process user_error listener.
+  bool process_exiting(ModuleType t) const;
   // The module's socket path while it is running, else empty.
   std::string socket_path(ModuleType t) const;
 

@@ -223,8 +223,14 @@ TEST_F(ManagerModules, AModuleThatDiesIsStopped) {
   ASSERT_TRUE(start(m, web()).ok());
   pid_t pid = server_pid(m.socket_path(ModuleType::kWeb));
   ASSERT_GT(pid, 0);
+  EXPECT_FALSE(m.process_exiting(ModuleType::kWeb));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  // io has not run: the set still shows the module running, but its process is on its way out
+  // (SIGKILL pending, exiting, or a zombie), which a node checks before trusting a probe.
+  EXPECT_EQ(m.state(ModuleType::kWeb), ModuleState::kRunning);
+  EXPECT_TRUE(m.process_exiting(ModuleType::kWeb));
   ASSERT_TRUE(run_until(io, [&] { return m.state(ModuleType::kWeb) == ModuleState::kStopped; }));
+  EXPECT_FALSE(m.process_exiting(ModuleType::kWeb));
   EXPECT_FALSE(m.acquire().ok());
   ASSERT_TRUE(start(m, web()).ok()) << "and may be started again";
 }

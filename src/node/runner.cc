@@ -133,11 +133,15 @@ struct Runner::Impl {
     for (manager::ModuleType t : manager::kModuleTypes) {
       if (modules->state(t) == manager::ModuleState::kRunning) {
         // The ModuleSet learns of an exit on its event loop, so a module that died during the
-        // last run may still show running: a socket that refuses a connection is a dead module.
-        auto probe = manager::connect_module_socket(modules->socket_path(t), std::chrono::milliseconds(200));
-        if (probe) {
-          ::close(*probe);
-          continue;
+        // last run may still show running: a socket that refuses a connection is a dead module,
+        // and so is one whose process is exiting (its listener may outlive the last run's
+        // connection for a moment, and a run's connection made then dies at once).
+        if (!modules->process_exiting(t)) {
+          auto probe = manager::connect_module_socket(modules->socket_path(t), std::chrono::milliseconds(200));
+          if (probe) {
+            ::close(*probe);
+            continue;
+          }
         }
         bool stopped = false;
         modules->stop(t, [&stopped](bool) { stopped = true; });
