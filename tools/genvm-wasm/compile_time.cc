@@ -60,7 +60,12 @@ int compile_main(int argc, char** argv) {
   uint64_t runs = 1;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--det") {
+    std::string fuse_error;
+    FuseOption fuse = parse_fuse_option(argc, argv, i, lo.compile, fuse_error);
+    if (fuse == FuseOption::kBad) return fail(fuse_error, 2);
+    if (fuse == FuseOption::kTaken) {
+      continue;
+    } else if (a == "--det") {
       lo.deterministic = true;
     } else if (a == "--metering") {
       lo.metering = true;

@@ -26,6 +26,30 @@ bool genvm_wasm_tool::parse_engine(const std::string& s, Engine& out) {
   return true;
 }
 
+FuseOption genvm_wasm_tool::parse_fuse_option(int argc, char** argv, int& i, CompileOptions& out,
+                                              std::string& error) {
+  const std::string a = argv[i];
+  if (a == "--no-fuse") {
+    out.fuse = false;
+    return FuseOption::kTaken;
+  }
+  if (a != "--fuse-off") return FuseOption::kNotFuse;
+  if (i + 1 >= argc) {
+    error = "--fuse-off needs NAMES (comma-separated fusion families)";
+    return FuseOption::kBad;
+  }
+  auto mask = parse_fuse_families(argv[++i]);
+  if (!mask) {
+    std::string known;
+    for (uint32_t f = 0; f < uint32_t(FuseFamily::kCount); ++f)
+      known += std::string(f ? "," : "") + fuse_family_name(FuseFamily(f));
+    error = "--fuse-off: " + mask.error().message + " (families: " + known + ")";
+    return FuseOption::kBad;
+  }
+  out.fuse_off |= *mask;
+  return FuseOption::kTaken;
+}
+
 namespace {
 
 const char kUsage[] =
@@ -60,7 +84,10 @@ const char kUsage[] =
     "                                          per CPU second of the jit stage, of the load;\n"
     "                                          the JIT's note and a digest of its code\n"
     "invoke, run and spectest take --engine interp|jit (default interp): jit runs what the\n"
-    "baseline JIT compiles (x86-64) and the rest on the interpreter; a JIT note goes to stderr\n";
+    "baseline JIT compiles (x86-64) and the rest on the interpreter; a JIT note goes to stderr\n"
+    "invoke, run, spectest, dump and compile take --no-fuse (slot code without any fused form)\n"
+    "and --fuse-off NAMES (comma-separated fusion families left out; an unknown name is an\n"
+    "error that lists the families); both are for measuring what each fusion is worth\n";
 
 int die(const std::string& msg, int code = 2) {
   std::cerr << "genvm-wasm: " << msg << "\n";
@@ -131,7 +158,12 @@ int cmd_invoke(int argc, char** argv) {
   StoreConfig sc;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--det") {
+    std::string fuse_error;
+    FuseOption fuse = parse_fuse_option(argc, argv, i, lo.compile, fuse_error);
+    if (fuse == FuseOption::kBad) return die(fuse_error);
+    if (fuse == FuseOption::kTaken) {
+      continue;
+    } else if (a == "--det") {
       lo.deterministic = true;
     } else if (a == "--engine") {
       if (i + 1 >= argc || !parse_engine(argv[i + 1], lo.engine)) return die("--engine needs interp or jit");
@@ -199,7 +231,12 @@ int cmd_spectest(int argc, char** argv) {
   SpecOptions so;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--reencode") {
+    std::string fuse_error;
+    FuseOption fuse = parse_fuse_option(argc, argv, i, so.compile, fuse_error);
+    if (fuse == FuseOption::kBad) return die(fuse_error);
+    if (fuse == FuseOption::kTaken) {
+      continue;
+    } else if (a == "--reencode") {
       so.reencode = true;
     } else if (a == "--softfloat") {
       if (i + 1 >= argc) return die("--softfloat needs LIB.wasm");
@@ -231,7 +268,12 @@ int cmd_run(int argc, char** argv) {
   std::string prog;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (prog.empty() && a == "--dir") {
+    std::string fuse_error;
+    FuseOption fuse = parse_fuse_option(argc, argv, i, opts.compile, fuse_error);
+    if (fuse == FuseOption::kBad) return die(fuse_error);
+    if (fuse == FuseOption::kTaken) {
+      continue;
+    } else if (prog.empty() && a == "--dir") {
       if (i + 1 >= argc) return die("--dir needs HOSTDIR[:GUESTDIR]");
       std::string d = argv[++i];
       auto c = d.find(':');
@@ -284,6 +326,10 @@ int cmd_dump(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     uint64_t n = 0;
+    std::string fuse_error;
+    FuseOption fuse = parse_fuse_option(argc, argv, i, opts.compile, fuse_error);
+    if (fuse == FuseOption::kBad) return die(fuse_error);
+    if (fuse == FuseOption::kTaken) continue;
     if (a == "--metering") opts.metering = true;
     else if (a == "--det") opts.deterministic = true;
     else if (a == "--jit") opts.engine = Engine::kJit;

@@ -147,6 +147,7 @@ struct Runner {
       }
     }
     lo.engine = opts.engine;
+    lo.compile = opts.compile;
     auto m = Module::load(bytes, lo);
     // GENVM_SPEC_VIA_BLOB=1: every module that loads is loaded again from its compiled blob (the
     // `genvm run --module-cache` path), and that copy is the one the script runs.

@@ -17,6 +17,7 @@ struct SpecOptions {
   // Every module that should load is first re-encoded by our writer (read -> write round trip).
   bool reencode = false;
   genvm::wasm::Engine engine = genvm::wasm::Engine::kInterp;  // --engine
+  genvm::wasm::CompileOptions compile{};  // --no-fuse, --fuse-off
 };
 int spectest_file(const std::string& path, int* passed, int* failed, int* skipped, const SpecOptions& opts = {});
 // genvm-wasm softfloat IN.wasm LIB.wasm OUT.wasm
@@ -30,9 +31,16 @@ struct RunOptions {
   uint64_t fuel_amount = 0;
   bool deterministic = false;     // GenVM deterministic mode (float instructions trap)
   genvm::wasm::Engine engine = genvm::wasm::Engine::kInterp;  // --engine
+  genvm::wasm::CompileOptions compile{};  // --no-fuse, --fuse-off
 };
 // "--engine interp|jit": parses the value; false on anything else.
 bool parse_engine(const std::string& s, genvm::wasm::Engine& out);
+// The slot-code options every loading command takes: `--no-fuse` (no fused forms at all) and
+// `--fuse-off NAMES` (the comma-separated fusion families left out, DESIGN.md
+// "Superinstructions"). kNotFuse: argv[i] is neither; kTaken: applied to `out`, i is past its
+// value; kBad: `error` holds the error line's text.
+enum class FuseOption { kNotFuse, kTaken, kBad };
+FuseOption parse_fuse_option(int argc, char** argv, int& i, genvm::wasm::CompileOptions& out, std::string& error);
 int fuzz_exec(const std::string& path);
 // genvm-wasm compile FILE.wasm [--engine interp|jit] [--det] [--metering] [--runs N]
 int compile_main(int argc, char** argv);

@@ -144,6 +144,7 @@ int run_wasi(const std::string& path, const RunOptions& opts) {
   lo.metering = opts.fuel;
   lo.deterministic = opts.deterministic;
   lo.engine = opts.engine;
+  lo.compile = opts.compile;
   auto m = Module::load(bytes, lo);
   if (!m) {
     std::cerr << "genvm-wasm: " << m.error().to_string() << "\n";
