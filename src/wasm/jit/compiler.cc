@@ -32,18 +32,37 @@ struct Refuse {
   std::string why;
 };
 
-// Code is generated into plain heap memory (never executable) and copied into a CodeBuffer.
-// Buffers of 2 MiB or more are their own mappings, advised as huge pages (where the kernel
-// allows them): a large module's code otherwise takes one page fault per 4 KiB written.
-class HeapAllocator : public Allocator {
+// Code is generated straight into the mapping that will run it: an anonymous read-write
+// mapping per buffer (never executable while written), which CodeBuffer::seal turns read+execute
+// once the code is complete, so the code is neither copied nor its pages faulted twice.
+// Buffers of 2 MiB or more are advised as huge pages (where the kernel allows them): a large
+// module's code otherwise takes one page fault per 4 KiB written.
+class CodeMappings : public Allocator {
  public:
+  ~CodeMappings() {
+    for (const auto& [p, size] : mapped_) munmap(p, size);
+  }
   uint8_t* alloc(size_t size) override {
-    if (size < kHuge) return static_cast<uint8_t*>(std::malloc(size));
+    size = round_up(size);
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
-    madvise(p, size, MADV_HUGEPAGE);
+    if (size >= kHuge) madvise(p, size, MADV_HUGEPAGE);
     mapped_.emplace_back(static_cast<uint8_t*>(p), size);
     return static_cast<uint8_t*>(p);
+  }
+  // The buffer at p, at least `size` bytes now, its contents kept (the pages move, no copy).
+  uint8_t* grow(uint8_t* p, size_t size) {
+    size = round_up(size);
+    for (auto& [q, old] : mapped_) {
+      if (q != p) continue;
+      void* fresh = mremap(p, old, size, MREMAP_MAYMOVE);
+      if (fresh == MAP_FAILED) return nullptr;
+      if (size >= kHuge) madvise(fresh, size, MADV_HUGEPAGE);
+      q = static_cast<uint8_t*>(fresh);
+      old = size;
+      return q;
+    }
+    return nullptr;
   }
   void free(uint8_t* p) override {
     for (size_t i = 0; i < mapped_.size(); ++i) {
@@ -52,11 +71,25 @@ class HeapAllocator : public Allocator {
       mapped_.erase(mapped_.begin() + std::ptrdiff_t(i));
       return;
     }
-    std::free(p);
+  }
+  // Hands the buffer at p over to the caller (its mapped size; 0 when p is not one of ours):
+  // neither free() nor the destructor unmaps it afterwards.
+  size_t release(uint8_t* p) {
+    for (size_t i = 0; i < mapped_.size(); ++i) {
+      if (mapped_[i].first != p) continue;
+      const size_t size = mapped_[i].second;
+      mapped_.erase(mapped_.begin() + std::ptrdiff_t(i));
+      return size;
+    }
+    return 0;
   }
   bool useProtect() const override { return false; }
 
  private:
+  static size_t round_up(size_t n) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    return (std::max<size_t>(n, 1) + page - 1) / page * page;
+  }
   static constexpr size_t kHuge = size_t(2) << 20;
   std::vector<std::pair<uint8_t*, size_t>> mapped_;
 };
@@ -158,7 +191,7 @@ class BodyCursor {
 
 class ModuleCompiler : public CodeGenerator {
  public:
-  ModuleCompiler(const ModuleImpl& m, Allocator* alloc)
+  ModuleCompiler(const ModuleImpl& m, CodeMappings* alloc)
       : CodeGenerator(initial_buffer_bytes(m), AutoGrow, alloc), m_(m), alloc_(alloc) {
     setDefaultJmpNEAR(true);
   }
@@ -269,14 +302,11 @@ class ModuleCompiler : public CodeGenerator {
   void ensure(size_t n) {
     if (size_ + n > maxSize_) [[unlikely]] grow(n);
   }
-  // What xbyak's growMemory does (twice the size, the code copied), with memcpy rather than its
-  // byte loop.
+  // As xbyak's growMemory (twice the size), but the mapping is remapped rather than copied.
   [[gnu::noinline]] void grow(size_t n) {
     const size_t bigger = std::max<size_t>(maxSize_ * 2, size_ + n);
-    uint8_t* fresh = alloc_->alloc(bigger);
+    uint8_t* fresh = alloc_->grow(top_, bigger);
     if (!fresh) throw Refuse{op_at_, "out of memory for the JIT's code"};
-    std::memcpy(fresh, top_, size_);
-    alloc_->free(top_);
     top_ = fresh;
     maxSize_ = bigger;
   }
@@ -1807,7 +1837,7 @@ class ModuleCompiler : public CodeGenerator {
   }
 
   const ModuleImpl& m_;
-  Allocator* alloc_;  // the code buffer's (grow)
+  CodeMappings* alloc_;  // the code buffer's (grow)
   std::vector<Target> labels_;  // the current function's: [0, labels_used_) in use
   size_t labels_used_ = 0;
   std::vector<Target> func_targets_;  // one per defined function's entry (calls may jump forwards)
@@ -1839,7 +1869,7 @@ std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::strin
     return nullptr;
   }
   Xbyak::ClearError();
-  HeapAllocator alloc;
+  CodeMappings alloc;
   ModuleCompiler c(m, &alloc);
   try {
     c.compile_all();
@@ -1858,7 +1888,8 @@ std::shared_ptr<const ModuleCode> compile_module(const ModuleImpl& m, std::strin
   }
   auto out = std::make_shared<ModuleCode>();
   c.finish(*out);
-  out->code = CodeBuffer::make(c.getCode(), c.getSize());
+  uint8_t* code = const_cast<uint8_t*>(c.getCode());
+  out->code = CodeBuffer::seal(code, c.getSize(), alloc.release(code));
   if (!out->code) {
     *note = "jit: the module runs on the interpreter: cannot map executable memory";
     return nullptr;

@@ -2,8 +2,8 @@
 // (host calls, traps, stack overflow, memory.grow), backtraces from the native stack, and run().
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
-#include <xbyak/xbyak_util.h>
 
+#include <cpuid.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,11 +16,22 @@
 
 namespace genvm::wasm::jit {
 
+// Four cpuid leaves rather than xbyak's Cpu (which reads some twenty to learn every feature and
+// the caches): under a hypervisor each cpuid is a VM exit of several microseconds, and
+// xbyak's query was most of the JIT's fixed cost per process (~0.1 ms).
 bool cpu_supports_jit() {
   static const bool ok = [] {
-    Xbyak::util::Cpu cpu;
-    return cpu.has(Xbyak::util::Cpu::tLZCNT) && cpu.has(Xbyak::util::Cpu::tBMI1) &&
-           cpu.has(Xbyak::util::Cpu::tPOPCNT) && cpu.has(Xbyak::util::Cpu::tSSE41);
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    __cpuid(0, eax, ebx, ecx, edx);
+    if (eax < 7) return false;  // BMI1 is reported in leaf 7
+    __cpuid(1, eax, ebx, ecx, edx);
+    const bool sse41 = ecx & (1u << 19), popcnt = ecx & (1u << 23);
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const bool bmi1 = ebx & (1u << 3);
+    // Leaf 0x80000001 exists on every x86-64 CPU (it reports long mode).
+    __cpuid(0x80000001, eax, ebx, ecx, edx);
+    const bool lzcnt = ecx & (1u << 5);
+    return sse41 && popcnt && bmi1 && lzcnt;
   }();
   return ok;
 }
@@ -39,6 +50,17 @@ std::unique_ptr<CodeBuffer> CodeBuffer::make(const uint8_t* bytes, size_t size) 
     return nullptr;
   }
   return std::unique_ptr<CodeBuffer>(new CodeBuffer(static_cast<uint8_t*>(p), size, mapped));
+}
+
+std::unique_ptr<CodeBuffer> CodeBuffer::seal(uint8_t* mapping, size_t size, size_t mapped) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t used = std::min(mapped, (size + page - 1) / page * page);
+  if (used < mapped) munmap(mapping + used, mapped - used);
+  if (used == 0 || mprotect(mapping, used, PROT_READ | PROT_EXEC) != 0) {
+    if (used) munmap(mapping, used);
+    return nullptr;
+  }
+  return std::unique_ptr<CodeBuffer>(new CodeBuffer(mapping, size, used));
 }
 
 CodeBuffer::~CodeBuffer() { munmap(base_, mapped_); }
