@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "common/blake3.h"
+#include "runners/runners.h"
 
 namespace genvm::executor {
 
@@ -19,9 +21,8 @@ namespace {
 
 constexpr char kSealKeyName[] = "seal.key";
 
-std::string entry_name(const calldata::Bytes& code, const wasm::LoadOptions& lo) {
+std::string entry_name(const blake3::Digest& h, const wasm::LoadOptions& lo) {
   static constexpr char kHex[] = "0123456789abcdef";
-  auto h = blake3::hash(code);
   std::string name;
   for (std::uint8_t b : h) {
     name += kHex[b >> 4];
@@ -148,8 +149,10 @@ Result<wasm::SealKey> seal_key(int dirfd) {
   return read_seal_key(dirfd);
 }
 
-// A cache entry mapped read-only (no copy: a 1 MiB contract's entry is ~3 MB); empty when the
-// file cannot be read (absent is the common case: a miss). Unmapped on destruction.
+// A cache file mapped read-only (no copy: a 1 MiB contract's entry is ~3 MB); empty when the
+// file cannot be read (absent is the common case: a miss). The stamp is the mapped
+// descriptor's (fstat), so it names the bytes mapped, not whatever the name points at later.
+// Unmapped on destruction.
 class MappedFile {
  public:
   MappedFile(int dirfd, const std::string& name) {
@@ -161,6 +164,9 @@ class MappedFile {
       if (p != MAP_FAILED) {
         data_ = static_cast<const std::uint8_t*>(p);
         size_ = std::size_t(st.st_size);
+        stamp_ = {std::uint64_t(st.st_dev), std::uint64_t(st.st_ino), std::uint64_t(st.st_size),
+                  std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                  std::int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
       }
     }
   }
@@ -171,10 +177,12 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   bool ok() const { return data_ != nullptr; }
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  const runners::FileStamp& stamp() const { return stamp_; }
 
  private:
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
+  runners::FileStamp stamp_;
 };
 
 // Temp file, then rename: a reader sees the old entry, no entry, or the whole new one, however
@@ -190,22 +198,108 @@ std::string write_atomically(int dirfd, const std::string& name, const std::vect
   return "";
 }
 
+// Whether `sealed` ends in the keyed BLAKE3 of the rest (constant time: how many leading bytes
+// matched says nothing to a prober).
+bool seal_checks(const wasm::SealKey& key, std::span<const std::uint8_t> sealed) {
+  if (sealed.size() < blake3::kOutLen) return false;
+  blake3::Digest seal = blake3::keyed_hash(key, sealed.first(sealed.size() - blake3::kOutLen));
+  std::uint8_t diff = 0;
+  for (std::size_t i = 0; i < blake3::kOutLen; ++i) diff |= std::uint8_t(seal[i] ^ sealed[sealed.size() - blake3::kOutLen + i]);
+  return diff == 0;
+}
+
+// Seal marks (docs/PROTOCOLS.md, "Seal marks"): hashing a 35 MB JIT entry or a 5 MB snapshot on
+// every run costs more than the rest of a warm run's checks; a file whose seal checked once and
+// that has not changed since (same stamp) needs no second hash. Files under kMarkFrom are hashed
+// every time (a mark would cost about as much to read). The mark DIR/<name>.gvmk is itself a
+// sealed file: "GVMSEAL1", the stamp (dev, ino, size, mtime ns, ctime ns; u64 LE), the file's
+// seal (its last 32 bytes), then the name.
+constexpr std::size_t kMarkFrom = std::size_t(1) << 20;
+constexpr char kMarkMagic[8] = {'G', 'V', 'M', 'S', 'E', 'A', 'L', '1'};
+
+std::string mark_name(const std::string& name) { return name + ".gvmk"; }
+
+std::vector<std::uint8_t> mark_body(const std::string& name, const MappedFile& file) {
+  std::vector<std::uint8_t> out(kMarkMagic, kMarkMagic + sizeof kMarkMagic);
+  const runners::FileStamp& st = file.stamp();
+  for (std::uint64_t v : {st.dev, st.ino, st.size, std::uint64_t(st.mtime_ns), std::uint64_t(st.ctime_ns)})
+    for (int i = 0; i < 8; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+  auto seal = file.bytes().last(blake3::kOutLen);
+  out.insert(out.end(), seal.begin(), seal.end());
+  out.insert(out.end(), name.begin(), name.end());
+  return out;
+}
+
+// Whether DIR/<name>.gvmk checks its own seal and vouches for exactly this file's stamp and seal.
+bool marked(int dirfd, const wasm::SealKey& key, const std::string& name, const MappedFile& file) {
+  MappedFile mark(dirfd, mark_name(name));
+  if (!mark.ok() || !seal_checks(key, mark.bytes())) return false;
+  std::vector<std::uint8_t> want = mark_body(name, file);
+  auto body = mark.bytes().first(mark.bytes().size() - blake3::kOutLen);
+  return std::equal(body.begin(), body.end(), want.begin(), want.end());
+}
+
+// Whether a file's last change (mtime and ctime) is at least 2 s before now: timestamps are a
+// clock tick coarse, so a write in the same tick as the check could leave the stamp unchanged.
+bool settled(const runners::FileStamp& st) {
+  struct timespec now {};
+  if (::clock_gettime(CLOCK_REALTIME, &now) != 0) return false;
+  const std::int64_t now_ns = std::int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+  constexpr std::int64_t kMargin = 2'000'000'000;
+  return st.ctime_ns < now_ns - kMargin && st.mtime_ns < now_ns - kMargin;
+}
+
+// The seal check of a mapped cache file: by its mark when one vouches for it, else by hashing
+// (then marking it, when it is large and settled). "module_cache" when it does not check.
+Result<SealCheck> check_seal(int dirfd, const wasm::SealKey& key, const std::string& name, const MappedFile& file) {
+  if (file.bytes().size() < blake3::kOutLen) return make_error("module_cache", name + ": shorter than its seal");
+  const bool large = file.bytes().size() >= kMarkFrom;
+  if (large && marked(dirfd, key, name, file)) return SealCheck::kByMark;
+  if (!seal_checks(key, file.bytes())) return make_error("module_cache", name + ": the seal does not check");
+  if (large && settled(file.stamp())) {
+    std::vector<std::uint8_t> body = mark_body(name, file);
+    blake3::Digest seal = blake3::keyed_hash(key, body);
+    body.insert(body.end(), seal.begin(), seal.end());
+    (void)write_atomically(dirfd, mark_name(name), body);  // unwritten: the next run hashes again
+  }
+  return SealCheck::kHashed;
+}
+
 }  // namespace
 
-Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name) {
+struct SealedFile::Mapping {
+  MappedFile file;
+  Mapping(int dirfd, const std::string& name) : file(dirfd, name) {}
+};
+
+SealedFile::SealedFile(std::unique_ptr<Mapping> mapping, SealCheck check)
+    : mapping_(std::move(mapping)), check_(check) {}
+SealedFile::SealedFile(SealedFile&&) noexcept = default;
+SealedFile& SealedFile::operator=(SealedFile&&) noexcept = default;
+SealedFile::~SealedFile() = default;
+
+std::span<const std::uint8_t> SealedFile::body() const {
+  auto bytes = mapping_->file.bytes();
+  return bytes.first(bytes.size() - blake3::kOutLen);
+}
+
+Result<SealedFile> map_sealed_file(const std::string& dir, const std::string& name) {
   auto opened = open_cache_dir(dir);
   if (!opened) return opened.take_error();
   Fd dirfd(*opened);
   auto key = seal_key(dirfd.get());
   if (!key) return key.take_error();
-  MappedFile file(dirfd.get(), name);
-  if (!file.ok()) return make_error("absent", "no " + name);
-  auto bytes = file.bytes();
-  if (bytes.size() < blake3::kOutLen) return make_error("module_cache", name + ": shorter than its seal");
-  auto body = bytes.first(bytes.size() - blake3::kOutLen);
-  blake3::Digest seal = blake3::keyed_hash(*key, body);
-  if (!std::equal(seal.begin(), seal.end(), bytes.end() - blake3::kOutLen))
-    return make_error("module_cache", name + ": the seal does not check");
+  auto mapping = std::make_unique<SealedFile::Mapping>(dirfd.get(), name);
+  if (!mapping->file.ok()) return make_error("absent", "no " + name);
+  auto check = check_seal(dirfd.get(), *key, name, mapping->file);
+  if (!check) return check.take_error();
+  return SealedFile(std::move(mapping), *check);
+}
+
+Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name) {
+  auto file = map_sealed_file(dir, name);
+  if (!file) return file.take_error();
+  auto body = file->body();
   return std::vector<std::uint8_t>(body.begin(), body.end());
 }
 
@@ -235,7 +329,8 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
     log(true, "module cache " + dir + " refused (" + key.error().message + "); running without the cache");
     return wasm::Module::load(code, lo);
   }
-  const std::string name = entry_name(code, lo);
+  const blake3::Digest code_hash = blake3::hash(code);
+  const std::string name = entry_name(code_hash, lo);
   const std::string path = dir + "/" + name;
   // A cache that cannot be written costs the next run its compile, never this run its result.
   auto store = [&](const wasm::Module& m) {
@@ -245,10 +340,17 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
   };
   if (MappedFile blob(dirfd.get(), name); blob.ok()) {
     // A file truncated under the mapping by a concurrent writer cannot happen: writers rename a
-    // new file over the name, so this mapping keeps the old inode whole.
-    auto hit = wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key);
+    // new file over the name, so this mapping keeps the old inode whole. The seal is checked
+    // here (or vouched for by its mark), with the blob's own format: last 32 bytes.
+    auto check = check_seal(dirfd.get(), *key, name, blob);
+    wasm::Module::Prechecked pre;
+    pre.seal = check.ok();
+    pre.module_blake3 = &code_hash;
+    auto hit = check ? wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key, pre)
+                     : Result<std::shared_ptr<const wasm::Module>>(
+                           make_error("module_cache", "blob seal mismatch (corrupt, or not sealed with this executor's key)"));
     if (hit) {
-      log(false, "module cache hit " + path);
+      log(false, "module cache hit " + path + (*check == SealCheck::kByMark ? " (seal vouched for by its mark)" : ""));
       // An entry without JIT code that the JIT compiled now (written where this CPU could not
       // run the JIT, say): rewritten with the code, so the next run maps it.
       if (wasm::jit_code_origin(**hit) == wasm::JitCodeOrigin::kCompiled) store(**hit);

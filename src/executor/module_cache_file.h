@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +36,30 @@ using CacheLog = std::function<void(bool problem, std::string_view line)>;
 
 // Other sealed artifacts kept in the same directory under the same trust rules and seal key
 // (the runner start-up snapshots, runner_snapshot.cc): `name` is a plain file name.
-// read_sealed_file gives the body of DIR/name when its last 32 bytes are the keyed BLAKE3 of
-// the rest under DIR's seal key; "absent" when there is no file, "module_cache" when the
-// directory is refused or the seal does not check (a corrupt, truncated or forged file).
-// write_sealed_file appends the seal and writes atomically (temp file + rename).
+// map_sealed_file maps DIR/name read-only and gives its body when its last 32 bytes are the
+// keyed BLAKE3 of the rest under DIR's seal key; "absent" when there is no file, "module_cache"
+// when the directory is refused or the seal does not check (a corrupt, truncated or forged
+// file). A file of 1 MiB or more whose seal checked is marked (DIR/<name>.gvmk, a sealed record
+// of its stamp and seal, once its last change is 2 s old), and a later map that finds the same
+// stamp skips the hash (docs/PROTOCOLS.md, "Seal marks"); module-cache entries get the same.
+// read_sealed_file is map_sealed_file copied out. write_sealed_file appends the seal and writes
+// atomically (temp file + rename).
+enum class SealCheck { kHashed, kByMark };
+class SealedFile {
+ public:
+  struct Mapping;
+  SealedFile(std::unique_ptr<Mapping> mapping, SealCheck check);
+  SealedFile(SealedFile&&) noexcept;
+  SealedFile& operator=(SealedFile&&) noexcept;
+  ~SealedFile();
+  std::span<const std::uint8_t> body() const;  // valid while this object lives
+  SealCheck seal_check() const { return check_; }
+
+ private:
+  std::unique_ptr<Mapping> mapping_;
+  SealCheck check_;
+};
+Result<SealedFile> map_sealed_file(const std::string& dir, const std::string& name);
 Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name);
 Status write_sealed_file(const std::string& dir, const std::string& name, std::vector<std::uint8_t> body);
 

@@ -30,10 +30,10 @@ std::vector<std::uint8_t> encode_runner_snapshot(const RunnerSnapshot& s) {
   return out;
 }
 
-Result<RunnerSnapshot> decode_runner_snapshot(std::span<const std::uint8_t> bytes) {
+Result<RunnerSnapshotView> decode_runner_snapshot_view(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return make_error("snapshot_malformed", "not a runner snapshot");
-  RunnerSnapshot s;
+  RunnerSnapshotView s;
   std::size_t at = sizeof kMagic;
   s.fuel_used = get(bytes, at, 8);
   s.ram_needed = get(bytes, at + 8, 8);
@@ -42,8 +42,21 @@ Result<RunnerSnapshot> decode_runner_snapshot(std::span<const std::uint8_t> byte
   std::uint8_t closed = bytes[at + 28];
   if (closed > 1) return make_error("snapshot_malformed", "bad stdin flag");
   s.stdin_closed = closed == 1;
-  auto inst = wasm::InstanceSnapshot::parse(bytes.subspan(kHeader));
+  s.instance = bytes.subspan(kHeader);
+  return s;
+}
+
+Result<RunnerSnapshot> decode_runner_snapshot(std::span<const std::uint8_t> bytes) {
+  auto view = decode_runner_snapshot_view(bytes);
+  if (!view) return view.take_error();
+  auto inst = wasm::InstanceSnapshot::parse(view->instance);
   if (!inst) return inst.take_error();
+  RunnerSnapshot s;
+  s.fuel_used = view->fuel_used;
+  s.ram_needed = view->ram_needed;
+  s.random_counter = view->random_counter;
+  s.next_fd = view->next_fd;
+  s.stdin_closed = view->stdin_closed;
   s.instance = std::move(*inst);
   return s;
 }

@@ -27,6 +27,17 @@ struct RunnerSnapshot {
 std::vector<std::uint8_t> encode_runner_snapshot(const RunnerSnapshot& s);
 Result<RunnerSnapshot> decode_runner_snapshot(std::span<const std::uint8_t> bytes);
 
+// The host fields, and the instance's byte form left where it lies in `bytes` (the mapped file:
+// wasm::restore_instance reads the memory image from there, no copy in between). The instance
+// part is checked when it is restored (or parsed), not here.
+struct RunnerSnapshotView {
+  std::uint64_t fuel_used = 0, ram_needed = 0, random_counter = 0;
+  std::uint32_t next_fd = 0;
+  bool stdin_closed = false;
+  std::span<const std::uint8_t> instance;
+};
+Result<RunnerSnapshotView> decode_runner_snapshot_view(std::span<const std::uint8_t> bytes);
+
 // The file name of a snapshot under its key: lowercase hex of the 32 bytes, ".gvms".
 std::string runner_snapshot_file_name(std::span<const std::uint8_t, 32> key);
 

@@ -107,15 +107,16 @@ Result<wasm::Outcome> VmState::run_preinit(wasm::Store& store, wasm::Instance& i
   auto key = snapshot_key(ctx_, frame_, *plan_, init_files, lo);
   std::string name = key ? runner_snapshot_file_name(*key) : std::string();
   if (key) {
-    auto file = read_sealed_file(ctx_.module_cache_dir, name);
-    auto snap = file ? decode_runner_snapshot(*file) : Result<RunnerSnapshot>(file.take_error());
+    // Mapped, not read: the memory image goes from the file straight into the instance.
+    auto file = map_sealed_file(ctx_.module_cache_dir, name);
+    auto snap = file ? decode_runner_snapshot_view(file->body()) : Result<RunnerSnapshotView>(file.take_error());
     if (snap) {
       // Only where the live run certainly gets as far: more fuel than genvm_preinit used (at
       // exactly as much, where the meter stops is the engine's to say, so that runs live too)
       // and the budget's peak left; else it runs live, to the same out_of_fuel or memory error.
       bool fits = (!frame_.fuel || store.fuel() > snap->fuel_used) && ctx_.ram->left() >= snap->ram_needed;
       if (fits) {
-        auto restored = wasm::restore_instance(store, inst, snap->instance);
+        auto restored = wasm::restore_instance(store, inst, snap->instance);  // the byte form
         if (restored) {
           if (frame_.fuel) store.set_fuel(store.fuel() - snap->fuel_used);
           random_counter_ = snap->random_counter;

@@ -152,18 +152,21 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
 Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const uint8_t> bytes,
                                                                  const LoadOptions& opts,
                                                                  std::span<const uint8_t> blob,
-                                                                 const SealKey& seal_key) {
+                                                                 const SealKey& seal_key,
+                                                                 const Prechecked& pre) {
   // The seal is checked over the whole blob before any field is believed: a flipped or missing
   // byte anywhere, or a blob sealed without the key, is refused here, so the field checks below
   // only guard against a blob that this executor wrote for some other module or engine.
   if (blob.size() < 4 + 11 * 4 + kHashLen + kHashLen) return refuse("blob truncated");
   if (std::memcmp(blob.data(), kMagic, 4) != 0) return refuse("not a compiled-module blob");
   auto body = blob.first(blob.size() - kHashLen);
-  auto seal = blake3::keyed_hash(seal_key, body);
-  // Constant time: how many leading bytes matched says nothing to a prober.
-  uint8_t diff = 0;
-  for (size_t i = 0; i < kHashLen; ++i) diff |= uint8_t(seal[i] ^ blob[body.size() + i]);
-  if (diff != 0) return refuse("blob seal mismatch (corrupt, or not sealed with this executor's key)");
+  if (!pre.seal) {
+    auto seal = blake3::keyed_hash(seal_key, body);
+    // Constant time: how many leading bytes matched says nothing to a prober.
+    uint8_t diff = 0;
+    for (size_t i = 0; i < kHashLen; ++i) diff |= uint8_t(seal[i] ^ blob[body.size() + i]);
+    if (diff != 0) return refuse("blob seal mismatch (corrupt, or not sealed with this executor's key)");
+  }
 
   Reader r{body, 4};
   uint32_t version = 0, build = 0, cf_size = 0, num_ops = 0, det = 0, met = 0, fuse = 0;
@@ -178,7 +181,7 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
     return refuse("blob from another engine build");
   if (det != (opts.deterministic ? 1u : 0u) || met != (opts.metering ? 1u : 0u) || fuse != fuse_families_on(opts.compile))
     return refuse("blob compiled with other load options");
-  auto h = blake3::hash(bytes);
+  const blake3::Digest h = pre.module_blake3 ? *pre.module_blake3 : blake3::hash(bytes);
   if (r.left() < kHashLen || std::memcmp(h.data(), body.data() + r.pos, kHashLen) != 0)
     return refuse("blob is for another module");
   r.pos += kHashLen;

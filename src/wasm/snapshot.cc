@@ -66,6 +66,39 @@ std::array<uint8_t, 32> module_hash(const ModuleImpl& m) {
   return out;
 }
 
+// A snapshot whose memory runs point into bytes held elsewhere (the serialized form, say a
+// mapped file): restore reads them from there, with no copy between the file and the memory.
+struct SnapshotView {
+  struct Memory {
+    uint64_t pages = 0;
+    std::vector<std::pair<uint64_t, std::span<const uint8_t>>> runs;
+  };
+  std::array<uint8_t, 32> module_blake3{};
+  std::vector<Memory> memories;
+  std::vector<Value> globals;
+  std::vector<std::vector<uint32_t>> tables;
+  std::vector<bool> elem_dropped, data_dropped;
+};
+
+SnapshotView view_of(const InstanceSnapshot& snap) {
+  SnapshotView v;
+  v.module_blake3 = snap.module_blake3;
+  for (const auto& mem : snap.memories) {
+    SnapshotView::Memory vm;
+    vm.pages = mem.pages;
+    for (const auto& [off, bytes] : mem.runs) vm.runs.emplace_back(off, std::span<const uint8_t>(bytes));
+    v.memories.push_back(std::move(vm));
+  }
+  v.globals = snap.globals;
+  v.tables = snap.tables;
+  v.elem_dropped = snap.elem_dropped;
+  v.data_dropped = snap.data_dropped;
+  return v;
+}
+
+Result<SnapshotView> parse_view(std::span<const uint8_t> bytes);
+Status restore_view(Store& store, Instance& inst, const SnapshotView& snap);
+
 }  // namespace
 
 Result<InstanceSnapshot> capture_instance(const Instance& inst) {
@@ -116,6 +149,18 @@ Result<InstanceSnapshot> capture_instance(const Instance& inst) {
 }
 
 Status restore_instance(Store& store, Instance& inst, const InstanceSnapshot& snap) {
+  return restore_view(store, inst, view_of(snap));
+}
+
+Status restore_instance(Store& store, Instance& inst, std::span<const uint8_t> serialized) {
+  auto view = parse_view(serialized);
+  if (!view) return view.take_error();
+  return restore_view(store, inst, *view);
+}
+
+namespace {
+
+Status restore_view(Store& store, Instance& inst, const SnapshotView& snap) {
   Instance::Impl& ip = inst.impl();
   const ModuleImpl& m = *ip.m;
   if (m.num_imported_memories || m.num_imported_tables) return unsupported("the instance imports a memory or a table");
@@ -188,6 +233,8 @@ Status restore_instance(Store& store, Instance& inst, const InstanceSnapshot& sn
   return {};
 }
 
+}  // namespace
+
 std::vector<uint8_t> InstanceSnapshot::serialize() const {
   Writer w;
   w.bytes(reinterpret_cast<const uint8_t*>(kMagic), sizeof kMagic);
@@ -221,24 +268,44 @@ std::vector<uint8_t> InstanceSnapshot::serialize() const {
 }
 
 Result<InstanceSnapshot> InstanceSnapshot::parse(std::span<const uint8_t> bytes) {
+  auto view = parse_view(bytes);
+  if (!view) return view.take_error();
+  InstanceSnapshot s;
+  s.module_blake3 = view->module_blake3;
+  for (auto& vm : view->memories) {
+    Memory mem;
+    mem.pages = vm.pages;
+    for (const auto& [off, run] : vm.runs) mem.runs.emplace_back(off, std::vector<uint8_t>(run.begin(), run.end()));
+    s.memories.push_back(std::move(mem));
+  }
+  s.globals = std::move(view->globals);
+  s.tables = std::move(view->tables);
+  s.elem_dropped = std::move(view->elem_dropped);
+  s.data_dropped = std::move(view->data_dropped);
+  return s;
+}
+
+namespace {
+
+Result<SnapshotView> parse_view(std::span<const uint8_t> bytes) {
   Reader r{bytes};
   auto bad = [](const char* why) { return make_error("snapshot_malformed", why); };
   if (!r.need(sizeof kMagic) || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return bad("not an instance snapshot");
   r.pos += sizeof kMagic;
-  InstanceSnapshot s;
+  SnapshotView s;
   if (!r.need(32)) return bad("truncated");
   std::memcpy(s.module_blake3.data(), bytes.data() + r.pos, 32);
   r.pos += 32;
   uint64_t nmem = r.count(12);
   for (uint64_t i = 0; i < nmem && r.ok; ++i) {
-    Memory mem;
+    SnapshotView::Memory mem;
     mem.pages = r.u64();
     if (mem.pages > 65536) return bad("a memory larger than 4 GiB");
     uint64_t nruns = r.count(16);
     for (uint64_t k = 0; k < nruns && r.ok; ++k) {
       uint64_t off = r.u64(), len = r.u64();
       if (!r.need(len)) break;
-      mem.runs.emplace_back(off, std::vector<uint8_t>(bytes.begin() + r.pos, bytes.begin() + r.pos + len));
+      mem.runs.emplace_back(off, bytes.subspan(r.pos, len));
       r.pos += len;
     }
     s.memories.push_back(std::move(mem));
@@ -265,5 +332,7 @@ Result<InstanceSnapshot> InstanceSnapshot::parse(std::span<const uint8_t> bytes)
   if (r.pos != bytes.size()) return bad("trailing bytes");
   return s;
 }
+
+}  // namespace
 
 }  // namespace genvm::wasm

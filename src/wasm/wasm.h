@@ -223,10 +223,24 @@ class Module {
   // BLAKE3 under `seal_key` (corrupt, truncated, or forged by anyone without the key) is
   // refused before any field is read, as is one from another engine build, for other options
   // or another module; error code "module_cache" (the caller then does a full load).
+  // `pre`: what the caller already established for these same bytes, so it is not computed
+  // twice (the executor's module cache: the seal checked, or vouched for by its stamp mark, and
+  // BLAKE3 of `bytes` for the entry's name). The default checks everything here.
+  struct Prechecked {
+    bool seal = false;
+    const std::array<uint8_t, 32>* module_blake3 = nullptr;
+  };
   static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
                                                                   const LoadOptions& opts,
                                                                   std::span<const uint8_t> blob,
-                                                                  const SealKey& seal_key);
+                                                                  const SealKey& seal_key,
+                                                                  const Prechecked& pre);
+  static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
+                                                                  const LoadOptions& opts,
+                                                                  std::span<const uint8_t> blob,
+                                                                  const SealKey& seal_key) {
+    return load_with_compiled(bytes, opts, blob, seal_key, Prechecked{});
+  }
   struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
   struct ExportDesc { std::string name; char kind; FuncType func_type; };  // func_type: kind f only
   std::vector<ImportDesc> imports() const;
@@ -416,6 +430,9 @@ struct InstanceSnapshot {
 };
 Result<InstanceSnapshot> capture_instance(const Instance& inst);
 Status restore_instance(Store& store, Instance& inst, const InstanceSnapshot& snap);
+// The same from the byte form (InstanceSnapshot::serialize), read where it lies (a mapped file):
+// the memory runs are copied straight into the instance's memory. Errors as parse, then as above.
+Status restore_instance(Store& store, Instance& inst, std::span<const uint8_t> serialized);
 
 // The JIT's one-line account of a module loaded with Engine::kJit ("jit: N functions, ..." or
 // "jit: the module runs on the interpreter: at offset N: ..."); "" for the interpreter.
