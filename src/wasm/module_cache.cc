@@ -76,12 +76,23 @@ struct Reader {
     return true;
   }
   size_t left() const { return b.size() - pos; }
-  // n pairs; the caller checked that left() holds them.
+  // n pairs; the caller checked that left() holds them (so no check per word: the offset table
+  // of python.wasm's entry is ~1 M pairs, read on every hit).
   std::vector<std::pair<uint32_t, uint32_t>> pairs(uint32_t n) {
     std::vector<std::pair<uint32_t, uint32_t>> out(n);
-    for (auto& [a, c] : out) {
-      get32(a);
-      get32(c);
+    if constexpr (std::endian::native == std::endian::little) {
+      const uint8_t* p = b.data() + pos;
+      for (auto& [a, c] : out) {
+        std::memcpy(&a, p, 4);
+        std::memcpy(&c, p + 4, 4);
+        p += 8;
+      }
+      pos += size_t(n) * 8;
+    } else {
+      for (auto& [a, c] : out) {
+        get32(a);
+        get32(c);
+      }
     }
     return out;
   }
