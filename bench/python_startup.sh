@@ -88,10 +88,17 @@ for c in first deploy call; do
                   'ms  min', f(r.min), 'ms  user', f(r.user), 'ms  sys', f(r.system), 'ms')"
   done
 done
-# GENVM_BENCH_PERF=FILE: one more warm call under `perf record -g` into FILE.
+# GENVM_BENCH_STAT=1: one more warm "first" run (snapshot on) under `perf stat` (page faults, CPU).
+if [[ -n "${GENVM_BENCH_STAT:-}" ]]; then
+  unset GENVM_RUNNER_SNAPSHOT
+  perf stat -e page-faults,task-clock -- $genvm run --execution-data $work/first.bin --host unix://$work/h.sock \
+    --permissions wscn --module-cache $work/cache 2>&1 >/dev/null | grep -E "page-faults|task-clock"
+fi
+# GENVM_BENCH_PERF=FILE: one more warm call under `perf record -g` into FILE
+# (GENVM_BENCH_PERF_ARGS replaces -g, e.g. "-e page-faults --call-graph dwarf").
 if [[ -n "${GENVM_BENCH_PERF:-}" ]]; then
   unset GENVM_RUNNER_SNAPSHOT
-  perf record -q -g -o "$GENVM_BENCH_PERF" -- $genvm run --execution-data $work/call.bin --host unix://$work/h.sock \
+  perf record -q ${GENVM_BENCH_PERF_ARGS:--g} -o "$GENVM_BENCH_PERF" -- $genvm run --execution-data $work/call.bin --host unix://$work/h.sock \
     --permissions wscn --module-cache $work/cache > /dev/null 2>&1
 fi
 echo "snapshots: $(ls "$work/cache"/*.gvms 2>/dev/null | wc -l), $(du -ch "$work/cache"/*.gvms 2>/dev/null | tail -1 | cut -f1);" \
