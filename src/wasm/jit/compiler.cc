@@ -32,6 +32,8 @@ struct Refuse {
   std::string why;
 };
 
+constexpr size_t kHugePageBytes = size_t(2) << 20;
+
 // Code is generated straight into the mapping that will run it: an anonymous read-write
 // mapping per buffer (never executable while written), which CodeBuffer::seal turns read+execute
 // once the code is complete, so the code is neither copied nor its pages faulted twice.
@@ -46,7 +48,7 @@ class CodeMappings : public Allocator {
     size = round_up(size);
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
-    if (size >= kHuge) madvise(p, size, MADV_HUGEPAGE);
+    if (size >= kHugePageBytes) madvise(p, size, MADV_HUGEPAGE);
     mapped_.emplace_back(static_cast<uint8_t*>(p), size);
     return static_cast<uint8_t*>(p);
   }
@@ -57,7 +59,7 @@ class CodeMappings : public Allocator {
       if (q != p) continue;
       void* fresh = mremap(p, old, size, MREMAP_MAYMOVE);
       if (fresh == MAP_FAILED) return nullptr;
-      if (size >= kHuge) madvise(fresh, size, MADV_HUGEPAGE);
+      if (size >= kHugePageBytes) madvise(fresh, size, MADV_HUGEPAGE);
       q = static_cast<uint8_t*>(fresh);
       old = size;
       return q;
@@ -90,7 +92,6 @@ class CodeMappings : public Allocator {
     const size_t page = size_t(sysconf(_SC_PAGESIZE));
     return (std::max<size_t>(n, 1) + page - 1) / page * page;
   }
-  static constexpr size_t kHuge = size_t(2) << 20;
   std::vector<std::pair<uint8_t*, size_t>> mapped_;
 };
 
@@ -298,9 +299,28 @@ class ModuleCompiler : public CodeGenerator {
   }
   Target& lbl(LabelId id) { return labels_[id]; }
 
-  // Room for n more bytes (an instruction is at most 15).
+  // Room for n more bytes (an instruction is at most 15), in pages already faulted in.
   void ensure(size_t n) {
-    if (size_ + n > maxSize_) [[unlikely]] grow(n);
+    if (size_ + n > populated_) [[unlikely]] make_room(n);
+  }
+  // A buffer below huge-page size is populated a chunk ahead of the code (MADV_POPULATE_WRITE:
+  // a page costs about half of what its first write's fault costs); chunks grow with the code
+  // (16 to 256 KiB, half the code so far), so at most one is left unused, populated, in the
+  // code's mapping (CodeBuffer::seal keeps it whole). Huge pages fault once per 2 MiB anyway.
+  // (Bytes xbyak writes itself just fault as they come.)
+  [[gnu::noinline]] void make_room(size_t n) {
+    if (size_ + n > maxSize_) grow(n);
+    if (size_ + n <= populated_) return;
+    if (maxSize_ >= kHugePageBytes) {
+      populated_ = maxSize_;
+      return;
+    }
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t from = populated_ / page * page;
+    const size_t chunk = std::clamp<size_t>(populated_ / 2, size_t(16) << 10, size_t(256) << 10);
+    const size_t to = std::min(maxSize_, std::max(size_ + n, populated_ + chunk));
+    const size_t len = (to + page - 1) / page * page - from;
+    populated_ = madvise(top_ + from, len, MADV_POPULATE_WRITE) == 0 ? to : maxSize_;  // else: faults
   }
   // As xbyak's growMemory (twice the size), but the mapping is remapped rather than copied.
   [[gnu::noinline]] void grow(size_t n) {
@@ -1838,6 +1858,7 @@ class ModuleCompiler : public CodeGenerator {
 
   const ModuleImpl& m_;
   CodeMappings* alloc_;  // the code buffer's (grow)
+  size_t populated_ = 0;  // the buffer's first bytes whose pages are faulted in (make_room)
   std::vector<Target> labels_;  // the current function's: [0, labels_used_) in use
   size_t labels_used_ = 0;
   std::vector<Target> func_targets_;  // one per defined function's entry (calls may jump forwards)

@@ -3,8 +3,12 @@
 #define XBYAK_NO_EXCEPTION
 #include <xbyak/xbyak.h>
 
-#include <cpuid.h>
 #include <pthread.h>
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#else
+#include <cpuid.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,11 +20,16 @@
 
 namespace genvm::wasm::jit {
 
-// Four cpuid leaves rather than xbyak's Cpu (which reads some twenty to learn every feature and
-// the caches): under a hypervisor each cpuid is a VM exit of several microseconds, and
-// xbyak's query was most of the JIT's fixed cost per process (~0.1 ms).
+// Read from the table glibc's loader filled at start-up (<sys/platform/x86.h>) where there is
+// one, else from four cpuid leaves; never xbyak's Cpu, which reads some twenty: under a
+// hypervisor each cpuid is a VM exit of several microseconds, and xbyak's query was most of
+// the JIT's fixed cost per process (~0.1 ms).
 bool cpu_supports_jit() {
   static const bool ok = [] {
+#if __has_include(<sys/platform/x86.h>)
+    return CPU_FEATURE_PRESENT(SSE4_1) && CPU_FEATURE_PRESENT(POPCNT) && CPU_FEATURE_PRESENT(BMI1) &&
+           CPU_FEATURE_PRESENT(LZCNT);
+#else
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     __cpuid(0, eax, ebx, ecx, edx);
     if (eax < 7) return false;  // BMI1 is reported in leaf 7
@@ -32,6 +41,7 @@ bool cpu_supports_jit() {
     __cpuid(0x80000001, eax, ebx, ecx, edx);
     const bool lzcnt = ecx & (1u << 5);
     return sse41 && popcnt && bmi1 && lzcnt;
+#endif
   }();
   return ok;
 }
@@ -53,14 +63,18 @@ std::unique_ptr<CodeBuffer> CodeBuffer::make(const uint8_t* bytes, size_t size) 
 }
 
 std::unique_ptr<CodeBuffer> CodeBuffer::seal(uint8_t* mapping, size_t size, size_t mapped) {
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  const size_t used = std::min(mapped, (size + page - 1) / page * page);
-  if (used < mapped) munmap(mapping + used, mapped - used);
-  if (used == 0 || mprotect(mapping, used, PROT_READ | PROT_EXEC) != 0) {
-    if (used) munmap(mapping, used);
+  if (size == 0 || size > mapped) {
+    if (mapped) munmap(mapping, mapped);
     return nullptr;
   }
-  return std::unique_ptr<CodeBuffer>(new CodeBuffer(mapping, size, used));
+  // The whole mapping, tail included: one call on one VMA (unmapping the tail would split it,
+  // which cost as much as the protection change); pages past the code that were never written
+  // take no memory.
+  if (mprotect(mapping, mapped, PROT_READ | PROT_EXEC) != 0) {
+    munmap(mapping, mapped);
+    return nullptr;
+  }
+  return std::unique_ptr<CodeBuffer>(new CodeBuffer(mapping, size, mapped));
 }
 
 CodeBuffer::~CodeBuffer() { munmap(base_, mapped_); }

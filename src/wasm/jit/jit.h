@@ -26,8 +26,8 @@ class CodeBuffer {
   // Copies `bytes` into a fresh mapping and makes it read+execute; null on failure.
   static std::unique_ptr<CodeBuffer> make(const uint8_t* bytes, size_t size);
   // Takes over a read-write anonymous mapping of `mapped` bytes at `mapping` whose first `size`
-  // bytes the compiler wrote: unmaps the whole pages past the code and makes the rest
-  // read+execute (the code is never copied); null on failure, the mapping unmapped.
+  // bytes the compiler wrote and makes it read+execute (the code is never copied); null on
+  // failure, the mapping unmapped.
   static std::unique_ptr<CodeBuffer> seal(uint8_t* mapping, size_t size, size_t mapped);
   ~CodeBuffer();
   CodeBuffer(const CodeBuffer&) = delete;
