@@ -440,11 +440,11 @@ INSTANTIATE_TEST_SUITE_P(Families, WasmFusionFamilyDiff, testing::Range(0u, uint
                          });
 
 TEST(WasmFusionDiff, FuseFamilyNamesParse) {
-  auto m = parse_fuse_families("and_not,load,jump_threading");
+  auto m = parse_fuse_families("outer_inner,load,jump_threading");
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(*m, fuse_bit(FuseFamily::kAndNot) | fuse_bit(FuseFamily::kLoad) | fuse_bit(FuseFamily::kJumpThreading));
+  EXPECT_EQ(*m, fuse_bit(FuseFamily::kOuterInner) | fuse_bit(FuseFamily::kLoad) | fuse_bit(FuseFamily::kJumpThreading));
   EXPECT_EQ(*parse_fuse_families(""), 0u);
-  EXPECT_FALSE(parse_fuse_families("and_not,nope").ok());
+  EXPECT_FALSE(parse_fuse_families("outer_inner,nope").ok());
 }
 
 // An instruction of plain slot code: a numeric op, a plain load or store, or one of the

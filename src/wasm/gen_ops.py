@@ -61,14 +61,12 @@ TR = {0xa8: ('F32', 'int32_t', 'x >= -2147483648.0f && x < 2147483648.0f'),
 # The halves of a kFuseBase op (ops_table.inc generates FuseOuter/FuseInner from these): outer ops commute.
 FUSE_OUTER = [0x6a, 0x71, 0x72, 0x73]  # i32 add and or xor
 FUSE_INNER = [(0x6a, False), (0x6b, False), (0x71, False), (0x72, False), (0x73, False),
-              (0x74, True), (0x76, True), (0x77, True), (0x78, True),  # shl shr_u rotl rotr by a constant
-              ('andn', False)]  # kAndNot32: x & ~y (SHA-2's choose, Keccak's chi)
-I32B_X = dict(I32B, andn='a & ~b')
+              (0x74, True), (0x76, True), (0x77, True), (0x78, True)]  # shl shr_u rotl rotr by a constant
 SAT = [TR[k] for k in (0xa8, 0xa9, 0xaa, 0xab, 0xae, 0xaf, 0xb0, 0xb1)]  # 0xfc 0..7
 
 
 FUSE_OUTER_NAMES = ['kAdd', 'kAnd', 'kOr', 'kXor']
-FUSE_INNER_NAMES = ['kAdd', 'kSub', 'kAnd', 'kOr', 'kXor', 'kShlImm', 'kShrUImm', 'kRotlImm', 'kRotrImm', 'kAndNot']
+FUSE_INNER_NAMES = ['kAdd', 'kSub', 'kAnd', 'kOr', 'kXor', 'kShlImm', 'kShrUImm', 'kRotlImm', 'kRotrImm']
 
 # wasm's mnemonics of the numeric opcodes 0x45..0xc4 (listing names).
 _CMP = ['eq', 'ne', 'lt_s', 'lt_u', 'gt_s', 'gt_u', 'le_s', 'le_u', 'ge_s', 'ge_u']
@@ -166,18 +164,6 @@ NAMED = [
     ('kBrTableLoad8uAddImm', 'br_table_load8_u[a+imm]', Var(5, 4, 1), 'table', 'op_br_table_load8u_ai',
      '[a, imm, offset, n, target * n] ... on load8_u(a + imm)'),
     ('kAddImmShl', 'add_imm_shl', 4, None, 'op_add_imm_shl', '[x, k, imm, dst] (x << k) + imm, i32'),
-    ('kAddImmAddShl', 'add_imm_add_shl', 5, None, 'op_add_imm_add_shl', '[a, imm, x, k, dst] (a + imm) + (x << k), i32'),
-    ('kAndNot32', 'i32.and_not', 3, None, 'op_and_not32', '[x, y, dst] x & ~y, i32 (an `and` of a just-computed NOT)'),
-    ('kAndNot64', 'i64.and_not', 3, None, 'op_and_not64', '[x, y, dst] x & ~y, i64'),
-    ('kXorRot3', 'xor_rot3', 5, None, 'op_xor_rot3', '[x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), i32'),
-    ('kXorRot2Shr', 'xor_rot2_shr', 5, None, 'op_xor_rot2_shr', '[x, a, b, c, dst] rotl(x,a) ^ rotl(x,b) ^ (x >> c), i32'),
-    ('kMaj32', 'maj32', 4, None, 'op_maj32', "[a, b, c, dst] (a & (b ^ c)) ^ (b & c), i32 (SHA-2's majority)"),
-    ('kBswap32', 'bswap32', 2, None, 'op_bswap32', "[x, dst] byte-reversed x, i32 (LLVM's expansion of bswap)"),
-    ('kXorRot3Add', 'xor_rot3_add', 6, None, 'op_xor_rot3_add', '[x, a, b, c, p, dst] kXorRot3(x, a, b, c) + p, i32'),
-    ('kXorRot3Add2', 'xor_rot3_add2', 7, None, 'op_xor_rot3_add2', '[x, a, b, c, p, q, dst] kXorRot3(x, a, b, c) + p + q'),
-    ('kXorRot2ShrAdd', 'xor_rot2_shr_add', 6, None, 'op_xor_rot2_shr_add', '[x, a, b, c, p, dst] kXorRot2Shr(x, a, b, c) + p'),
-    ('kXorRot2ShrAdd2', 'xor_rot2_shr_add2', 7, None, 'op_xor_rot2_shr_add2',
-     '[x, a, b, c, p, q, dst] kXorRot2Shr(x, a, b, c) + p + q'),
     ('kCopyAddImm', 'copy_add_imm', 4, None, 'op_copy_add_imm', '[s, d, k, r] d = s, then r = d + k (i32): from jump threading'),
     ('kCopyAddImmFetch', 'copy_add_imm_fetch', Var(14, 13, 1), 'table', 'op_copy_add_imm_fetch',
      "[s, d, k, r, x, k2, t, imm1, off1, d2, imm2, off2, n, target * n]: kCopyAddImm then a\n"
@@ -232,7 +218,7 @@ FAMILIES = [
 FAM = {name: value for name, value, _ in FAMILIES}
 NUM_OPS = 0x460
 FUSE_OP_NAMES = {0x6a: 'add', 0x71: 'and', 0x72: 'or', 0x73: 'xor', 0x6b: 'sub', 0x74: 'shl_imm',
-                 0x76: 'shr_u_imm', 0x77: 'rotl_imm', 0x78: 'rotr_imm', 'andn': 'and_not'}
+                 0x76: 'shr_u_imm', 0x77: 'rotl_imm', 0x78: 'rotr_imm'}
 
 
 class Entry:
@@ -470,7 +456,7 @@ def main():
     for oi, oop in enumerate(FUSE_OUTER):
         for ii, (iop, imm) in enumerate(FUSE_INNER):
             yv = 'pc[3]' if imm else 'uint32_t(S(3))'
-            h(f"op_fuse_{oi}_{ii}", f"uint32_t x = uint32_t(S(2)), y = {yv}; uint32_t b = uint32_t({xy(I32B_X[iop])}); uint32_t a = uint32_t(S(1)); S(4) = uint64_t(uint32_t({I32B[oop]})); pc += 5; NEXT();", FAM['kFuseBase'] + oi * 16 + ii)
+            h(f"op_fuse_{oi}_{ii}", f"uint32_t x = uint32_t(S(2)), y = {yv}; uint32_t b = uint32_t({xy(I32B[iop])}); uint32_t a = uint32_t(S(1)); S(4) = uint64_t(uint32_t({I32B[oop]})); pc += 5; NEXT();", FAM['kFuseBase'] + oi * 16 + ii)
     fused = "\n".join(out)
     table = build_table(handlers)
     files = {

@@ -310,48 +310,6 @@ op_add_imm_shl:
   S(4) = uint32_t((uint32_t(S(1)) << (pc[2] & 31)) + pc[3]);
   pc += 5;
   NEXT();
-op_add_imm_add_shl:
-  S(5) = uint32_t(uint32_t(S(1)) + pc[2] + (uint32_t(S(3)) << (pc[4] & 31)));
-  pc += 6;
-  NEXT();
-op_and_not32:
-  S(3) = uint32_t(S(1)) & ~uint32_t(S(2));
-  pc += 4;
-  NEXT();
-op_and_not64:
-  S(3) = S(1) & ~S(2);
-  pc += 4;
-  NEXT();
-op_bswap32:
-  S(2) = __builtin_bswap32(uint32_t(S(1)));
-  pc += 3;
-  NEXT();
-op_maj32: {
-  uint32_t a = uint32_t(S(1)), b = uint32_t(S(2)), c = uint32_t(S(3));
-  S(4) = (a & (b ^ c)) ^ (b & c);
-  pc += 5;
-  NEXT();
-}
-// SHA-2's sigmas, [x, a, b, c, ...]: rotl(x,a) ^ rotl(x,b) ^ rotl(x,c), or ^ (x >> c); alone
-// ([.., dst]) or plus one or two more i32 terms ([.., p, dst], [.., p, q, dst]).
-#define XOR_ROT3(x) (std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ std::rotl(x, int(pc[4])))
-#define XOR_ROT2_SHR(x) (std::rotl(x, int(pc[2])) ^ std::rotl(x, int(pc[3])) ^ (x >> pc[4]))
-#define SIGMA_OP(LABEL, SIGMA, TERMS, DST)              \
-  LABEL : {                                             \
-    uint32_t x = uint32_t(S(1));                        \
-    S(DST) = uint32_t(SIGMA(x) TERMS);                  \
-    pc += DST + 1;                                      \
-    NEXT();                                             \
-  }
-SIGMA_OP(op_xor_rot3, XOR_ROT3, , 5)
-SIGMA_OP(op_xor_rot3_add, XOR_ROT3, + uint32_t(S(5)), 6)
-SIGMA_OP(op_xor_rot3_add2, XOR_ROT3, + uint32_t(S(5)) + uint32_t(S(6)), 7)
-SIGMA_OP(op_xor_rot2_shr, XOR_ROT2_SHR, , 5)
-SIGMA_OP(op_xor_rot2_shr_add, XOR_ROT2_SHR, + uint32_t(S(5)), 6)
-SIGMA_OP(op_xor_rot2_shr_add2, XOR_ROT2_SHR, + uint32_t(S(5)) + uint32_t(S(6)), 7)
-#undef SIGMA_OP
-#undef XOR_ROT3
-#undef XOR_ROT2_SHR
 op_const32:
   S(2) = pc[1];
   pc += 3;

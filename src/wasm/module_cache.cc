@@ -39,7 +39,7 @@ constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
 constexpr uint32_t kFormatVersion = 4;  // 2: keyed seal; 3: the fuse option word; 4: the JIT section
 // Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
 // a CompiledFunc field: a blob from another engine build must be refused, never run.
-constexpr uint32_t kEngineBuild = 18;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse; 17: the word is the families compiled in; 18: br_table stubs shared per label
+constexpr uint32_t kEngineBuild = 19;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse; 17: the word is the families compiled in; 18: br_table stubs shared per label; 19: the and-not, byte-swap, sigma, sigma-plus-terms, majority and (a + imm) + (x << k) forms dropped (they did not pay on real programs)
 constexpr size_t kFuncWords = 7;
 constexpr size_t kHashLen = 32;
 

@@ -164,10 +164,10 @@ enum class FuseFamily : uint32_t {
   kBrTableLoad,    // br_table on a byte just loaded ("br_table_load")
   kFetchDispatch,  // shift, word load, byte load and br_table as one ("fetch_dispatch")
   kJumpThreading,  // short runs copied into the branches that reach them ("jump_threading")
-  kAndNot, kBswap32, kSigmaAdd, kXorRot3, kAddImmAddShl, kMaj, kOuterInner,  // binary-operator rules
+  kOuterInner,     // `other OUTER (x INNER y)` of two i32 ops ("outer_inner")
   kCount,
 };
-// "immediate", "and_not", ...; nullptr for kCount.
+// "immediate", "add_imm_shl", ...; nullptr for kCount.
 const char* fuse_family_name(FuseFamily f);
 // A comma-separated list of family names as a fuse_off mask; error "bad_fuse_family".
 Result<uint32_t> parse_fuse_families(std::string_view names);

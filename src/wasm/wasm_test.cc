@@ -999,48 +999,6 @@ bool listing_has(const std::vector<uint8_t>& bytes, uint32_t func, uint32_t op) 
   return dump_function(**m, func).find(needle) != std::string::npos;
 }
 
-// Three rotations of one value xor-ed together (SHA-2's sigma functions) become one
-// instruction; look-alikes that must not fuse (two different values, an intermediate that is
-// also kept in a local) still compute the unfused result.
-TEST(WasmFusion, XorOfThreeRotationsMatchesUnfusedArithmetic) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "big") (param i32) (result i32)
-      (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 6)) (i32.rotr (local.get 0) (i32.const 11)))
-               (i32.rotr (local.get 0) (i32.const 25))))
-    (func (export "small") (param i32) (result i32)
-      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 25)) (i32.rotl (local.get 0) (i32.const 14)))
-               (i32.shr_u (local.get 0) (i32.const 3))))
-    (func (export "mixed") (param i32) (result i32)
-      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 3)) (i32.rotr (local.get 0) (i32.const 40)))
-               (i32.rotl (local.get 0) (i32.const 0))))
-    (func (export "two_values") (param i32 i32) (result i32)
-      (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 1)) (i32.rotl (local.get 1) (i32.const 2)))
-               (i32.rotl (local.get 0) (i32.const 3))))
-    (func (export "kept") (param i32) (result i32) (local i32)
-      (i32.add (i32.xor (local.tee 1 (i32.xor (i32.rotl (local.get 0) (i32.const 7)) (i32.rotl (local.get 0) (i32.const 18))))
-                        (i32.shr_u (local.get 0) (i32.const 3)))
-               (local.get 1)))))");
-  Env e;
-  e.load(bytes);
-  for (uint32_t x : {0u, 1u, 0x80000000u, 0x6a09e667u, 0xffffffffu, 0x12345678u}) {
-    auto call1 = [&](const char* f) { return uint32_t(e.call(f, {Value::i32(int32_t(x))}).values[0].bits); };
-    EXPECT_EQ(call1("big"), std::rotr(x, 6) ^ std::rotr(x, 11) ^ std::rotr(x, 25)) << x;
-    EXPECT_EQ(call1("small"), std::rotl(x, 25) ^ std::rotl(x, 14) ^ (x >> 3)) << x;
-    EXPECT_EQ(call1("mixed"), std::rotl(x, 3) ^ std::rotr(x, 40 % 32) ^ x) << x;
-    uint32_t y = x * 2654435761u + 1;
-    EXPECT_EQ(uint32_t(e.call("two_values", {Value::i32(int32_t(x)), Value::i32(int32_t(y))}).values[0].bits),
-              std::rotl(x, 1) ^ std::rotl(y, 2) ^ std::rotl(x, 3)) << x;
-    uint32_t t = std::rotl(x, 7) ^ std::rotl(x, 18);
-    EXPECT_EQ(call1("kept"), (t ^ (x >> 3)) + t) << x;
-  }
-  EXPECT_TRUE(listing_has(bytes, 0, kXorRot3));
-  EXPECT_TRUE(listing_has(bytes, 1, kXorRot2Shr));
-  EXPECT_TRUE(listing_has(bytes, 2, kXorRot3));
-  EXPECT_FALSE(listing_has(bytes, 3, kXorRot3));
-  EXPECT_FALSE(listing_has(bytes, 4, kXorRot2Shr));
-}
-
 // `i32.eqz` of an integer compare is folded into the opposite compare, for every compare in
 // register and immediate form, as a value and as a branch condition.
 TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
@@ -1109,38 +1067,6 @@ TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
   EXPECT_FALSE(listing_has(b2, 0, 0x45));
   EXPECT_FALSE(listing_has(b2, 1, 0x50));
   EXPECT_FALSE(listing_has(b2, 2, 0x50));
-}
-
-// `and` of a NOT computed just before is one `x & ~y` (also as the inner half of a fused
-// op); an xor with another constant is left alone.
-TEST(WasmFusion, AndOfANotIsAndNot) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "andn") (param i32 i32) (result i32) (i32.and (i32.xor (local.get 0) (i32.const -1)) (local.get 1)))
-    (func (export "andn_r") (param i32 i32) (result i32) (i32.and (local.get 1) (i32.xor (local.get 0) (i32.const -1))))
-    (func (export "andn64") (param i64 i64) (result i64) (i64.and (i64.xor (local.get 0) (i64.const -1)) (local.get 1)))
-    (func (export "choose") (param i32 i32 i32) (result i32)
-      (i32.add (i32.and (local.get 0) (local.get 1)) (i32.and (i32.xor (local.get 0) (i32.const -1)) (local.get 2))))
-    (func (export "xor5") (param i32 i32) (result i32) (i32.and (i32.xor (local.get 0) (i32.const 5)) (local.get 1)))))");
-  Env e;
-  e.load(bytes);
-  for (uint32_t x : {0u, 0xffffffffu, 0x12345678u})
-    for (uint32_t y : {0u, 0xffffffffu, 0x0f0f0f0fu}) {
-      auto v = [&](const char* f) { return uint32_t(e.call(f, {Value::i32(int32_t(x)), Value::i32(int32_t(y))}).values[0].bits); };
-      EXPECT_EQ(v("andn"), ~x & y);
-      EXPECT_EQ(v("andn_r"), ~x & y);
-      EXPECT_EQ(v("xor5"), (x ^ 5) & y);
-      uint64_t X = uint64_t(x) << 20 | 7, Y = uint64_t(y) * 0x100000001ull;
-      EXPECT_EQ(e.call("andn64", {Value::i64(int64_t(X)), Value::i64(int64_t(Y))}).values[0].bits, ~X & Y);
-      uint32_t g = y ^ 0xa5a5a5a5u;
-      EXPECT_EQ(uint32_t(e.call("choose", {Value::i32(int32_t(x)), Value::i32(int32_t(y)), Value::i32(int32_t(g))}).values[0].bits),
-                (x & y) + (~x & g));
-    }
-  EXPECT_TRUE(listing_has(bytes, 0, kAndNot32));
-  EXPECT_TRUE(listing_has(bytes, 1, kAndNot32));
-  EXPECT_TRUE(listing_has(bytes, 2, kAndNot64));
-  EXPECT_TRUE(listing_has(bytes, 3, kFuseBase + 0 * 16 + 9));  // add of and-not
-  EXPECT_FALSE(listing_has(bytes, 4, kAndNot32));
 }
 
 // A wrap or reinterpret of a value computed just before is a relabel (no copy): the i32 result
@@ -1238,51 +1164,6 @@ TEST(WasmFusion, BrTableOnALoadedByte) {
 // Constants as immediates: i64 constants beyond 32 signed bits, division and remainder by a
 // constant (which cannot trap unless it is 0 or -1: those keep the trapping form), and the
 // `(x << k) + imm` address of a static array.
-// A sigma added to one or two more terms (SHA-256's t1, t2 and message schedule) is one
-// instruction; a constant term keeps the immediate add.
-TEST(WasmFusion, SigmaPlusTermsIsOneInstruction) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "plus1") (param i32 i32) (result i32)
-      (i32.add (local.get 1)
-               (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 6)) (i32.rotr (local.get 0) (i32.const 11)))
-                        (i32.rotr (local.get 0) (i32.const 25)))))
-    (func (export "plus2") (param i32 i32 i32) (result i32)
-      (i32.add (local.get 2)
-        (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 2)) (i32.rotr (local.get 0) (i32.const 13)))
-                          (i32.rotr (local.get 0) (i32.const 22)))
-                 (local.get 1))))
-    (func (export "small_plus2") (param i32 i32 i32) (result i32)
-      (i32.add (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 7)) (i32.rotr (local.get 0) (i32.const 18)))
-                                 (i32.shr_u (local.get 0) (i32.const 3)))
-                        (local.get 1))
-               (local.get 2)))
-    (func (export "plus_const") (param i32) (result i32)
-      (i32.add (i32.xor (i32.xor (i32.rotr (local.get 0) (i32.const 17)) (i32.rotr (local.get 0) (i32.const 19)))
-                        (i32.shr_u (local.get 0) (i32.const 10)))
-               (i32.const 5)))))");
-  Env e;
-  e.load(bytes);
-  auto S1 = [](uint32_t x) { return std::rotr(x, 6) ^ std::rotr(x, 11) ^ std::rotr(x, 25); };
-  auto S0 = [](uint32_t x) { return std::rotr(x, 2) ^ std::rotr(x, 13) ^ std::rotr(x, 22); };
-  auto s0 = [](uint32_t x) { return std::rotr(x, 7) ^ std::rotr(x, 18) ^ (x >> 3); };
-  auto s1 = [](uint32_t x) { return std::rotr(x, 17) ^ std::rotr(x, 19) ^ (x >> 10); };
-  for (uint32_t x : {0u, 0x80000000u, 0x6a09e667u, 0xffffffffu}) {
-    uint32_t y = x * 2654435761u + 1, z = ~x ^ 0x5be0cd19u;
-    auto c = [&](const char* f, std::vector<Value> a) { return uint32_t(e.call(f, a).values[0].bits); };
-    auto v = [](uint32_t u) { return Value::i32(int32_t(u)); };
-    EXPECT_EQ(c("plus1", {v(x), v(y)}), S1(x) + y) << x;
-    EXPECT_EQ(c("plus2", {v(x), v(y), v(z)}), S0(x) + y + z) << x;
-    EXPECT_EQ(c("small_plus2", {v(x), v(y), v(z)}), s0(x) + y + z) << x;
-    EXPECT_EQ(c("plus_const", {v(x)}), s1(x) + 5) << x;
-  }
-  EXPECT_TRUE(listing_has(bytes, 0, kXorRot3Add));
-  EXPECT_TRUE(listing_has(bytes, 1, kXorRot3Add2));
-  EXPECT_TRUE(listing_has(bytes, 2, kXorRot2ShrAdd2));
-  EXPECT_TRUE(listing_has(bytes, 3, kXorRot2Shr));
-  EXPECT_FALSE(listing_has(bytes, 3, kXorRot2ShrAdd));
-}
-
 // A counted loop's `i += k` followed by the compare-and-branch on i is one instruction
 // (kIncBrIf): every compare kind, an immediate or a slot bound, the count-down form (br_if on
 // the tee'd counter) and wrap-around all give the unfused results; a loop whose test is a
@@ -1366,42 +1247,6 @@ TEST(WasmFusion, LoopStepAndTestIsOneInstruction) {
   EXPECT_TRUE(listing_has(bytes, 3, kIncBrIfBase + 0 * 16 + (0x46 - 0x45)));  // if i == slot
   EXPECT_TRUE(listing_has(bytes, 4, kIncBrIfBase + 1 * 16 + (0x4f - 0x45)));  // if i >=u imm
   for (uint32_t op = kIncBrIfBase; op < kIncBrIfBase + 0x40; ++op) EXPECT_FALSE(listing_has(bytes, 5, op)) << op;
-}
-
-// SHA-2's majority and LLVM's expansion of a 32-bit byte swap (big-endian loads) are one
-// instruction each; the same operations in another order are not fused and still right.
-TEST(WasmFusion, MajorityAndByteSwapAreOneInstruction) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "maj") (param i32 i32 i32) (result i32)
-      (i32.xor (i32.and (local.get 0) (i32.xor (local.get 1) (local.get 2)))
-               (i32.and (local.get 1) (local.get 2))))
-    (func (export "bswap") (param i32) (result i32)
-      (i32.or (i32.or (i32.shl (local.get 0) (i32.const 24))
-                      (i32.and (i32.shl (local.get 0) (i32.const 8)) (i32.const 0xff0000)))
-              (i32.or (i32.and (i32.shr_u (local.get 0) (i32.const 8)) (i32.const 0xff00))
-                      (i32.shr_u (local.get 0) (i32.const 24)))))
-    (func (export "not_bswap") (param i32) (result i32)
-      (i32.or (i32.or (i32.shl (local.get 0) (i32.const 24))
-                      (i32.and (i32.shl (local.get 0) (i32.const 8)) (i32.const 0xff0000)))
-              (i32.or (i32.and (i32.shr_u (local.get 0) (i32.const 8)) (i32.const 0xf0f0))
-                      (i32.shr_u (local.get 0) (i32.const 24)))))))");
-  Env e;
-  e.load(bytes);
-  for (uint32_t a : {0u, 0xffffffffu, 0x6a09e667u, 0x12345678u})
-    for (uint32_t b : {0u, 0xbb67ae85u, 0xffff0000u}) {
-      uint32_t cc = a ^ b ^ 0x3c6ef372u;
-      EXPECT_EQ(uint32_t(e.call("maj", {Value::i32(int32_t(a)), Value::i32(int32_t(b)), Value::i32(int32_t(cc))}).values[0].bits),
-                (a & b) ^ (a & cc) ^ (b & cc));
-    }
-  for (uint32_t x : {0u, 0xffffffffu, 0x12345678u, 0x80000001u}) {
-    EXPECT_EQ(uint32_t(e.call("bswap", {Value::i32(int32_t(x))}).values[0].bits), __builtin_bswap32(x));
-    uint32_t y = (x << 24) | ((x << 8) & 0xff0000) | ((x >> 8) & 0xf0f0) | (x >> 24);
-    EXPECT_EQ(uint32_t(e.call("not_bswap", {Value::i32(int32_t(x))}).values[0].bits), y);
-  }
-  EXPECT_TRUE(listing_has(bytes, 0, kMaj32));
-  EXPECT_TRUE(listing_has(bytes, 1, kBswap32));
-  EXPECT_FALSE(listing_has(bytes, 2, kBswap32));
 }
 
 // A bytecode interpreter in wasm: 8-byte records (i32 argument, opcode byte), the fetch is
@@ -1609,8 +1454,6 @@ TEST(WasmFusion, ImmediateFormsMatchTheRegisterForms) {
       EXPECT_EQ(uint32_t(e.call("frame_elem", {Value::i32(int32_t(a)), Value::i32(int32_t(x))}).values[0].bits), a + 64 + (x << 2));
       EXPECT_EQ(uint32_t(e.call("frame_elem_sub", {Value::i32(int32_t(a)), Value::i32(int32_t(x))}).values[0].bits), a + 64 + (x << 2));
     }
-  EXPECT_TRUE(listing_has(bytes, 12, kAddImmAddShl));
-  EXPECT_TRUE(listing_has(bytes, 13, kAddImmAddShl));
 }
 
 // The pc -> wasm offset table the trap path binary-searches must be sorted by code index with
