@@ -542,16 +542,6 @@ class FuncCompiler {
     bool nondet = m_.options.deterministic && (is_float_op(op) || is_trunc_sat(op));
     bool is_copy = op == 0xa7 || (op >= 0xbc && op <= 0xbf);
     if (s.arity == 1) {
-      if (fuse_ && op == 0x45) {
-        // eqz of a compare or an eqz computed just before (fusion.cc's eqz rules).
-        size_t fresh = fresh_producer(0);
-        FusionConsumer c{op, {top_slot(0), 0}, {fresh, SIZE_MAX}};
-        if (auto f = fuse_eqz(fusion_window(), c)) {
-          emit_fused(f->at, {ValType::I32}, ValType::I32, f->words);
-          return;
-        }
-      }
-      if (on(FuseFamily::kEqz) && is_copy && relabel_fresh(s.a, s.r)) return;
       uint32_t a = top_slot(0);
       pop(s.a);
       uint32_t d = push_result(s.r);
@@ -593,48 +583,6 @@ class FuncCompiler {
     }
   }
 
-  // A bit-preserving conversion (`i32.wrap_i64`, the reinterprets: compiled as a whole-slot
-  // copy, since i32/f32 readers use only the low half) of a value computed just before into its
-  // home slot would copy that slot onto itself: nothing is emitted, the value is relabelled
-  // (and a following local.set still retargets its producer).
-  bool relabel_fresh(ValType from, ValType to) {
-    if (fresh_producer(0) == SIZE_MAX) return false;
-    pop(from);
-    push(to);  // same stack position, same home slot: last_dst_ still names it
-    return true;
-  }
-  // The wasm offset recorded for the instruction at `pos`, one of the last few emitted.
-  uint32_t offset_at(size_t pos) const {
-    for (size_t i = m_.code_offsets.size(), seen = 0; i-- > 0 && seen < 16; ++seen)
-      if (m_.code_offsets[i].first == pos) return m_.code_offsets[i].second;
-    return uint32_t(op_at_);
-  }
-  // A counted loop's step and test: `i += k` (add_imm [i, k, i], i a local) followed directly
-  // by the branch whose target word is at `br_at`, the last word of the code (a fused i32
-  // compare of i, or kBrIfNz on i if `is_br_if_nz`) become one kIncBrIf instruction: one dispatch per iteration fewer for
-  // nearly every `for` loop. Returns the (possibly moved) index of the target word.
-  size_t fuse_loop_step(size_t br_at, bool is_br_if_nz) {
-    if (!on(FuseFamily::kLoopStep)) return br_at;
-    // The step is the instruction noted before the branch (kBrIfNz is not noted itself).
-    size_t br_pos = is_br_if_nz ? br_at - 2 : last_op_pos_;
-    size_t step = is_br_if_nz ? last_op_pos_ : prev_op_pos_;
-    if (br_pos == SIZE_MAX || step == SIZE_MAX || step + 4 != br_pos || br_pos >= code_.size() || label_pos_ > step) return br_at;
-    // kBrIfNz: `i != 0`, the branch unless eqz.
-    uint32_t op = is_br_if_nz ? br_cmp_op({0x45, false, false}) : code_[br_pos];
-    if (code_[step] != imm_op(0x6a) || code_[step + 1] != code_[step + 3]) return br_at;
-    uint32_t i = code_[step + 1], k = code_[step + 2];
-    if (code_[br_pos + 1] != i) return br_at;
-    std::optional<uint32_t> fused = loop_step_op(op);
-    if (!fused) return br_at;
-    std::vector<uint32_t> rest(code_.begin() + std::ptrdiff_t(br_pos) + 2, code_.end());  // [b|imm,] target
-    code_.resize(step);
-    code_.insert(code_.end(), {*fused, i, k});
-    code_.insert(code_.end(), rest.begin(), rest.end());
-    last_dst_ = SIZE_MAX;
-    last_op_pos_ = SIZE_MAX;
-    forget_earlier_ops();
-    return code_.size() - 1;
-  }
   // If the last emitted instruction is a compare (or eqz) writing `cond_slot`, turns it into a
   // fused compare-and-branch and returns the index of its target word; else SIZE_MAX.
   size_t fuse_compare(uint32_t cond_slot, bool branch_if_true) {
@@ -827,11 +775,8 @@ void FuncCompiler::step_inner() {
             emit({kBrIfNz, cond, 0});
             at = code_.size() - 1;
           }
-          at = fuse_loop_step(at, nz);
-          {
-            if (t.kind == kLoop) code_[at] = t.start_pc;
-            else t.patches.push_back(uint32_t(at));
-          }
+          if (t.kind == kLoop) code_[at] = t.start_pc;
+          else t.patches.push_back(uint32_t(at));
         } else {
           emit({kBrIfZ, cond, 0});
           uint32_t skip = pc() - 1;
@@ -847,7 +792,6 @@ void FuncCompiler::step_inner() {
       if (uint64_t(n) > in_.remaining()) throw DecodeError{in_.pos(), "unexpected end", true};
       std::vector<uint32_t> depths(n + 1);
       for (uint32_t i = 0; i <= n; ++i) depths[i] = in_.u32();
-      size_t idx_producer = fuse_ ? fresh_producer(0) : SIZE_MAX;
       uint32_t idx = top_slot(0);
       pop(ValType::I32);
       size_t arity = label_types(label(depths[n])).size();
@@ -860,24 +804,7 @@ void FuncCompiler::step_inner() {
       }
       if (live()) {
         materialize_top(arity);
-        // An index loaded by a `i32.load8_u` just before (an interpreter's opcode fetch, the
-        // `switch` on a byte): fusion.cc's br_table rules.
-        std::optional<Fused> f;
-        if (idx_producer != SIZE_MAX)
-          f = fuse_br_table(fusion_window(), FusionConsumer{op, {idx, 0}, {idx_producer, SIZE_MAX}, n + 1});
-        if (f && f->words[0] == kFetchDispatch) {
-          // Its word load traps at the instruction's index, its byte load at index + 1.
-          uint32_t word_off = offset_at(f->at + 4), byte_off = offset_at(f->at + 9);
-          code_.resize(f->at);
-          code_.insert(code_.end(), f->words.begin(), f->words.end());
-          m_.code_offsets.emplace_back(uint32_t(f->at), word_off);
-          m_.code_offsets.emplace_back(uint32_t(f->at + 1), byte_off);
-        } else if (f) {
-          code_.resize(f->at);
-          code_.insert(code_.end(), f->words.begin(), f->words.end());
-        } else {
-          emit({kBrTable, idx, n + 1});
-        }
+        emit({kBrTable, idx, n + 1});
         last_dst_ = SIZE_MAX;
         size_t table = code_.size();
         code_.resize(code_.size() + n + 1);

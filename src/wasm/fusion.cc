@@ -125,71 +125,6 @@ std::optional<Fused> match_load_add(const FusionWindow& w, const FusionConsumer&
   return Fused{at, {load_op(addr, c.op), p[1], p[2], uint32_t(c.imm)}};
 }
 
-// --- i32.eqz of a value computed just before (c.fresh[0]).
-
-bool is_i32_eqz(uint32_t op) { return op == 0x45; }
-
-// eqz of an eqz (`!!x`, `while (!(p == 0))`): `x != 0`, as the immediate compare (which a
-// following br_if/if then fuses).
-std::optional<Fused> match_eqz_of_eqz(const FusionWindow& w, const FusionConsumer& c) {
-  size_t at = c.fresh[0];
-  if (at == SIZE_MAX) return std::nullopt;
-  uint32_t p = w.code[at];
-  if ((p != 0x45 && p != 0x50) || at + 3 != w.code.size()) return std::nullopt;
-  return Fused{at, {imm_op(p == 0x45 ? 0x47u : 0x52u), w.code[at + 1], 0}};
-}
-// eqz of an integer compare: the opposite compare (`if (!(a == b))`, loop exits; a later
-// br_if/if still fuses with it).
-std::optional<Fused> match_eqz_of_compare(const FusionWindow& w, const FusionConsumer& c) {
-  size_t at = c.fresh[0];
-  if (at == SIZE_MAX) return std::nullopt;
-  const uint32_t p = w.code[at];
-  const std::optional<uint32_t> imm_wasm = imm_op_wasm(p);
-  const uint32_t wop = imm_wasm ? *imm_wasm : p;  // eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
-  if (wop < 0x46 || wop > 0x5a || wop == 0x50) return std::nullopt;
-  static const uint8_t kOpposite[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
-  const uint32_t first = wop <= 0x4f ? 0x46 : 0x51;
-  const uint32_t opposite = first + kOpposite[wop - first];
-  return Fused{at, {imm_wasm ? imm_op(opposite) : opposite, w.code[at + 1], w.code[at + 2]}};
-}
-
-// --- br_table whose index (c.fresh[0]) was loaded just before; c.imm the entry count. The
-// replacement's words are the whole head (the table follows it; there is no dst).
-
-bool is_br_table(uint32_t op) { return op == 0x0e; }
-
-// A bytecode interpreter's fetch of a fixed-size instruction record and dispatch on its
-// opcode byte, `t = pc << k; arg = i32.load(t + imm1); br_table(i32.load8_u(t + imm2))`,
-// compiled so far as [shl_imm x, k -> t] [load_ai t, imm1 -> d] [load8u_ai t, imm2]:
-// contiguous, no branch target inside, d not t: one kFetchDispatch. Its two loads trap with
-// their own wasm offsets (the compiler moves them: the word load's to the instruction's
-// index, the byte load's to index + 1, which the handler passes to the trap path).
-std::optional<Fused> match_fetch_dispatch(const FusionWindow& w, const FusionConsumer& c) {
-  const std::vector<uint32_t>& code = w.code;
-  const size_t byte_load = c.fresh[0], ld = w.back[1], sh = w.back[2];
-  if (byte_load == SIZE_MAX || byte_load != w.back[0] || ld == SIZE_MAX || sh == SIZE_MAX || sh + 4 != ld ||
-      ld + 5 != byte_load || byte_load + 5 != code.size() || w.label_pos > sh)
-    return std::nullopt;
-  const uint32_t t = code[sh + 3];
-  if (code[byte_load] != load_op(LoadAddr::kAddImm, 0x2d) || code[sh] != imm_op(0x74) ||
-      code[ld] != load_op(LoadAddr::kAddImm, 0x28) || code[ld + 1] != t || code[byte_load + 1] != t || code[ld + 4] == t)
-    return std::nullopt;
-  return Fused{sh, {uint32_t(kFetchDispatch), code[sh + 1], code[sh + 2], t, code[ld + 2], code[ld + 3], code[ld + 4],
-                    code[byte_load + 2], code[byte_load + 3], uint32_t(c.imm)}};
-}
-// br_table on `i32.load8_u(a + imm)` or `i32.load8_u(a)` (the `switch` on a byte): one
-// instruction loads, clamps and jumps; the load's trap offset stays (same position).
-std::optional<Fused> match_br_table_load8u(const FusionWindow& w, const FusionConsumer& c) {
-  const size_t at = c.fresh[0];
-  if (at == SIZE_MAX) return std::nullopt;
-  const uint32_t* p = &w.code[at];
-  if (p[0] == load_op(LoadAddr::kAddImm, 0x2d) && at + 5 == w.code.size())
-    return Fused{at, {uint32_t(kBrTableLoad8uAddImm), p[1], p[2], p[3], uint32_t(c.imm)}};
-  if (p[0] == load_op(LoadAddr::kSlot, 0x2d) && at + 4 == w.code.size())
-    return Fused{at, {uint32_t(kBrTableLoad8u), p[1], p[2], uint32_t(c.imm)}};
-  return std::nullopt;
-}
-
 // Tried in this order; the more specific shapes before the general pair.
 constexpr FusionRule kBinaryRules[] = {
     {"outer_inner", FuseFamily::kOuterInner, is_fuse_outer, match_outer_inner},
@@ -204,15 +139,6 @@ constexpr FusionRule kLoadRules[] = {
     {"load_shl_imm", FuseFamily::kAddImmShl, is_load, match_load_shl_imm},
     {"load_add_shl", FuseFamily::kLoad, is_load, match_load_add_shl},
     {"load_add", FuseFamily::kLoad, is_load, match_load_add},
-};
-constexpr FusionRule kEqzRules[] = {
-    {"eqz_of_eqz", FuseFamily::kEqz, is_i32_eqz, match_eqz_of_eqz},
-    {"eqz_of_compare", FuseFamily::kEqz, is_i32_eqz, match_eqz_of_compare},
-};
-
-constexpr FusionRule kBrTableRules[] = {
-    {"fetch_dispatch", FuseFamily::kFetchDispatch, is_br_table, match_fetch_dispatch},
-    {"br_table_load8u", FuseFamily::kBrTableLoad, is_br_table, match_br_table_load8u},
 };
 
 template <size_t N>
@@ -231,15 +157,10 @@ std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer&
   return first_match(kImmediateRules, w, c);
 }
 std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c) { return first_match(kLoadRules, w, c); }
-std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c) { return first_match(kEqzRules, w, c); }
-std::optional<Fused> fuse_br_table(const FusionWindow& w, const FusionConsumer& c) {
-  return first_match(kBrTableRules, w, c);
-}
 
 namespace {
 constexpr const char* kFamilyNames[] = {
-    "immediate", "add_imm_shl", "eqz",     "compare_branch", "loop_step",       "load", "copy_run",   "br_table_load",
-    "fetch_dispatch", "jump_threading", "outer_inner"};
+    "immediate", "add_imm_shl", "compare_branch", "load", "copy_run", "jump_threading", "outer_inner"};
 static_assert(std::size(kFamilyNames) == size_t(FuseFamily::kCount));
 }  // namespace
 
@@ -273,13 +194,6 @@ std::optional<uint32_t> compare_branch_op(uint32_t compare_op, bool if_true) {
   std::optional<uint32_t> w = imm_op_wasm(compare_op);
   if (w && *w >= 0x46 && *w <= 0x5a && *w != 0x50) return br_cmp_op({*w, true, if_true});
   return std::nullopt;
-}
-
-std::optional<uint32_t> loop_step_op(uint32_t branch_op) {
-  std::optional<BranchCmp> b = br_cmp_parts(branch_op);
-  // i32 compares and eqz only (the step is an i32 add), no immediate eqz (there is none).
-  if (!b || b->wasm_cmp > 0x4f || (b->imm && b->wasm_cmp == 0x45)) return std::nullopt;
-  return inc_br_op(*b);
 }
 
 }  // namespace genvm::wasm

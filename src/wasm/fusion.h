@@ -2,11 +2,10 @@
 //
 // The compiler (compile.cc) asks when it is about to emit an instruction that may absorb the
 // ones just emitted before it: a binary op whose operands are both in slots (fuse_binary), a
-// binary op with a constant operand (fuse_immediate), a load (fuse_load), an i32.eqz
-// (fuse_eqz), a br_table on a loaded byte (fuse_br_table). The first rule of the table that matches says which instructions to replace and
-// with what. Why tables: each rule is a pattern measured on real code (DESIGN.md,
+// binary op with a constant operand (fuse_immediate), a load (fuse_load). The first rule of
+// the table that matches says which instructions to replace and with what. Why tables: each rule is a pattern measured on real code (DESIGN.md,
 // "Superinstructions"), and a table is where one is added, dropped or switched off.
-// Compare-and-branch and the loop step are opcode mappings (compare_branch_op, loop_step_op).
+// Compare-and-branch is an opcode mapping (compare_branch_op).
 #pragma once
 
 #include <array>
@@ -37,7 +36,7 @@ struct FusionWindow {
 struct FusionConsumer {
   uint32_t op;                    // its wasm opcode
   // Slot of operand k from the top (0 = right operand). fuse_immediate: slot[0] is the
-  // operand that is not the constant; fuse_load, fuse_eqz: slot[0] is the only operand.
+  // operand that is not the constant; fuse_load: slot[0] is the only operand.
   std::array<uint32_t, 2> slot;
   // Position of the instruction that computed operand k just before (still in its home slot,
   // nothing emitted since, no label in between), or SIZE_MAX. At most one is set.
@@ -64,9 +63,6 @@ std::optional<Fused> fuse_binary(const FusionWindow& w, const FusionConsumer& c)
 // A binary op `c.op` whose operand is the constant c.imm (immediate_ok): always a form.
 std::optional<Fused> fuse_immediate(const FusionWindow& w, const FusionConsumer& c);
 std::optional<Fused> fuse_load(const FusionWindow& w, const FusionConsumer& c);
-std::optional<Fused> fuse_eqz(const FusionWindow& w, const FusionConsumer& c);
-// A br_table (c.imm entries) on an index loaded just before: words are the whole head.
-std::optional<Fused> fuse_br_table(const FusionWindow& w, const FusionConsumer& c);
 
 // Whether binary op `wasm_op` has an immediate form for the constant operand v (division and
 // remainder take one only when it is neither 0 nor -1, so the immediate forms cannot trap).
@@ -74,9 +70,6 @@ bool immediate_ok(uint32_t wasm_op, uint64_t v);
 // The compare-and-branch that replaces compare instruction `compare_op` (a wasm compare or
 // eqz, or an immediate compare) followed by a branch if it holds (if_true) or fails.
 std::optional<uint32_t> compare_branch_op(uint32_t compare_op, bool if_true);
-// The loop step (kIncBrIfBase) for an `i += k` followed by the branch `branch_op` (a fused
-// i32 compare or eqz of i), if there is one.
-std::optional<uint32_t> loop_step_op(uint32_t branch_op);
 
 constexpr uint32_t fuse_bit(FuseFamily f) { return 1u << uint32_t(f); }
 constexpr uint32_t kAllFuseFamilies = fuse_bit(FuseFamily::kCount) - 1;

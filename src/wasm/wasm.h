@@ -156,13 +156,9 @@ struct StoreConfig {
 enum class FuseFamily : uint32_t {
   kImmediate,      // constants as 32/64-bit immediates ("immediate")
   kAddImmShl,      // (x << k) + imm, and a load of it ("add_imm_shl")
-  kEqz,            // eqz of a compare or an eqz inverted, wraps/reinterprets relabelled ("eqz")
   kCompareBranch,  // a compare consumed by br_if / if ("compare_branch")
-  kLoopStep,       // `i += k` and the compare-and-branch of i ("loop_step")
   kLoad,           // a + imm, a + b, a + (b << k) folded into the load ("load")
   kCopyRun,        // copy2, copyN, copy_br, copyN_br ("copy_run")
-  kBrTableLoad,    // br_table on a byte just loaded ("br_table_load")
-  kFetchDispatch,  // shift, word load, byte load and br_table as one ("fetch_dispatch")
   kJumpThreading,  // short runs copied into the branches that reach them ("jump_threading")
   kOuterInner,     // `other OUTER (x INNER y)` of two i32 ops ("outer_inner")
   kCount,
@@ -174,9 +170,9 @@ Result<uint32_t> parse_fuse_families(std::string_view names);
 
 // How the compiler builds a module's slot code (LoadOptions::compile).
 struct CompileOptions {
-  // The fused forms and superinstructions: constants as immediates, compare-and-branch, eqz
-  // inversion, folded loads, copy runs, loop steps, fetch-dispatch, the binary-operator rules
-  // of fusion.cc, jump threading. Off: one plain slot instruction per wasm instruction that
+  // The fused forms and superinstructions: constants as immediates, array-element addresses,
+  // compare-and-branch, folded loads, copy runs, the fused i32 pairs of fusion.cc, jump
+  // threading. Off: one plain slot instruction per wasm instruction that
   // emits code. Either way the same results, traps, trap offsets and fuel (a differential
   // test checks it); off is for that test and for measuring what each fusion is worth.
   bool fuse = true;

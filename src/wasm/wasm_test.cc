@@ -999,99 +999,6 @@ bool listing_has(const std::vector<uint8_t>& bytes, uint32_t func, uint32_t op) 
   return dump_function(**m, func).find(needle) != std::string::npos;
 }
 
-// `i32.eqz` of an integer compare is folded into the opposite compare, for every compare in
-// register and immediate form, as a value and as a branch condition.
-TEST(WasmFusion, EqzOfACompareIsTheOppositeCompare) {
-  REQUIRE_WAT2WASM();
-  const char* cmps[] = {"eq", "ne", "lt_s", "lt_u", "gt_s", "gt_u", "le_s", "le_u", "ge_s", "ge_u"};
-  std::string text = "(module\n";
-  for (const char* ty : {"i32", "i64"})
-    for (const char* c : cmps) {
-      std::string t = ty;
-      text += "(func (export \"" + t + c + "\") (param " + t + " " + t + ") (result i32) (i32.eqz (" + t + "." + c +
-              " (local.get 0) (local.get 1))))\n";
-      text += "(func (export \"" + t + c + "_imm\") (param " + t + " " + t + ") (result i32) (i32.eqz (" + t + "." + c +
-              " (local.get 0) (" + t + ".const -5))))\n";
-      text += "(func (export \"" + t + c + "_br\") (param " + t + " " + t + ") (result i32) (block (br_if 0 (i32.eqz (" + t +
-              "." + c + " (local.get 0) (local.get 1)))) (return (i32.const 7))) (i32.const 9))\n";
-    }
-  text += ")";
-  auto bytes = wat(text);
-  Env e;
-  e.load(bytes);
-  auto ref = [](int c, int64_t a, int64_t b, bool is64) -> bool {
-    uint64_t ua = is64 ? uint64_t(a) : uint32_t(a), ub = is64 ? uint64_t(b) : uint32_t(b);
-    int64_t sa = is64 ? a : int32_t(a), sb = is64 ? b : int32_t(b);
-    switch (c) {
-      case 0: return ua == ub;
-      case 1: return ua != ub;
-      case 2: return sa < sb;
-      case 3: return ua < ub;
-      case 4: return sa > sb;
-      case 5: return ua > ub;
-      case 6: return sa <= sb;
-      case 7: return ua <= ub;
-      case 8: return sa >= sb;
-      default: return ua >= ub;
-    }
-  };
-  const int64_t vals[] = {-5, -1, 0, 3, INT32_MIN, INT32_MAX, INT64_MIN, int64_t(0xffffffffu)};
-  for (int is64 = 0; is64 < 2; ++is64)
-    for (int c = 0; c < 10; ++c) {
-      std::string name = std::string(is64 ? "i64" : "i32") + cmps[c];
-      for (int64_t a : vals)
-        for (int64_t b : vals) {
-          auto arg = [&](int64_t v) { return is64 ? Value::i64(v) : Value::i32(int32_t(v)); };
-          EXPECT_EQ(e.call(name, {arg(a), arg(b)}).values[0].bits, ref(c, a, b, is64) ? 0u : 1u) << name << " " << a << " " << b;
-          EXPECT_EQ(e.call(name + "_imm", {arg(a), arg(b)}).values[0].bits, ref(c, a, -5, is64) ? 0u : 1u) << name << " " << a;
-          EXPECT_EQ(e.call(name + "_br", {arg(a), arg(b)}).values[0].bits, ref(c, a, b, is64) ? 7u : 9u) << name << " " << a << " " << b;
-        }
-    }
-  // No eqz is left in the listing: i32.eq's eqz is an i32.ne.
-  EXPECT_TRUE(listing_has(bytes, 0, 0x47));
-  EXPECT_FALSE(listing_has(bytes, 0, 0x45));
-
-  // eqz of an eqz is `x != 0`; as a value and as a branch condition.
-  auto b2 = wat(R"((module
-    (func (export "nn32") (param i32) (result i32) (i32.eqz (i32.eqz (local.get 0))))
-    (func (export "nn64") (param i64) (result i32) (i32.eqz (i64.eqz (local.get 0))))
-    (func (export "br64") (param i64) (result i32)
-      (block (br_if 0 (i32.eqz (i64.eqz (local.get 0)))) (return (i32.const 7))) (i32.const 9))))");
-  Env e2;
-  e2.load(b2);
-  for (int64_t v : {int64_t(0), int64_t(1), int64_t(1) << 32, int64_t(-1)}) {
-    EXPECT_EQ(e2.call("nn32", {Value::i32(int32_t(v))}).values[0].bits, uint32_t(v) != 0 ? 1u : 0u) << v;
-    EXPECT_EQ(e2.call("nn64", {Value::i64(v)}).values[0].bits, v != 0 ? 1u : 0u) << v;
-    EXPECT_EQ(e2.call("br64", {Value::i64(v)}).values[0].bits, v != 0 ? 9u : 7u) << v;
-  }
-  EXPECT_FALSE(listing_has(b2, 0, 0x45));
-  EXPECT_FALSE(listing_has(b2, 1, 0x50));
-  EXPECT_FALSE(listing_has(b2, 2, 0x50));
-}
-
-// A wrap or reinterpret of a value computed just before is a relabel (no copy): the i32 result
-// still reads as the low half wherever it goes (i32 ops, a local, the host).
-TEST(WasmFusion, WrapOfAFreshValueIsARelabel) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "wrap_mul") (param i64 i64) (result i32) (i32.wrap_i64 (i64.mul (local.get 0) (local.get 1))))
-    (func (export "wrap_eq") (param i64 i64 i32) (result i32)
-      (i32.eq (i32.wrap_i64 (i64.mul (local.get 0) (local.get 1))) (local.get 2)))
-    (func (export "wrap_local") (param i64) (result i32) (local i32)
-      (local.set 1 (i32.wrap_i64 (i64.shr_u (local.get 0) (i64.const 8))))
-      (i32.add (local.get 1) (i32.const 1)))
-    (func (export "bits") (param i32) (result f32) (f32.reinterpret_i32 (i32.add (local.get 0) (i32.const 1))))))");
-  Env e;
-  e.load(bytes);
-  const uint64_t a = 0x123456789abcdefull, b = 0xfedcba987654321ull;
-  EXPECT_EQ(e.call("wrap_mul", {Value::i64(int64_t(a)), Value::i64(int64_t(b))}).values[0].bits, uint32_t(a * b));
-  EXPECT_EQ(e.call("wrap_eq", {Value::i64(int64_t(a)), Value::i64(int64_t(b)), Value::i32(int32_t(uint32_t(a * b)))}).values[0].bits, 1u);
-  EXPECT_EQ(e.call("wrap_local", {Value::i64(int64_t(a))}).values[0].bits, uint32_t(a >> 8) + 1);
-  EXPECT_EQ(e.call("bits", {Value::i32(0x3f7fffff)}).values[0].bits, 0x3f800000u);
-  EXPECT_FALSE(listing_has(bytes, 0, kCopy));
-  EXPECT_FALSE(listing_has(bytes, 2, kCopy));
-}
-
 // A run of copies (a loop rotating its locals) is one kCopyN, and with the loop's back branch
 // one kCopyNBr; the copies happen in order (each reads the value before later copies).
 TEST(WasmFusion, CopyRunsKeepTheirOrder) {
@@ -1125,135 +1032,11 @@ TEST(WasmFusion, CopyRunsKeepTheirOrder) {
   EXPECT_TRUE(listing_has(bytes, 1, kCopyN));
 }
 
-// A br_table on a byte loaded just before (a bytecode interpreter's dispatch) is one
-// instruction; it jumps like br_table (clamped to the default), and an out-of-bounds fetch
-// traps with the load's offset.
-TEST(WasmFusion, BrTableOnALoadedByte) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module (memory 1)
-    (data (i32.const 100) "\00\01\02\07\01\00")
-    (func (export "run") (param $pc i32) (result i32) (local $acc i32)
-      (loop $next
-        (block $halt (block $add1 (block $add10 (block $double
-          (br_table $double $add10 $add1 $halt (i32.load8_u offset=100 (local.get $pc))))
-          (local.set $acc (i32.shl (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
-          (local.set $acc (i32.add (local.get $acc) (i32.const 10))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next))
-          (local.set $acc (i32.add (local.get $acc) (i32.const 1))) (local.set $pc (i32.add (local.get $pc) (i32.const 1))) (br $next)))
-      (local.get $acc))
-    (func (export "plain") (param i32) (result i32)
-      (block $b (block $a (br_table $a $b (i32.load8_u (local.get 0)))) (return (i32.const 1))) (i32.const 2))))");
-  Env e;
-  e.load(bytes);
-  // 100: double(0) add10(10) add1(11) default=halt (byte 7) -> 11
-  EXPECT_EQ(e.call("run", {Value::i32(0)}).values[0].bits, 11u);
-  // from 101: add10 add1 halt
-  EXPECT_EQ(e.call("run", {Value::i32(1)}).values[0].bits, 11u);
-  EXPECT_EQ(e.call("plain", {Value::i32(100)}).values[0].bits, 1u);   // byte 0 -> $a
-  EXPECT_EQ(e.call("plain", {Value::i32(103)}).values[0].bits, 2u);   // byte 7 -> default $b
-  Outcome t = e.call("run", {Value::i32(65536 - 100)});
-  ASSERT_TRUE(t.trap);
-  EXPECT_EQ(t.trap->kind, TrapKind::kMemoryOutOfBounds);
-  EXPECT_EQ(bytes[t.trap->frames[0].code_offset], 0x2d);  // the i32.load8_u
-  Outcome t2 = e.call("plain", {Value::i32(65536)});
-  ASSERT_TRUE(t2.trap);
-  EXPECT_EQ(bytes[t2.trap->frames[0].code_offset], 0x2d);
-  EXPECT_TRUE(listing_has(bytes, 0, kBrTableLoad8uAddImm) || listing_has(bytes, 0, kBrTableLoad8u));
-  EXPECT_TRUE(listing_has(bytes, 1, kBrTableLoad8u));
-}
-
-// Constants as immediates: i64 constants beyond 32 signed bits, division and remainder by a
-// constant (which cannot trap unless it is 0 or -1: those keep the trapping form), and the
-// `(x << k) + imm` address of a static array.
-// A counted loop's `i += k` followed by the compare-and-branch on i is one instruction
-// (kIncBrIf): every compare kind, an immediate or a slot bound, the count-down form (br_if on
-// the tee'd counter) and wrap-around all give the unfused results; a loop whose test is a
-// branch target (a `continue` landing on it) keeps the two instructions.
-TEST(WasmFusion, LoopStepAndTestIsOneInstruction) {
-  REQUIRE_WAT2WASM();
-  auto bytes = wat(R"((module
-    (func (export "up_lt_u") (param i32 i32) (result i32) (local i32)
-      (loop $l
-        (local.set 2 (i32.add (local.get 2) (local.get 0)))
-        (local.set 0 (i32.add (local.get 0) (i32.const 3)))
-        (br_if $l (i32.lt_u (local.get 0) (i32.const 100))))
-      (i32.add (local.get 2) (local.get 0)))
-    (func (export "up_lt_s_slot") (param i32 i32) (result i32) (local i32)
-      (loop $l
-        (local.set 2 (i32.add (local.get 2) (i32.const 1)))
-        (local.set 0 (i32.add (local.get 0) (i32.const 7)))
-        (br_if $l (i32.lt_s (local.get 0) (local.get 1))))
-      (i32.add (i32.mul (local.get 2) (i32.const 1000)) (local.get 0)))
-    (func (export "down_nz") (param i32) (result i32) (local i32)
-      (loop $l
-        (local.set 1 (i32.add (local.get 1) (local.get 0)))
-        (br_if $l (local.tee 0 (i32.add (local.get 0) (i32.const -1)))))
-      (local.get 1))
-    (func (export "until_eq") (param i32 i32) (result i32) (local i32)
-      (block $out
-        (loop $l
-          (local.set 2 (i32.add (local.get 2) (i32.const 1)))
-          (local.set 0 (i32.add (local.get 0) (i32.const 1)))
-          (br_if $out (i32.eq (local.get 0) (local.get 1)))
-          (br $l)))
-      (local.get 2))
-    (func (export "ge_u_wraps") (param i32) (result i32) (local i32)
-      (loop $l
-        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
-        (local.set 0 (i32.add (local.get 0) (i32.const 0x40000000)))
-        (br_if $l (i32.ge_u (local.get 0) (i32.const 0x40000000))))
-      (i32.add (i32.mul (local.get 1) (i32.const 16)) (i32.shr_u (local.get 0) (i32.const 28))))
-    (func (export "continue_lands_on_test") (param i32) (result i32) (local i32)
-      (loop $l
-        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
-        (block $c
-          (br_if $c (i32.and (local.get 1) (i32.const 1)))
-          (local.set 0 (i32.add (local.get 0) (i32.const 1))))
-        (br_if $l (i32.lt_u (local.get 0) (i32.const 20))))
-      (local.get 1))))");
-  Env e;
-  e.load(bytes);
-  auto c = [&](const char* f, std::initializer_list<uint32_t> args) {
-    std::vector<Value> v;
-    for (uint32_t a : args) v.push_back(Value::i32(int32_t(a)));
-    return uint32_t(e.call(f, v).values[0].bits);
-  };
-  for (uint32_t start : {0u, 1u, 97u, 99u, 100u, 500u, 0xfffffffeu}) {
-    uint32_t i = start, sum = 0;
-    do { sum += i; i += 3; } while (i < 100);
-    EXPECT_EQ(c("up_lt_u", {start, 0}), sum + i) << start;
-  }
-  for (int32_t start : {-100, 0, 5, 50}) {
-    for (int32_t bound : {-1000, 0, 49, 50, 51, 2147483640}) {
-      uint32_t i = uint32_t(start), n = 0;
-      do { ++n; i += 7; } while (int32_t(i) < bound);
-      EXPECT_EQ(c("up_lt_s_slot", {uint32_t(start), uint32_t(bound)}), n * 1000 + i) << start << " " << bound;
-    }
-  }
-  for (uint32_t n : {1u, 2u, 10u, 1000u}) {
-    uint32_t i = n, sum = 0;
-    do { sum += i; } while (--i != 0);
-    EXPECT_EQ(c("down_nz", {n}), sum) << n;
-  }
-  EXPECT_EQ(c("until_eq", {5, 9}), 4u);
-  EXPECT_EQ(c("until_eq", {0xfffffffeu, 3}), 5u);
-  EXPECT_EQ(c("ge_u_wraps", {0}), 4u * 16 + 0);
-  EXPECT_EQ(c("ge_u_wraps", {0xc0000000u}), 1u * 16 + 0);
-  // i advances on every other iteration (when the count is even): 2 * (20 - start) rounds.
-  EXPECT_EQ(c("continue_lands_on_test", {0}), 40u);
-  EXPECT_EQ(c("continue_lands_on_test", {7}), 26u);
-  EXPECT_TRUE(listing_has(bytes, 0, kIncBrIfBase + 1 * 16 + (0x49 - 0x45)));  // if i <u imm
-  EXPECT_TRUE(listing_has(bytes, 1, kIncBrIfBase + 0 * 16 + (0x48 - 0x45)));  // if i <s slot
-  EXPECT_TRUE(listing_has(bytes, 2, kIncBrIfBase + 2 * 16 + 0));              // unless i == 0
-  EXPECT_TRUE(listing_has(bytes, 3, kIncBrIfBase + 0 * 16 + (0x46 - 0x45)));  // if i == slot
-  EXPECT_TRUE(listing_has(bytes, 4, kIncBrIfBase + 1 * 16 + (0x4f - 0x45)));  // if i >=u imm
-  for (uint32_t op = kIncBrIfBase; op < kIncBrIfBase + 0x40; ++op) EXPECT_FALSE(listing_has(bytes, 5, op)) << op;
-}
-
-// A bytecode interpreter in wasm: 8-byte records (i32 argument, opcode byte), the fetch is
-// one kFetchDispatch, and jump threading copies the loop head (and the shared `pc = next`
-// tail) into each case's back-branch. Results, fuel (each entry to the loop region charges
-// its 42 instructions, copied heads included) and the trap offsets of both fused loads, also
-// in the copies, are those of the wasm.
+// A bytecode interpreter in wasm: 8-byte records (i32 argument, opcode byte); jump threading
+// copies the loop head, the fetch and its br_table (and the shared `pc = next` tail), into
+// each case's back-branch. Results, fuel (each entry to the loop region charges its 42
+// instructions, copied heads included) and the trap offsets of both fetch loads, also in the
+// copies, are those of the wasm.
 constexpr const char* kTinyInterpreter = R"((module
   (memory 1)
   ;; records at 252: [arg i32][op u8, 3 pad]. 0: add 5; 1: jnz 0; 2: halt; 3: jnz 8160; 4: jnz 8161
@@ -1300,7 +1083,7 @@ constexpr const char* kTinyInterpreter = R"((module
     (unreachable)))
 )";
 
-TEST(WasmThreading, InterpreterLoopIsFusedAndThreaded) {
+TEST(WasmThreading, InterpreterLoopIsThreaded) {
   REQUIRE_WAT2WASM();
   auto bytes = wat(kTinyInterpreter);
   for (bool metered : {false, true}) {
@@ -1345,12 +1128,9 @@ TEST(WasmThreading, InterpreterLoopIsFusedAndThreaded) {
       for (size_t at = listing.find(needle); at != std::string::npos; at = listing.find(needle, at + 1)) ++n;
       return n;
     };
-    // The loop head, and a copy at each of the three back-branches (the add case's `br $tail`
-    // reaches the head through the tail's copy); in the copies that end `pc = next; br head`,
-    // the copy, the head's `next = pc + 1` and the fetch are one kCopyAddImmFetch (metered:
-    // after the copied fuel check).
-    EXPECT_GE(count(kFetchDispatch) + count(kCopyAddImmFetch), 3u) << listing;
-    EXPECT_GE(count(kCopyAddImmFetch), 1u) << listing;
+    // The loop head's dispatch, and a copy of it at each of the three back-branches (the add
+    // case's `br $tail` reaches the head through the tail's copy).
+    EXPECT_GE(count(kBrTable), 4u) << listing;
   }
 }
 
