@@ -557,7 +557,7 @@ class ModuleCompiler : public CodeGenerator {
     push_slot();
     stack_.back() = Entry{v, -1, true};
   }
-  void pop_n(uint32_t n) { stack_.resize(stack_.size() - n); }
+  void pop_n(uint32_t n) { stack_.erase(stack_.end() - n, stack_.end()); }  // (resize's grow path stays out)
   void load_imm(const Reg64& r, uint64_t v) {
     if (v <= 0xffffffffull) {
       mov_imm32(r.getIdx(), uint32_t(v));
@@ -716,7 +716,8 @@ class ModuleCompiler : public CodeGenerator {
   // is copied to its operand's unused slot. Runs of 8 or more consecutive slots are one
   // `rep movsq`, so code grows with the number of runs, not of values.
   void copy_values(uint32_t first, uint32_t n, uint32_t dst0) {
-    std::vector<uint32_t> from(n);
+    std::vector<uint32_t>& from = copy_from_;  // a member: no allocation per branch
+    from.assign(n, 0);
     for (uint32_t k = 0; k < n; ++k) {
       const Entry& e = stack_[first + k];
       from[k] = e.is_const ? UINT32_MAX : src(first + k);
@@ -1859,6 +1860,7 @@ class ModuleCompiler : public CodeGenerator {
   const ModuleImpl& m_;
   CodeMappings* alloc_;  // the code buffer's (grow)
   size_t populated_ = 0;  // the buffer's first bytes whose pages are faulted in (make_room)
+  std::vector<uint32_t> copy_from_;  // copy_values' sources
   std::vector<Target> labels_;  // the current function's: [0, labels_used_) in use
   size_t labels_used_ = 0;
   std::vector<Target> func_targets_;  // one per defined function's entry (calls may jump forwards)
