@@ -159,18 +159,8 @@ NAMED = [
     ('kCopyN', 'copy_n', Var(2, 1, 2), None, 'op_copy_n', '[n, src1, dst1, ..., srcn, dstn] n >= 3 copies, in order'),
     ('kCopyNBr', 'copy_n_br', Var(3, 1, 2), 'last', 'op_copy_n_br',
      '[n, src1, dst1, ..., srcn, dstn, target] n >= 2 copies, branch'),
-    ('kBrTableLoad8u', 'br_table_load8_u', Var(4, 3, 1), 'table', 'op_br_table_load8u',
-     '[addr, offset, n, target * n] br_table on i32.load8_u(addr)'),
-    ('kBrTableLoad8uAddImm', 'br_table_load8_u[a+imm]', Var(5, 4, 1), 'table', 'op_br_table_load8u_ai',
-     '[a, imm, offset, n, target * n] ... on load8_u(a + imm)'),
     ('kAddImmShl', 'add_imm_shl', 4, None, 'op_add_imm_shl', '[x, k, imm, dst] (x << k) + imm, i32'),
     ('kCopyAddImm', 'copy_add_imm', 4, None, 'op_copy_add_imm', '[s, d, k, r] d = s, then r = d + k (i32): from jump threading'),
-    ('kCopyAddImmFetch', 'copy_add_imm_fetch', Var(14, 13, 1), 'table', 'op_copy_add_imm_fetch',
-     "[s, d, k, r, x, k2, t, imm1, off1, d2, imm2, off2, n, target * n]: kCopyAddImm then a\n"
-     "kFetchDispatch of x = d (an interpreter's whole `pc = next; next = pc + 1; fetch; dispatch`)"),
-    ('kFetchDispatch', 'fetch_dispatch', Var(10, 9, 1), 'table', 'op_fetch_dispatch',
-     '[x, k, t, imm1, off1, d, imm2, off2, n, target * n]: t = x << k; d = i32.load(t + imm1 + off1);\n'
-     'br_table on i32.load8_u(t + imm2 + off2) (wasm address sums)'),
 ]
 
 # The families: (enum name of the base, value, comment). Members are added by build_table.
@@ -195,8 +185,8 @@ FAMILIES = [
     ('kLoadAddBase', 0x360, None),
     ('kFuseBase', 0x370,
      'An i32 add/and/or/xor (outer, index 0..3) whose operand is the result of the i32\n'
-     'instruction just before it (inner, index 0..9: add sub and or xor, then shl shr_u rotl\n'
-     'rotr by a constant, and-not), the inner result not kept: + outer * 16 + inner\n'
+     'instruction just before it (inner, index 0..8: add sub and or xor, then shl shr_u rotl\n'
+     'rotr by a constant), the inner result not kept: + outer * 16 + inner\n'
      '(fused_op), [op, other, x, y_or_k, dst] = other OUTER (x INNER y). Chosen from\n'
      "executed-pair counts (sha256's rotate/xor/add chains, array indexing `base + (i << k)`)."),
     ('kLoadAddShlBase', 0x3b0,
@@ -209,14 +199,9 @@ FAMILIES = [
     ('kLoadShlImmBase', 0x410,
      'Loads whose address is a kAddImmShl just before: + (wasm op - 0x28),\n'
      '[x, k, imm, offset, dst], ea = uint32((x << k) + imm) + offset.'),
-    ('kIncBrIfBase', 0x420,
-     "A counted loop's step: an i32 `add` of an immediate to a local in place (`i += k`), then a\n"
-     'compare of that local that branches (kBrIfCmp*/kBrIfNz just after it): + family * 16 +\n'
-     '(wasm op - 0x45) for eqz and the i32 compares, family 0 = branch if true, b a slot; 1 = if\n'
-     'true, b an immediate; 2 and 3 = branch if false. [i, k, b|imm, target]; eqz: [i, k, target].'),
 ]
 FAM = {name: value for name, value, _ in FAMILIES}
-NUM_OPS = 0x460
+NUM_OPS = 0x420
 FUSE_OP_NAMES = {0x6a: 'add', 0x71: 'and', 0x72: 'or', 0x73: 'xor', 0x6b: 'sub', 0x74: 'shl_imm',
                  0x76: 'shr_u_imm', 0x77: 'rotl_imm', 0x78: 'rotr_imm'}
 
@@ -265,10 +250,6 @@ def build_table(handlers):
             eqz = cmp in (0x45, 0x50)
             name = ('br_if.' if fam in (0, 1) else 'br_unless.') + wasm_name(cmp) + ('_imm' if fam in (1, 3) else '')
             add(value, name, 2 if eqz else 3, 'last', label)
-        elif FAM['kIncBrIfBase'] <= value < NUM_OPS:
-            fam, cmp = divmod(value - FAM['kIncBrIfBase'], 16)
-            name = ('inc.br_if.' if fam in (0, 1) else 'inc.br_unless.') + wasm_name(cmp + 0x45) + ('_imm' if fam in (1, 3) else '')
-            add(value, name, 3 if cmp == 0 else 4, 'last', label)
         elif FAM['kFuseBase'] <= value < FAM['kLoadAddShlBase']:
             oi, ii = divmod(value - FAM['kFuseBase'], 16)
             add(value, f"i32.{FUSE_OP_NAMES[FUSE_OUTER[oi]]}({FUSE_OP_NAMES[FUSE_INNER[ii][0]]})", 4, None, label)
@@ -430,25 +411,6 @@ def main():
         for neg in (False, True):
             cond = "(a != 0)" if neg else "(a == 0)"
             h(f"op_br{'n' if neg else ''}_{op:#04x}", f"{t} a = {av}; if {cond} pc = code + pc[2]; else pc += 3; NEXT();", FAM['kBrIfnCmpBase' if neg else 'kBrIfCmpBase'] + op - 0x45)
-    # A counted loop's step: `i += k` (i32, in place) then a compare of the new i that branches
-    # (see ops.h kIncBrIfBase): [op, i, k, b|imm, target], eqz: [op, i, k, target]. The compare
-    # reads b after i is written, as the two instructions did.
-    for neg in (False, True):
-        for imm in (False, True):
-            fam = (2 if neg else 0) + (1 if imm else 0)
-            for op in [0x45] + list(range(0x46, 0x50)):
-                if op == 0x45:
-                    if imm:
-                        continue
-                    e, words = 'a == 0', 4
-                    bdecl = ''
-                else:
-                    e, words = I32B[op], 5
-                    bdecl = f", b = {'pc[3]' if imm else 'uint32_t(S(3))'}"
-                cond = f"(!({e}))" if neg else f"({e})"
-                name = f"op_inc_br{'n' if neg else ''}{'i' if imm else ''}_{op:#04x}"
-                h(name, f"uint32_t a = uint32_t(S(1)) + pc[2]; S(1) = a; uint32_t t = pc[{words - 1}]{bdecl}; if {cond} pc = code + t; else pc += {words}; NEXT();",
-                  FAM['kIncBrIfBase'] + fam * 16 + op - 0x45)
     # i32 binop whose operand is the result of the i32 instruction just before it: one
     # dispatch for `other OUTER (x INNER y)`, [op, other, x, y|k, dst] (see ops.h kFuseBase).
     def xy(e):

@@ -336,26 +336,6 @@ op_br_table: {
   pc = code + pc[3 + i];
   NEXT();
 }
-// br_table on a byte loaded just before (kBrTableLoad8u*): the load's bounds check, then the
-// clamp and jump of op_br_table.
-op_br_table_load8u: {
-  uint64_t ea = uint64_t(uint32_t(S(1))) + pc[2];
-  if (ea + 1 > msize) TRAP(kMemoryOutOfBounds);
-  uint32_t i = mbase[ea];
-  uint32_t n = pc[3];
-  if (i >= n - 1) i = n - 1;
-  pc = code + pc[4 + i];
-  NEXT();
-}
-op_br_table_load8u_ai: {
-  uint64_t ea = uint64_t(uint32_t(uint32_t(S(1)) + pc[2])) + pc[3];
-  if (ea + 1 > msize) TRAP(kMemoryOutOfBounds);
-  uint32_t i = mbase[ea];
-  uint32_t n = pc[4];
-  if (i >= n - 1) i = n - 1;
-  pc = code + pc[5 + i];
-  NEXT();
-}
 op_copy_add_imm: {
   uint64_t v = S(1);
   S(2) = v;
@@ -363,40 +343,6 @@ op_copy_add_imm: {
   pc += 5;
   NEXT();
 }
-// kFetchDispatch's work with x's value X and its operand words at F (F[1] = x ... F[10] =
-// the first target); pc is the instruction's own start, for the trap offsets (the second load
-// traps at pc + 1).
-#define FETCH_DISPATCH(X, F)                                   \
-  {                                                            \
-    uint32_t t = (X) << (F[2] & 31);                           \
-    uint64_t ea1 = uint64_t(uint32_t(t + F[4])) + F[5];        \
-    uint64_t ea2 = uint64_t(uint32_t(t + F[7])) + F[8];        \
-    if (ea1 + 4 > msize) TRAP(kMemoryOutOfBounds);             \
-    if (ea2 + 1 > msize) {                                     \
-      ++pc;                                                    \
-      TRAP(kMemoryOutOfBounds);                                \
-    }                                                          \
-    fp[F[3]] = t;                                              \
-    uint32_t v;                                                \
-    std::memcpy(&v, mbase + ea1, 4);                           \
-    uint32_t i = mbase[ea2];                                   \
-    fp[F[6]] = v;                                              \
-    uint32_t n = F[9];                                         \
-    if (i >= n - 1) i = n - 1;                                 \
-    pc = code + F[10 + i];                                     \
-    NEXT();                                                    \
-  }
-op_fetch_dispatch:
-  FETCH_DISPATCH(uint32_t(S(1)), pc)
-op_copy_add_imm_fetch: {
-  // kCopyAddImm [s, d, k, r], then a kFetchDispatch of x = d, its words from pc + 4.
-  uint64_t cv = S(1);
-  S(2) = cv;
-  S(4) = uint32_t(uint32_t(cv) + pc[3]);
-  const uint32_t* f = pc + 4;
-  FETCH_DISPATCH(uint32_t(cv), f)
-}
-#undef FETCH_DISPATCH
 op_select:
   S(4) = uint32_t(S(3)) ? S(1) : S(2);
   pc += 5;

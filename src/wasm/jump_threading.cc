@@ -28,9 +28,7 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
       if (op == kCall || op == kCallIndirect || op == kCallLocal || op == kReturnCall || op == kReturnCallIndirect) return 0;
       size_t next = p + instr_words(&code[p]);
       if (next - t > kMaxRunWords) return 0;
-      if (op == kBr || op == kCopyBr || op == kCopyNBr || op == kBrTable || op == kBrTableLoad8u ||
-          op == kBrTableLoad8uAddImm || op == kFetchDispatch || op == kCopyAddImmFetch || op == kReturn)
-        return next;
+      if (op == kBr || op == kCopyBr || op == kCopyNBr || op == kBrTable || op == kReturn) return next;
       p = next;
     }
     return 0;
@@ -78,9 +76,6 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     // variable, rotated at every back-branch) is one kCopyAddImm.
     size_t run_from = t;
     size_t h = t;  // where the copy's fold looks: the run start, or past a loop head's fuel check
-    // A kCopyAddImmFetch stands where the run's fetch starts: the fetch's opcode word is not
-    // copied, its operand words follow the fused head (whose index gets the fetch's offsets).
-    size_t fused_at = SIZE_MAX;
     if (op == kCopyBr && code[t] == kFuelCheck && t + 2 < t_end) {
       // With metering a loop head starts with its fuel charge: it goes first, then the copy
       // (the order of the two is unobservable: a trap discards the frame's slots).
@@ -91,14 +86,7 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
     if (op == kCopyBr) {
       uint32_t src = code[p + 1], dst = code[p + 2];
       if (code[h] == imm_op(0x6a) && code[h + 1] == dst) {
-        // ... and when the run goes on with a kFetchDispatch of the copied value (its last
-        // instruction), all of it is one kCopyAddImmFetch, whose trap offsets (index, index +
-        // 1) are the fetch's (see fused_at).
-        // (Not when the add overwrites d itself: the fetch would read the sum.)
-        bool fetch = h + 4 < t_end && code[h + 4] == kFetchDispatch && code[h + 5] == dst && code[h + 3] != dst &&
-                     h + 4 + instr_words(&code[h + 4]) == t_end;
-        if (fetch) fused_at = start + out.size();
-        out.insert(out.end(), {uint32_t(fetch ? kCopyAddImmFetch : kCopyAddImm), src, dst, code[h + 2], code[h + 3]});
+        out.insert(out.end(), {uint32_t(kCopyAddImm), src, dst, code[h + 2], code[h + 3]});
         run_from = h + 4;
       } else {
         out.insert(out.end(), {uint32_t(kCopy), src, dst});
@@ -110,13 +98,12 @@ void thread_jumps(ModuleImpl& m, size_t start, size_t offsets_begin, std::vector
       out.insert(out.end(), code.begin() + std::ptrdiff_t(p + 2), code.begin() + std::ptrdiff_t(p + 2 + 2 * pairs));
     }
     // The copy's trap offsets: the run start's, then every entry inside the run at the same
-    // relative place (instruction starts, and kFetchDispatch's second-load entry at + 1).
-    const size_t at = fused_at != SIZE_MAX ? fused_at : start + out.size();
+    // relative place.
+    const size_t at = start + out.size();
     copy_offsets.emplace_back(uint32_t(at), offset_of(run_from));
     auto first = std::lower_bound(offs.begin(), offs.end(), uint32_t(run_from), [](const auto& e, uint32_t v) { return e.first < v; });
     for (auto it = first; it != offs.end() && it->first < t_end; ++it) copy_offsets.emplace_back(uint32_t(at + (it->first - run_from)), it->second);
-    const size_t words_from = fused_at != SIZE_MAX ? run_from + 1 : run_from;
-    out.insert(out.end(), code.begin() + std::ptrdiff_t(words_from), code.begin() + std::ptrdiff_t(t_end));
+    out.insert(out.end(), code.begin() + std::ptrdiff_t(run_from), code.begin() + std::ptrdiff_t(t_end));
     grown += t_end - t;
     p += n;
   }

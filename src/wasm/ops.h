@@ -75,17 +75,6 @@ constexpr uint32_t br_cmp_op(BranchCmp b) {
   uint32_t base = b.if_true ? (b.imm ? kBrIfCmpImmBase : kBrIfCmpBase) : (b.imm ? kBrIfnCmpImmBase : kBrIfnCmpBase);
   return base + (b.wasm_cmp - 0x45);
 }
-constexpr std::optional<BranchCmp> br_cmp_parts(uint32_t op) {
-  if (op < kBrIfCmpBase || op >= kLoadAddImmBase || (op - kBrIfCmpBase) % 0x20 > 0x15) return std::nullopt;
-  uint32_t family = (op - kBrIfCmpBase) / 0x20;
-  return BranchCmp{(op - kBrIfCmpBase) % 0x20 + 0x45, family % 2 == 1, family < 2};
-}
-// A counted loop's step fused with the compare-and-branch after it (kIncBrIfBase family):
-// `i += k`, then the i32 compare (or eqz) of i branches as `b` says.
-constexpr uint32_t inc_br_op(BranchCmp b) {
-  uint32_t family = (b.if_true ? 0 : 2) + (b.imm ? 1 : 0);
-  return kIncBrIfBase + family * 16 + (b.wasm_cmp - 0x45);
-}
 
 // Length in words of the instruction at `at` (opcode word included).
 inline uint32_t instr_words(const uint32_t* at) {
