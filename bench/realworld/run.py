@@ -7,7 +7,7 @@ the geometric mean of the ratios. Every run's output must hold the program's exp
 line: a wrong build or a wrong engine fails loudly (exit 1).
 
 Engines: native; ours (genvm-wasm run, fuel off and on; with --engine jit as two more columns
-when `genvm-wasm` accepts --engine); wasm3 and iwasm (WAMR fast-interp) when pointed at your
+when `genvm-wasm` accepts --engine); base (--baseline: an earlier build's interpreter); wasm3 and iwasm (WAMR fast-interp) when pointed at your
 builds; node (bench/wasm/run_wasi.mjs). Note that node's CPU time includes its compiler and
 GC threads.
 """
@@ -45,6 +45,9 @@ def parse_args():
     p.add_argument('workdir', help='the WORKDIR given to bench/realworld/build.sh')
     p.add_argument('-n', '--runs', type=int, default=5, help='runs per program and engine (min is reported; default 5)')
     p.add_argument('--genvm-wasm', help='our engine CLI (default: build/tools/genvm-wasm/genvm-wasm)')
+    p.add_argument('--baseline', metavar='GENVM_WASM',
+                   help="another build's genvm-wasm (adds its interpreter as column 'base': an "
+                        "earlier commit, to compare our interpreter against)")
     p.add_argument('--wasm3', help='a wasm3 binary (adds its column)')
     p.add_argument('--iwasm', help="WAMR's iwasm built with fast-interp (adds its column)")
     p.add_argument('--node', default='node', help="node binary (default: node; '' to skip)")
@@ -70,6 +73,10 @@ def engine_columns(a):
                      ('jit+fuel', [gw, 'run'], ['--engine', 'jit', '--fuel', str(FUEL)])]
     else:
         print(f'note: no genvm-wasm at {gw}: our columns are skipped', file=sys.stderr)
+    if a.baseline:
+        if not os.access(a.baseline, os.X_OK):
+            sys.exit(f'run.py: error: --baseline {a.baseline} is not an executable')
+        cols.append(('base', [a.baseline, 'run'], []))
     if a.wasm3:
         cols.append(('wasm3', [a.wasm3, '--stack-size', str(8 << 20)], []))
     if a.iwasm:
