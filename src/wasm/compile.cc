@@ -300,36 +300,10 @@ class FuncCompiler {
     label_pos_ = code_.size();
     return uint32_t(code_.size());
   }
-  // Records where the instruction just emitted starts; the seven before it are kept so a
-  // pattern of several instructions can be recognised (contiguity is checked by the caller with the
-  // instructions' lengths). An instruction replacing the last one at the same position keeps
-  // the history.
-  void note_op(size_t pos) {
-    if (pos != last_op_pos_) {
-      for (size_t i = older_op_pos_.size() - 1; i > 0; --i) older_op_pos_[i] = older_op_pos_[i - 1];
-      older_op_pos_[0] = prev2_op_pos_;
-      prev2_op_pos_ = prev_op_pos_;
-      prev_op_pos_ = last_op_pos_;
-    }
-    last_op_pos_ = pos;
-  }
-  void forget_earlier_ops() {
-    prev_op_pos_ = prev2_op_pos_ = SIZE_MAX;
-    older_op_pos_.fill(SIZE_MAX);
-  }
-  // Start of the n-th last instruction noted (0 = last_op_pos_, up to 7), or SIZE_MAX.
-  size_t op_pos_back(size_t n) const {
-    if (n == 0) return last_op_pos_;
-    if (n == 1) return prev_op_pos_;
-    if (n == 2) return prev2_op_pos_;
-    return older_op_pos_[n - 3];
-  }
+  // Records where the instruction just emitted starts (the compare that br_if / if fuses).
+  void note_op(size_t pos) { last_op_pos_ = pos; }
   // What fusion.cc's rules see of the code so far.
-  FusionWindow fusion_window() const {
-    FusionWindow w{code_, {}, label_pos_, L_, last_dst_, fuse_off_};
-    for (size_t n = 0; n < w.back.size(); ++n) w.back[n] = op_pos_back(n);
-    return w;
-  }
+  FusionWindow fusion_window() const { return FusionWindow{code_, fuse_off_}; }
   // Replaces the instructions from `at` to the end of the code (producers being fused into
   // their consumer; operands already read out of them) with one instruction `words..., dst`:
   // pops the consumer's operands (types in pop order, still validated), pushes its result.
@@ -342,7 +316,6 @@ class FuncCompiler {
     for (ValType t : pops) pop(t);
     uint32_t d = push_result(result);
     // Several instructions replaced: the ones before `at` are no longer known contiguous.
-    if (at != last_op_pos_) forget_earlier_ops();
     last_op_pos_ = at;
     code_.insert(code_.end(), words.begin(), words.end());
     code_.push_back(d);
@@ -636,8 +609,6 @@ class FuncCompiler {
   uint32_t max_height_ = 0;
   size_t last_dst_ = SIZE_MAX;
   size_t last_op_pos_ = SIZE_MAX;
-  size_t prev_op_pos_ = SIZE_MAX, prev2_op_pos_ = SIZE_MAX;  // see note_op
-  std::array<size_t, 5> older_op_pos_ = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
   size_t label_pos_ = 0;  // the last code index handed out as a branch target (see pc())
   size_t fuel_pos_ = SIZE_MAX;
   size_t fuse_copy_at_ = SIZE_MAX;  // start of the last emitted kCopy while it may be fused

@@ -22,14 +22,7 @@ namespace genvm::wasm {
 // What a rule sees of the function's code so far.
 struct FusionWindow {
   const std::vector<uint32_t>& code;
-  // Starts of the last instructions noted by the compiler, newest first (back[0] is the last
-  // one); SIZE_MAX where unknown. Contiguity is for the rule to check with their lengths.
-  std::array<size_t, 8> back;
-  size_t label_pos;     // the last code index handed out as a branch target: nothing at or
-                        // after it may be folded with anything before it
-  uint32_t first_temp;  // slots >= first_temp are operand-stack temporaries (used once)
-  size_t last_dst;      // word index of the last simple instruction's dst, or SIZE_MAX
-  uint32_t off = 0;     // families switched off (CompileOptions::fuse_off): their rules skip
+  uint32_t off = 0;  // families switched off (CompileOptions::fuse_off): their rules skip
 };
 
 // The instruction being compiled.
