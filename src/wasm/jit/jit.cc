@@ -4,9 +4,13 @@
 #include <xbyak/xbyak.h>
 
 #include <pthread.h>
-#if __has_include(<sys/platform/x86.h>)
+// glibc's CPU table header declares its functions with C's _Bool, which GCC accepts in C++ and
+// clang does not: clang builds (the fuzzers) read cpuid instead.
+#if __has_include(<sys/platform/x86.h>) && !defined(__clang__)
+#define GENVM_JIT_GLIBC_CPU_TABLE 1
 #include <sys/platform/x86.h>
 #else
+#define GENVM_JIT_GLIBC_CPU_TABLE 0
 #include <cpuid.h>
 #endif
 #include <sys/mman.h>
@@ -26,7 +30,7 @@ namespace genvm::wasm::jit {
 // the JIT's fixed cost per process (~0.1 ms).
 bool cpu_supports_jit() {
   static const bool ok = [] {
-#if __has_include(<sys/platform/x86.h>)
+#if GENVM_JIT_GLIBC_CPU_TABLE
     return CPU_FEATURE_PRESENT(SSE4_1) && CPU_FEATURE_PRESENT(POPCNT) && CPU_FEATURE_PRESENT(BMI1) &&
            CPU_FEATURE_PRESENT(LZCNT);
 #else
