@@ -152,16 +152,19 @@ class TextParser {
       Value v;
       if (pos_ < s_.size() && (s_[pos_] == '[' || s_[pos_] == '{')) {
         bool is_map = s_[pos_] == '{';
-        if (stack.size() >= kMaxDepth) {
-          return error("depth_exceeded",
-                       "nesting deeper than " + std::to_string(kMaxDepth) + " containers", pos_);
-        }
+        const size_t open = pos_;
         ++pos_;
         skip_ws();
         if (pos_ < s_.size() && s_[pos_] == (is_map ? '}' : ']')) {
           ++pos_;
           v = is_map ? Value(Value::Map{}) : Value(Value::Array{});
         } else {
+          // Only a container with elements counts towards the depth, as in decode(): an empty
+          // one is a leaf there, so both accept exactly the same values.
+          if (stack.size() >= kMaxDepth) {
+            return error("depth_exceeded",
+                         "nesting deeper than " + std::to_string(kMaxDepth) + " containers", open);
+          }
           stack.push_back(TextFrame{is_map ? Value(Value::Map{}) : Value(Value::Array{}), {}});
           if (is_map) {
             if (Status st = parse_key(stack.back()); !st) return st.take_error();
