@@ -45,9 +45,14 @@ def parse_args():
     p.add_argument('workdir', help='the WORKDIR given to bench/realworld/build.sh')
     p.add_argument('-n', '--runs', type=int, default=5, help='runs per program and engine (min is reported; default 5)')
     p.add_argument('--genvm-wasm', help='our engine CLI (default: build/tools/genvm-wasm/genvm-wasm)')
-    p.add_argument('--baseline', metavar='GENVM_WASM',
-                   help="another build's genvm-wasm (adds its interpreter as column 'base': an "
-                        "earlier commit, to compare our interpreter against)")
+    p.add_argument('--baseline', metavar="'[NAME=]GENVM_WASM [ARG...]'", action='append', default=[],
+                   help="another build's genvm-wasm (adds its interpreter as column NAME, default "
+                        "'base', then 'base2', ...: an earlier commit or a variant, to compare our "
+                        "interpreter against; repeatable; ARGs go after the program, e.g. "
+                        "--fuse-off FAMILY). With any, a second table gives every interpreter "
+                        "column's time over the first baseline's, to 3 decimals. A copy of one "
+                        "binary under another name measures the noise floor: two files of the "
+                        "same bytes differed by up to 4.7 %% per program at min of 3")
     p.add_argument('--wasm3', help='a wasm3 binary (adds its column)')
     p.add_argument('--iwasm', help="WAMR's iwasm built with fast-interp (adds its column)")
     p.add_argument('--node', default='node', help="node binary (default: node; '' to skip)")
@@ -73,10 +78,17 @@ def engine_columns(a):
                      ('jit+fuel', [gw, 'run'], ['--engine', 'jit', '--fuel', str(FUEL)])]
     else:
         print(f'note: no genvm-wasm at {gw}: our columns are skipped', file=sys.stderr)
-    if a.baseline:
-        if not os.access(a.baseline, os.X_OK):
-            sys.exit(f'run.py: error: --baseline {a.baseline} is not an executable')
-        cols.append(('base', [a.baseline, 'run'], []))
+    a.baseline_names = []
+    for k, spec in enumerate(a.baseline):
+        name, _, rest = spec.partition('=') if '=' in spec.split(' ')[0] else ('', '', spec)
+        path, *extra = shlex.split(rest)
+        name = name or ('base' if k == 0 else f'base{k + 1}')
+        if not os.access(path, os.X_OK):
+            sys.exit(f'run.py: error: --baseline {path} is not an executable')
+        if name in {c[0] for c in cols}:
+            sys.exit(f'run.py: error: --baseline column name {name!r} is taken')
+        cols.append((name, [path, 'run'], extra))
+        a.baseline_names.append(name)
     if a.wasm3:
         cols.append(('wasm3', [a.wasm3, '--stack-size', str(8 << 20)], []))
     if a.iwasm:
@@ -156,6 +168,29 @@ def print_table(programs, cols, best, failed, runs, load_seen, markdown, out):
     out.flush()
 
 
+def print_relative(programs, cols, best, baselines, reference, out):
+    """Every interpreter column (ours and the baselines) over the reference column, per program
+    and as a geometric mean: the small differences an interpreter change makes need 3 decimals."""
+    names = [c[0] for c in cols if c[0] == 'ours' or (c[0] in baselines and c[0] != reference)]
+    print(f'time over {reference!r} (lower is faster):', file=out)
+    print('  '.join([f'{"program":10}'] + [f'{n:>10}' for n in names]), file=out)
+    logs = {n: [] for n in names}
+    for prog in programs:
+        ref = best.get((prog, reference))
+        cells = [f'{prog:10}']
+        for n in names:
+            t = best.get((prog, n))
+            if ref and t:
+                logs[n].append(math.log(t / ref))
+                cells.append(f'{t / ref:10.3f}')
+            else:
+                cells.append(f'{"-":>10}')
+        print('  '.join(cells), file=out)
+    print('  '.join([f'{"geomean":10}'] + [f'{math.exp(sum(v) / len(v)):10.3f}' if v else f'{"-":>10}'
+                                            for v in logs.values()]), file=out)
+    out.flush()
+
+
 def main():
     a = parse_args()
     binary_dir = os.path.join(a.workdir, 'bin')
@@ -194,6 +229,8 @@ def main():
         if r + 1 < a.runs:  # the table so far, so a run cut short still leaves figures
             print_table(programs, cols, best, failed, r + 1, load_seen, a.markdown, sys.stderr)
     print_table(programs, cols, best, failed, a.runs, load_seen, a.markdown, sys.stdout)
+    if a.baseline:
+        print_relative(programs, cols, best, a.baseline_names, a.baseline_names[0], sys.stdout)
     return 1 if failed else 0
 
 
