@@ -17,8 +17,10 @@ namespace genvm::wasm::jit {
 //   r12  InstanceState* of the running function's instance
 //   r13  memory 0 base, r14 memory 0 size (reloaded after calls and memory.grow)
 //   r15  RunCtx*
-// rax, rcx, rdx, rsi, rdi, r8-r11 are scratch within one wasm instruction; no value lives in a
-// register across instructions.
+// rax, rcx, rdx are scratch within one wasm instruction. rsi, rdi, r8-r11 are the operand
+// pool: a result waits there for its consumer within straight-line code (compiler.cc, kPool);
+// calls, helpers and `rep movsq` clobber them, so the pool is written to the slots before those.
+// No value is in a register at a label, a call or a trap.
 //
 // Native frame of every JIT function: 16 bytes, [rsp] = its InstanceState*, [rsp+8] = the
 // return address into its caller. The entry trampoline's frame has 0 in the InstanceState

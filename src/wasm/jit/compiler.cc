@@ -1,8 +1,10 @@
 // The JIT's single-pass compiler: wasm bytes of a validated module -> x86-64 (xbyak), one walk
 // per function. See DESIGN.md "JIT" for the model; in short: every wasm operand lives in the
-// interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants stay
-// virtual until a consumer takes them as an immediate or a block boundary writes them; each
-// instruction loads its operands into scratch registers, computes, and stores its result.
+// interpreter's 8-byte slot for its stack height (fp[params + locals + height]); constants and
+// local.get stay virtual until a consumer takes them or a block boundary writes them; a result
+// stays in one of six pool registers until its consumer reads it, or something needs it in its
+// slot (a block boundary, a call or helper, a branch, a full pool). Each instruction loads its
+// operands into scratch registers, computes, and leaves its result in a pool register.
 // An instruction outside the supported set refuses the whole module, which then runs on the
 // interpreter.
 #define XBYAK_NO_EXCEPTION
@@ -255,12 +257,21 @@ class ModuleCompiler : public CodeGenerator {
   // (local.get) read from the local's slot until that local is written (local.set/tee write
   // pending references to their own slots first) or a block boundary writes it.
   // 16 bytes (local.set/tee and block starts walk the whole stack). Local indices fit int32: a
-  // frame is below 2^28 slots (compile_function refuses larger).
+  // frame is below 2^28 slots (compile_function refuses larger). `reg` >= 0: the value is in
+  // that pool register (kPool) and not in its slot.
   struct Entry {
     uint64_t c = 0;
     int32_t local = -1;
     bool is_const = false;
+    int8_t reg = -1;
   };
+  // The register pool: results wait here for their consumer instead of going through their slot.
+  // No instruction uses these as scratch (rax, rcx, rdx are), but calls, helpers and `rep movsq`
+  // do, so everything in the pool is written to its slot before those (spill_regs). A value is
+  // only ever in the pool inside straight-line code: every block boundary writes the operands
+  // to their slots (materialize_from), so at every label the pool is empty, and a trap discards
+  // the frame's values (nothing to write).
+  static constexpr int kPool[6] = {6, 7, 8, 9, 10, 11};  // rsi rdi r8 r9 r10 r11
   struct Ctrl {
     Kind kind;
     uint32_t height;  // operand height below the block's params
@@ -460,6 +471,7 @@ class ModuleCompiler : public CodeGenerator {
 
   // ---- operands ----
   uint32_t h() const { return uint32_t(stack_.size()); }
+  // Slot-based reads (src) are for operands that are not in a register.
   uint32_t home(uint32_t i) const { return L_ + i; }
   // Where operand i is read from: its slot, or the local it refers to (not for constants).
   uint32_t src(uint32_t i) const { return stack_[i].local >= 0 ? uint32_t(stack_[i].local) : home(i); }
@@ -549,6 +561,51 @@ class ModuleCompiler : public CodeGenerator {
     put8(0xb8 | (reg & 7));
     put32(v);
   }
+  // reg-reg forms: mov (0x89 with dst in r/m), or `opcode` (reg, r/m form: add 0x03, sub 0x2b,
+  // and 0x23, or 0x0b, xor 0x33, cmp 0x3b) with reg and rm; 64-bit when w.
+  void reg_op(uint32_t opcode, bool w, int reg, int rm) {
+    ensure(16);
+    const uint32_t rex = 0x40 | (w ? 8 : 0) | (reg >= 8 ? 4 : 0) | (rm >= 8 ? 1 : 0);
+    if (rex != 0x40) put8(rex);
+    put8(opcode);
+    put8(0xc0 | uint32_t(reg & 7) << 3 | uint32_t(rm & 7));
+  }
+  void mov_reg(bool w, int dst, int src) { reg_op(0x89, w, src, dst); }
+  void free_reg(uint32_t i) {
+    if (stack_[i].reg < 0) return;
+    reg_owner_[stack_[i].reg] = -1;
+    stack_[i].reg = -1;
+  }
+  // Every operand in the pool to its slot (before anything that clobbers the pool registers).
+  void spill_regs() {
+    for (int r : kPool) {
+      if (reg_owner_[r] < 0) continue;
+      const uint32_t i = uint32_t(reg_owner_[r]);
+      store_slot64(home(i), Reg64(r));
+      stack_[i].reg = -1;
+      reg_owner_[r] = -1;
+    }
+  }
+  // A free pool register for operand i; when none is, the deepest operand in the pool (the one
+  // whose consumer comes last) is written to its slot and gives its register up.
+  int take_reg(uint32_t i) {
+    int victim = -1;
+    for (int r : kPool) {
+      if (reg_owner_[r] < 0) {
+        victim = r;
+        break;
+      }
+      if (victim < 0 || reg_owner_[r] < reg_owner_[victim]) victim = r;
+    }
+    if (reg_owner_[victim] >= 0) {
+      const uint32_t j = uint32_t(reg_owner_[victim]);
+      store_slot64(home(j), Reg64(victim));
+      stack_[j].reg = -1;
+    }
+    reg_owner_[victim] = int32_t(i);
+    stack_[i].reg = int8_t(victim);
+    return victim;
+  }
   void push_slot() {
     stack_.push_back(Entry{});
     if (L_ + h() > frame_slots_) throw Refuse{op_at_, "operand stack deeper than the interpreter's frame"};
@@ -557,7 +614,15 @@ class ModuleCompiler : public CodeGenerator {
     push_slot();
     stack_.back() = Entry{v, -1, true};
   }
-  void pop_n(uint32_t n) { stack_.erase(stack_.end() - n, stack_.end()); }  // (resize's grow path stays out)
+  void pop_n(uint32_t n) {
+    for (uint32_t i = h() - n; i < h(); ++i) free_reg(i);
+    stack_.erase(stack_.end() - n, stack_.end());  // (resize's grow path stays out)
+  }
+  // The operand stack cut to `height` (a block's end, else, or dead code).
+  void drop_to(uint32_t height) {
+    for (uint32_t i = height; i < h(); ++i) free_reg(i);
+    stack_.resize(height);
+  }
   void load_imm(const Reg64& r, uint64_t v) {
     if (v <= 0xffffffffull) {
       mov_imm32(r.getIdx(), uint32_t(v));
@@ -587,13 +652,20 @@ class ModuleCompiler : public CodeGenerator {
   }
   void load32(const Reg32& r, uint32_t i) {
     if (stack_[i].is_const) mov_imm32(r.getIdx(), uint32_t(stack_[i].c));
+    else if (stack_[i].reg >= 0) mov_reg(false, r.getIdx(), stack_[i].reg);
     else load_slot32(r, src(i));
   }
   void load64(const Reg64& r, uint32_t i) {
     if (stack_[i].is_const) load_imm(r, stack_[i].c);
+    else if (stack_[i].reg >= 0) mov_reg(true, r.getIdx(), stack_[i].reg);
     else load_slot64(r, src(i));
   }
   void materialize(uint32_t i) {
+    if (stack_[i].reg >= 0) {
+      store_slot64(home(i), Reg64(stack_[i].reg));
+      free_reg(i);
+      return;
+    }
     if (stack_[i].local >= 0) {
       load_slot64(rax, uint32_t(stack_[i].local));
       store_slot64(home(i), rax);
@@ -616,12 +688,11 @@ class ModuleCompiler : public CodeGenerator {
     if (stack_walk_ > stack_walk_budget_) throw Refuse{op_at_, "operand stack walks beyond the JIT's compile budget"};
   }
   uint64_t stack_walk_ = 0, stack_walk_budget_ = 0;
-  // Replaces the top `pops` operands by one result in the slot of the lowest, from rax.
+  // Replaces the top `pops` operands by one result, from rax, in a pool register.
   void result_rax(uint32_t pops) {
-    uint32_t at = h() - pops;
     pop_n(pops);
     push_slot();
-    store_slot64(home(at), rax);
+    mov_reg(true, take_reg(h() - 1), 0);
   }
 
   // ---- traps ----
@@ -696,14 +767,14 @@ class ModuleCompiler : public CodeGenerator {
   // ---- control ----
   void set_unreachable() {
     ctrls_.back().unreachable = true;
-    stack_.resize(ctrls_.back().height);
+    drop_to(ctrls_.back().height);
   }
   uint32_t arity(const Ctrl& c) const { return c.kind == kLoop ? c.nparams : c.nresults; }
   bool needs_copies(const Ctrl& t) const {
     uint32_t n = arity(t);
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t src = h() - n + k;
-      if (stack_[src].is_const || this->src(src) != home(t.height + k)) return true;
+      if (stack_[src].is_const || stack_[src].reg >= 0 || this->src(src) != home(t.height + k)) return true;
     }
     return false;
   }
@@ -715,12 +786,26 @@ class ModuleCompiler : public CodeGenerator {
   // slot is never below its destination, and a local that a destination would overwrite first
   // is copied to its operand's unused slot. Runs of 8 or more consecutive slots are one
   // `rep movsq`, so code grows with the number of runs, not of values.
+  // An operand in a register is written straight to its destination (a constant's rule);
+  // when there are enough values for a `rep movsq` run, which clobbers rsi and rdi, it goes to
+  // its own slot first and is copied as a slot operand.
   void copy_values(uint32_t first, uint32_t n, uint32_t dst0) {
+    constexpr uint32_t kConst = UINT32_MAX, kReg = UINT32_MAX - 1;
     std::vector<uint32_t>& from = copy_from_;  // a member: no allocation per branch
     from.assign(n, 0);
+    const bool runs = n >= 8;
     for (uint32_t k = 0; k < n; ++k) {
       const Entry& e = stack_[first + k];
-      from[k] = e.is_const ? UINT32_MAX : src(first + k);
+      if (e.is_const) {
+        from[k] = kConst;
+      } else if (e.reg >= 0 && !runs) {
+        from[k] = kReg;
+      } else if (e.reg >= 0) {
+        store_slot64(home(first + k), Reg64(e.reg));
+        from[k] = home(first + k);
+      } else {
+        from[k] = src(first + k);
+      }
       if (e.local >= 0 && uint64_t(e.local) >= dst0 && uint64_t(e.local) < uint64_t(dst0) + n) {
         load_slot64(rax, uint32_t(e.local));
         store_slot64(home(first + k), rax);
@@ -728,13 +813,18 @@ class ModuleCompiler : public CodeGenerator {
       }
     }
     for (uint32_t k = 0; k < n;) {
-      if (from[k] == UINT32_MAX) {
+      if (from[k] == kConst) {
         store_const(dst0 + k, stack_[first + k].c);
         ++k;
         continue;
       }
+      if (from[k] == kReg) {
+        store_slot64(dst0 + k, Reg64(stack_[first + k].reg));
+        ++k;
+        continue;
+      }
       uint32_t end = k + 1;
-      while (end < n && from[end] != UINT32_MAX && from[end] == from[end - 1] + 1) ++end;
+      while (end < n && from[end] < kReg && from[end] == from[end - 1] + 1) ++end;
       if (from[k] != dst0 + k) {
         if (end - k >= 8) {
           lea(rsi, ptr[rbx + int32_t(from[k]) * 8]);
@@ -798,6 +888,7 @@ class ModuleCompiler : public CodeGenerator {
     nresults_ = uint32_t(ft.results.size());
     if (uint64_t(frame_slots_) * 8 > uint64_t(INT32_MAX)) throw Refuse{body.body_offset, "frame too large"};
     stack_.clear();
+    std::fill(std::begin(reg_owner_), std::end(reg_owner_), -1);
     ctrls_.clear();
     dead_depth_ = 0;
     flags_cc_ = -1;
@@ -903,7 +994,7 @@ class ModuleCompiler : public CodeGenerator {
         c.else_bound = true;
         c.kind = kElse;
         c.unreachable = false;
-        stack_.resize(c.height);
+        drop_to(c.height);
         for (uint32_t k = 0; k < c.nparams; ++k) push_slot();
         return;
       }
@@ -918,7 +1009,7 @@ class ModuleCompiler : public CodeGenerator {
         if (c.kind == kIf && !c.else_bound) bind(c.else_label);
         if (c.kind != kLoop) bind(c.label);
         else cur_region_ = c.outer_region;
-        stack_.resize(c.height);
+        drop_to(c.height);
         for (uint32_t k = 0; k < c.nresults; ++k) push_slot();
         return;
       }
@@ -981,6 +1072,7 @@ class ModuleCompiler : public CodeGenerator {
         for (uint32_t i = 0; i < h(); ++i)
           if (stack_[i].local == int64_t(x)) materialize(i);
         if (stack_[top].is_const) store_const(x, stack_[top].c);
+        else if (stack_[top].reg >= 0) store_slot64(x, Reg64(stack_[top].reg));
         else if (src(top) != x) { load_slot64(rax, src(top)); store_slot64(x, rax); }
         if (op == 0x21) pop_n(1);
         return;
@@ -992,8 +1084,7 @@ class ModuleCompiler : public CodeGenerator {
         base_op(0x8b, true, 1, 1, int32_t(g) * 8);     // mov rcx, [rcx + 8 g]
         if (op == 0x23) {
           base_op(0x8b, true, 0, 1, 0);                // mov rax, [rcx]
-          push_slot();
-          store_slot64(home(h() - 1), rax);
+          result_rax(0);
         } else {
           load64(rax, h() - 1);
           base_op(0x89, true, 0, 1, 0);                // mov [rcx], rax
@@ -1005,12 +1096,11 @@ class ModuleCompiler : public CodeGenerator {
         in_.u8();
         mov(rax, r14);
         shr(rax, 16);
-        push_slot();
-        store_slot64(home(h() - 1), rax);
-        return;
+        return result_rax(0);
       }
       case 0x40: {
         in_.u8();
+        spill_regs();
         load32(edx, h() - 1);
         mov(rdi, r15);
         mov(rsi, r12);
@@ -1039,6 +1129,7 @@ class ModuleCompiler : public CodeGenerator {
           // memory.copy / memory.fill: operands as u32 (the interpreter's reading), the work in C.
           if (sub == 10) in_.u8();
           in_.u8();
+          spill_regs();
           const uint32_t a = h() - 3;
           mov(rdi, r12);
           mov(esi, sub == 10 ? 0 : 1);
@@ -1076,6 +1167,7 @@ class ModuleCompiler : public CodeGenerator {
   // work done by segment_helper (jit.cc), which leaves the result (if any) in the lowest
   // operand's slot (the slot the result takes when there are no operands).
   void segment_op(SegOp k, uint32_t x, uint32_t y, uint32_t pops, bool result, size_t at) {
+    spill_regs();
     materialize_from(h() - pops);
     const uint32_t first = h() - pops;
     if (result && pops == 0) push_slot();
@@ -1152,16 +1244,20 @@ class ModuleCompiler : public CodeGenerator {
       load_imm(rax, stack_[i].c);
       if (wide) movq(x, rax);
       else movd(x, eax);
+    } else if (stack_[i].reg >= 0) {
+      if (wide) movq(x, Reg64(stack_[i].reg));
+      else movd(x, Reg32(stack_[i].reg));
     } else if (wide) {
       movsd(x, q(src(i)));
     } else {
       movss(x, d(src(i)));
     }
   }
-  // Calls emit with operand i as an xmm operand: its slot, or xmm1 holding a constant.
+  // Calls emit with operand i as an xmm operand: its slot, or xmm1 holding a constant or a
+  // register's value.
   template <class F>
   void with_fop(uint32_t i, bool wide, F emit) {
-    if (stack_[i].is_const) {
+    if (stack_[i].is_const || stack_[i].reg >= 0) {
       loadf(xmm1, i, wide);
       emit(static_cast<const Operand&>(xmm1));
     } else {
@@ -1441,10 +1537,12 @@ class ModuleCompiler : public CodeGenerator {
       if (stack_[b].is_const && int64_t(stack_[b].c) == int64_t(int32_t(uint32_t(stack_[b].c))))
         alu_imm(7, true, 0, uint32_t(stack_[b].c));
       else if (stack_[b].is_const) { load_imm(rcx, stack_[b].c); cmp(rax, rcx); }
+      else if (stack_[b].reg >= 0) reg_op(0x3b, true, 0, stack_[b].reg);
       else slot_op(0x3b, true, 0, src(b));
     } else {
       load32(eax, a);
       if (stack_[b].is_const) alu_imm(7, false, 0, uint32_t(stack_[b].c));
+      else if (stack_[b].reg >= 0) reg_op(0x3b, false, 0, stack_[b].reg);
       else slot_op(0x3b, false, 0, src(b));
     }
     result_in_flags(2, k);
@@ -1518,6 +1616,8 @@ class ModuleCompiler : public CodeGenerator {
       } else if (bconst) {
         load_imm(B, bc);
         op64(A, B);
+      } else if (stack_[b].reg >= 0) {
+        reg_op(slot_opcode, wide, A.getIdx(), stack_[b].reg);
       } else {
         slot_op(slot_opcode, wide, A.getIdx(), src(b));
       }
@@ -1695,6 +1795,7 @@ class ModuleCompiler : public CodeGenerator {
   void wasm_call(uint32_t f, size_t at) {
     const FuncType& ft = m_.types[m_.funcs[f]];
     const uint32_t np = uint32_t(ft.params.size()), nr = uint32_t(ft.results.size());
+    spill_regs();
     materialize_from(h() - np);
     const int32_t base = int32_t(home(h() - np)) * 8;  // the callee's frame starts at its arguments
     if (f >= m_.num_imported_funcs) {
@@ -1790,6 +1891,7 @@ class ModuleCompiler : public CodeGenerator {
   // callee's CallTarget in rax; a null, out-of-range or mistyped entry traps at `at` with the
   // kind the lookup helper left pending.
   void lookup_indirect_target(uint32_t table, uint32_t type_index, uint32_t np, size_t at) {
+    spill_regs();
     load32(r8d, h() - 1);  // the element index
     pop_n(1);
     materialize_from(h() - np);
@@ -1874,6 +1976,7 @@ class ModuleCompiler : public CodeGenerator {
   size_t op_at_ = 0;
   uint32_t L_ = 0, frame_slots_ = 0, cost_ = 0, nresults_ = 0;
   std::vector<Entry> stack_;
+  int32_t reg_owner_[16];  // by register number: the operand in that pool register, or -1
   std::vector<Ctrl> ctrls_;
   uint32_t dead_depth_ = 0;
   int cur_region_ = -1;

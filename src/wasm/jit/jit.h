@@ -62,7 +62,7 @@ struct ModuleCode {
 // means: a stale blob would run code this runtime reads differently. The test
 // WasmJitCache.TheEmittedCodeIsTheOneItsJitBuildNames pins the output per build and fails on a
 // change without a bump (src/wasm/DESIGN.md, "Compiled-module cache").
-inline constexpr uint32_t kJitBuild = 1;
+inline constexpr uint32_t kJitBuild = 2;
 // Stored beside kJitBuild: a hash of every struct offset generated code reads (abi.h), so a
 // layout change refuses old blobs even where kJitBuild was not bumped.
 uint32_t code_abi_fingerprint();
