@@ -14,6 +14,7 @@ GC threads.
 import argparse
 import math
 import os
+import re
 import resource
 import shlex
 import subprocess
@@ -46,11 +47,11 @@ def parse_args():
     p.add_argument('-n', '--runs', type=int, default=5, help='runs per program and engine (min is reported; default 5)')
     p.add_argument('--genvm-wasm', help='our engine CLI (default: build/tools/genvm-wasm/genvm-wasm)')
     p.add_argument('--baseline', metavar="'[NAME=]GENVM_WASM [ARG...]'", action='append', default=[],
-                   help="another build's genvm-wasm (adds its interpreter as column NAME, default "
+                   help="another build's genvm-wasm (adds it as column NAME, its interpreter unless ARGs say --engine jit; default "
                         "'base', then 'base2', ...: an earlier commit or a variant, to compare our "
                         "interpreter against; repeatable; ARGs go after the program, e.g. "
-                        "--fuse-off FAMILY). With any, a second table gives every interpreter "
-                        "column's time over the first baseline's, to 3 decimals. A copy of one "
+                        "--fuse-off FAMILY). With any, a second table gives every column of ours "
+                        "and of the baselines over the first baseline, to 3 decimals. A copy of one "
                         "binary under another name measures the noise floor: two files of the "
                         "same bytes differed by up to 4.7 %% per program at min of 3")
     p.add_argument('--wasm3', help='a wasm3 binary (adds its column)')
@@ -80,8 +81,13 @@ def engine_columns(a):
         print(f'note: no genvm-wasm at {gw}: our columns are skipped', file=sys.stderr)
     a.baseline_names = []
     for k, spec in enumerate(a.baseline):
-        name, _, rest = spec.partition('=') if '=' in spec.split(' ')[0] else ('', '', spec)
-        path, *extra = shlex.split(rest)
+        words = shlex.split(spec)
+        if not words:
+            sys.exit('run.py: error: --baseline needs a genvm-wasm path')
+        # NAME= is a prefix of the first word only when NAME is a plain column name, so a
+        # path that holds '=' (a/b=c/genvm-wasm) is still a path.
+        m = re.fullmatch(r'([A-Za-z_][A-Za-z0-9_+.-]*)=(.+)', words[0])
+        name, path, extra = (m.group(1), m.group(2), words[1:]) if m else ('', words[0], words[1:])
         name = name or ('base' if k == 0 else f'base{k + 1}')
         if not os.access(path, os.X_OK):
             sys.exit(f'run.py: error: --baseline {path} is not an executable')
@@ -168,10 +174,14 @@ def print_table(programs, cols, best, failed, runs, load_seen, markdown, out):
     out.flush()
 
 
-def print_relative(programs, cols, best, baselines, reference, out):
-    """Every interpreter column (ours and the baselines) over the reference column, per program
-    and as a geometric mean: the small differences an interpreter change makes need 3 decimals."""
-    names = [c[0] for c in cols if c[0] == 'ours' or (c[0] in baselines and c[0] != reference)]
+def print_relative(programs, cols, best, reference, out):
+    """Every column of ours and of the baselines (interpreter or JIT, fuel off or on) over the
+    reference column, per program and as a geometric mean: the small differences an engine
+    change makes need 3 decimals."""
+    peers = {'native', 'wasm3', 'iwasm', 'node', reference}
+    names = [c[0] for c in cols if c[0] not in peers]
+    if not names:
+        return
     print(f'time over {reference!r} (lower is faster):', file=out)
     print('  '.join([f'{"program":10}'] + [f'{n:>10}' for n in names]), file=out)
     logs = {n: [] for n in names}
@@ -230,7 +240,7 @@ def main():
             print_table(programs, cols, best, failed, r + 1, load_seen, a.markdown, sys.stderr)
     print_table(programs, cols, best, failed, a.runs, load_seen, a.markdown, sys.stdout)
     if a.baseline:
-        print_relative(programs, cols, best, a.baseline_names, a.baseline_names[0], sys.stdout)
+        print_relative(programs, cols, best, a.baseline_names[0], sys.stdout)
     return 1 if failed else 0
 
 
