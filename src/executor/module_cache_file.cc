@@ -152,15 +152,16 @@ Result<wasm::SealKey> seal_key(int dirfd) {
 // A cache file mapped read-only (no copy: a 1 MiB contract's entry is ~3 MB); empty when the
 // file cannot be read (absent is the common case: a miss). The stamp is the mapped
 // descriptor's (fstat), so it names the bytes mapped, not whatever the name points at later.
-// Unmapped on destruction.
+// The descriptor stays open with the mapping: a module-cache hit maps its JIT code from it
+// (Module::Prechecked::blob_fd), the same inode whose bytes the seal was checked over.
+// Unmapped and closed on destruction.
 class MappedFile {
  public:
-  MappedFile(int dirfd, const std::string& name) {
-    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.ok()) return;
+  MappedFile(int dirfd, const std::string& name) : fd_(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) {
+    if (!fd_.ok()) return;
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd_.get(), 0);
       if (p != MAP_FAILED) {
         data_ = static_cast<const std::uint8_t*>(p);
         size_ = std::size_t(st.st_size);
@@ -177,9 +178,11 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   bool ok() const { return data_ != nullptr; }
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  int fd() const { return fd_.get(); }
   const runners::FileStamp& stamp() const { return stamp_; }
 
  private:
+  Fd fd_;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   runners::FileStamp stamp_;
@@ -346,6 +349,7 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
     wasm::Module::Prechecked pre;
     pre.seal = check.ok();
     pre.module_blake3 = &code_hash;
+    pre.blob_fd = blob.fd();
     auto hit = check ? wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key, pre)
                      : Result<std::shared_ptr<const wasm::Module>>(
                            make_error("module_cache", "blob seal mismatch (corrupt, or not sealed with this executor's key)"));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -136,6 +137,62 @@ TEST_F(ModuleCacheSealMarks, AFileChangedAfterItsMarkIsHashedAgainAndRefusedOrRe
     fs::rename(path("forged.gvms.new"), path("forged.gvms"));
   }
   expect_refused("forged.gvms", "resealed without the key after its mark");
+}
+
+// The permissions of every /proc/self/maps line that maps `file`.
+std::vector<std::string> mappings_of(const std::string& file) {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(maps, line)) {
+    char perms[5] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%*x-%*x %4s %*s %*s %*s %n", perms, &path_at) < 1 || path_at == 0) continue;
+    if (line.substr(std::size_t(path_at)) == file) out.emplace_back(perms);
+  }
+  return out;
+}
+
+using ModuleCacheJitCode = ModuleCacheSealMarks;
+
+// A JIT hit runs on code mapped from the entry itself (read+execute, private), not on a copy,
+// and the mapping lives as long as the module.
+TEST_F(ModuleCacheJitCode, AHitRunsOnCodeMappedFromItsEntry) {
+  // (module (func (export "f") (result i32) i32.const 42))
+  const calldata::Bytes code = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00,
+                                0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00,
+                                0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x2a, 0x0b};
+  wasm::LoadOptions lo;
+  lo.engine = wasm::Engine::kJit;
+  std::vector<std::string> lines;
+  auto log = [&](bool, std::string_view line) { lines.emplace_back(line); };
+  auto miss = load_module_cached(cache_, code, lo, log);
+  ASSERT_TRUE(miss) << miss.error().to_string();
+  if (wasm::jit_code_origin(**miss) != wasm::JitCodeOrigin::kCompiled) GTEST_SKIP() << wasm::engine_note(**miss);
+  std::string entry;
+  for (const auto& e : fs::directory_iterator(cache_))
+    if (e.path().extension() == ".gvmc") entry = e.path().string();
+  ASSERT_FALSE(entry.empty());
+  EXPECT_TRUE(mappings_of(entry).empty()) << "a miss compiles into anonymous memory";
+  auto hit = load_module_cached(cache_, code, lo, log);
+  ASSERT_TRUE(hit) << hit.error().to_string();
+  ASSERT_EQ(wasm::jit_code_origin(**hit), wasm::JitCodeOrigin::kFromCache) << lines.back();
+  // Only the code is left mapped (the entry's read-only view is gone with the load), executable.
+  EXPECT_EQ(mappings_of(entry), std::vector<std::string>{"r-xp"});
+  {
+    wasm::Store store;
+    wasm::Linker linker;
+    auto inst = linker.instantiate(store, *hit);
+    ASSERT_TRUE(inst) << inst.error().to_string();
+    auto f = (*inst)->get_export("f");
+    ASSERT_TRUE(f);
+    auto out = store.call(*f, {});
+    ASSERT_TRUE(out && out->ok());
+    ASSERT_EQ(out->values.size(), 1u);
+    EXPECT_EQ(out->values[0].as_i32(), 42);
+  }
+  hit->reset();
+  EXPECT_TRUE(mappings_of(entry).empty()) << "the module's mapping goes with it";
 }
 
 }  // namespace

@@ -11,8 +11,10 @@
 // JIT section (written when the module has JIT code, i.e. it was loaded with Engine::kJit and the
 // JIT took it): jit::kJitBuild | jit::code_abi_fingerprint() | n_bytes | n_func_start |
 //   n_call_sites | n_data_ranges | n_func_start words | n_call_sites * {native, wasm offset} |
-//   n_data_ranges * {offset, bytes} | n_bytes of machine code (jit::ModuleCode as it is: the code
-//   is position-independent, see jit.h)
+//   n_data_ranges * {offset, bytes} | zero bytes up to the next multiple of 4096 from the blob's
+//   start | n_bytes of machine code (jit::ModuleCode as it is: the code is position-independent,
+//   see jit.h). The padding lets a blob that is a whole file have its code mapped from the file
+//   read+execute (Prechecked::blob_fd) instead of copied.
 //
 // Why the cached path may skip body validation and compilation: the compiled code is position-
 // and process-independent (operands are slot/func/type indices; dispatch is by op number), and
@@ -36,7 +38,7 @@ namespace genvm::wasm {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'G', 'V', 'M', 'C'};
-constexpr uint32_t kFormatVersion = 4;  // 2: keyed seal; 3: the fuse option word; 4: the JIT section
+constexpr uint32_t kFormatVersion = 5;  // 2: keyed seal; 3: the fuse option word; 4: the JIT section; 5: its code page-aligned
 // Bump on ANY change to ops.h, to the code the compiler emits (compile.cc), or to the meaning of
 // a CompiledFunc field: a blob from another engine build must be refused, never run.
 constexpr uint32_t kEngineBuild = 20;  // 2: code_offsets sorted and unique; 3: kCallLocal; 4: copy runs, xor-rot3, eqz folding; 5: imm64, div imm, br_table of a load; 6: array-element addresses; 7: eqz of eqz, fresh wraps relabelled; 8: and-not; 9: loop step+test, majority, byte swap; 10: jump threading, fetch-dispatch; 11: sigma plus terms; 12: copy + add_imm in threaded copies; 13: copy + add_imm + fetch; 14: the fold after a copied fuel check; 15: kCopyAddImmFetch ends a threaded run; 16: CompileOptions::fuse; 17: the word is the families compiled in; 18: br_table stubs shared per label; 19: the and-not, byte-swap, sigma, sigma-plus-terms, majority and (a + imm) + (x << k) forms dropped (they did not pay on real programs); 20: nor eqz folding and relabelling, the loop step, br_table of a load, fetch-dispatch
@@ -99,6 +101,11 @@ struct Reader {
 };
 
 constexpr size_t kJitHeaderWords = 6;
+// The JIT code's alignment in the blob: the page size of x86-64 Linux. Where the page is larger
+// the code is copied instead of mapped.
+constexpr size_t kJitCodeAlign = 4096;
+
+size_t jit_code_padding(size_t at) { return (kJitCodeAlign - at % kJitCodeAlign) % kJitCodeAlign; }
 
 // Appends has_jit and, when the module has JIT code, the JIT section.
 void put_jit_section(std::vector<uint8_t>& out, const jit::ModuleCode* code) {
@@ -113,6 +120,7 @@ void put_jit_section(std::vector<uint8_t>& out, const jit::ModuleCode* code) {
   put_words(out, code->func_start);
   put_pairs(out, code->call_sites);
   put_pairs(out, code->data_ranges);
+  out.insert(out.end(), jit_code_padding(out.size()), 0);
   out.insert(out.end(), code->code->base(), code->code->base() + code->code->size());
 }
 
@@ -131,7 +139,7 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
         jc->data_ranges.size() > UINT32_MAX / 16)
       return refuse("JIT code too large to cache");
     jit_size = kJitHeaderWords * 4 + jc->func_start.size() * 4 + jc->call_sites.size() * 8 +
-               jc->data_ranges.size() * 8 + jc->code->size();
+               jc->data_ranges.size() * 8 + kJitCodeAlign + jc->code->size();
   }
   std::vector<uint8_t> out;
   out.reserve(100 + m.compiled.size() * kFuncWords * 4 + m.code.size() * 4 + m.code_offsets.size() * 8 + jit_size);
@@ -260,13 +268,15 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
         !r.get32(n_tables))
       return refuse("blob truncated");
     if (jit_build != jit::kJitBuild || abi != jit::code_abi_fingerprint()) return refuse("blob from another JIT build");
-    if (uint64_t(n_starts) * 4 + uint64_t(n_calls) * 8 + uint64_t(n_tables) * 8 + n_bytes != r.left())
-      return refuse("blob counts do not match its size");
     if (n_starts != n_funcs) return refuse("blob JIT section: function count differs from the module's");
+    const uint64_t tables_end = r.pos + uint64_t(n_starts) * 4 + uint64_t(n_calls) * 8 + uint64_t(n_tables) * 8;
+    if (tables_end - r.pos + jit_code_padding(tables_end) + n_bytes != r.left())
+      return refuse("blob counts do not match its size");
     jit_parts.func_start.resize(n_starts);
     for (uint32_t& start : jit_parts.func_start) r.get32(start);
     jit_parts.call_sites = r.pairs(n_calls);
     jit_parts.data_ranges = r.pairs(n_tables);
+    r.pos += jit_code_padding(r.pos);
     jit_bytes = body.subspan(r.pos, n_bytes);
     r.pos += n_bytes;
   }
@@ -278,7 +288,8 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
   // stack charges just read, as Module::load does after compile_functions.
   if (opts.engine == Engine::kJit) {
     if (has_jit && jit::cpu_supports_jit()) {
-      auto code = jit::code_from_cache(*m, std::move(jit_parts), jit_bytes, &m->jit_note);
+      const jit::FileRegion file{pre.blob_fd, uint64_t(jit_bytes.data() - blob.data())};
+      auto code = jit::code_from_cache(*m, std::move(jit_parts), jit_bytes, file, &m->jit_note);
       if (!code) return code.take_error();
       m->jit_code = std::move(*code);
       m->jit_from_cache = true;

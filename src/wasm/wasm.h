@@ -179,9 +179,10 @@ struct CompileOptions {
   uint32_t fuse_off = 0;  // with fuse on: the families (bits 1 << FuseFamily) left out
 };
 
-// Which engine runs a module's functions. kJit (x86-64 only, not the default yet) compiles the
-// module once more to machine code with the interpreter's exact semantics; a module it cannot
-// compile yet runs on the interpreter (engine_note says why).
+// Which engine runs a module's functions. kJit (x86-64 with LZCNT, BMI1, POPCNT and SSE4.1; the
+// executor's default where the CPU has them) compiles the module once more to machine code with
+// the interpreter's exact semantics; a module it cannot compile runs on the interpreter
+// (engine_note says why).
 enum class Engine : uint8_t { kInterp, kJit };
 
 struct LoadOptions {
@@ -222,9 +223,14 @@ class Module {
   // `pre`: what the caller already established for these same bytes, so it is not computed
   // twice (the executor's module cache: the seal checked, or vouched for by its stamp mark, and
   // BLAKE3 of `bytes` for the entry's name). The default checks everything here.
+  // `blob_fd`: an open descriptor of a regular file whose bytes from offset 0 are `blob` (the
+  // caller's read-only mapping of it). The blob's JIT code, page-aligned in the file, is then
+  // mapped from it read+execute instead of copied; where that mapping is refused (a noexec
+  // mount) it is copied. The descriptor is not kept.
   struct Prechecked {
     bool seal = false;
     const std::array<uint8_t, 32>* module_blake3 = nullptr;
+    int blob_fd = -1;
   };
   static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
                                                                   const LoadOptions& opts,

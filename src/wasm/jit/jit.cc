@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -64,6 +65,18 @@ std::unique_ptr<CodeBuffer> CodeBuffer::make(const uint8_t* bytes, size_t size) 
     return nullptr;
   }
   return std::unique_ptr<CodeBuffer>(new CodeBuffer(static_cast<uint8_t*>(p), size, mapped));
+}
+
+std::unique_ptr<CodeBuffer> CodeBuffer::map_file(int fd, uint64_t offset, size_t size) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t mapped = (size + page - 1) / page * page;
+  if (mapped == 0 || offset % page != 0 || offset > uint64_t(INT64_MAX)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, off_t(offset));
+  if (p == MAP_FAILED) return nullptr;
+  return std::unique_ptr<CodeBuffer>(new CodeBuffer(static_cast<uint8_t*>(p), size, mapped, true));
 }
 
 std::unique_ptr<CodeBuffer> CodeBuffer::seal(uint8_t* mapping, size_t size, size_t mapped) {
@@ -115,7 +128,8 @@ uint64_t code_digest(const ModuleCode& c) {
 }
 
 Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, ModuleCode parts,
-                                                          std::span<const uint8_t> bytes, std::string* note) {
+                                                          std::span<const uint8_t> bytes, FileRegion file,
+                                                          std::string* note) {
   auto refuse = [](const char* why) { return make_error("module_cache", std::string("blob JIT section: ") + why); };
   const uint64_t size = bytes.size();
   if (size == 0) return refuse("no code");
@@ -135,7 +149,11 @@ Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, M
     if (at < table_end || len == 0 || len % 8 != 0 || uint64_t(at) + len > size) return refuse("jump table implausible");
     table_end = uint64_t(at) + len;
   }
-  parts.code = CodeBuffer::make(bytes.data(), bytes.size());
+  // Mapped from the file, only the pages a run executes are read (python.wasm's code is 17 MB,
+  // a contract's start-up touches a fraction of it), and they stay shared in the page cache
+  // between runs; a copy faults in and writes every page.
+  if (file.fd >= 0) parts.code = CodeBuffer::map_file(file.fd, file.offset, bytes.size());
+  if (!parts.code) parts.code = CodeBuffer::make(bytes.data(), bytes.size());
   if (!parts.code) return refuse("cannot map executable memory");
   *note = "jit: " + std::to_string(m.compiled.size()) + " functions, " + std::to_string(size) +
           " bytes of x86-64, from the module cache";

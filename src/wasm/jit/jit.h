@@ -25,6 +25,10 @@ class CodeBuffer {
  public:
   // Copies `bytes` into a fresh mapping and makes it read+execute; null on failure.
   static std::unique_ptr<CodeBuffer> make(const uint8_t* bytes, size_t size);
+  // Maps `size` bytes of the file `fd` from `offset` (a multiple of the page size) read+execute,
+  // private: the code is neither copied nor ever writable; null when the kernel refuses
+  // (errno says why: EPERM on a noexec mount).
+  static std::unique_ptr<CodeBuffer> map_file(int fd, uint64_t offset, size_t size);
   // Takes over a read-write anonymous mapping of `mapped` bytes at `mapping` whose first `size`
   // bytes the compiler wrote and makes it read+execute (the code is never copied); null on
   // failure, the mapping unmapped.
@@ -34,12 +38,15 @@ class CodeBuffer {
   CodeBuffer& operator=(const CodeBuffer&) = delete;
   const uint8_t* base() const { return base_; }
   size_t size() const { return size_; }
+  bool file_backed() const { return file_backed_; }  // made by map_file
 
  private:
-  CodeBuffer(uint8_t* b, size_t s, size_t mapped) : base_(b), size_(s), mapped_(mapped) {}
+  CodeBuffer(uint8_t* b, size_t s, size_t mapped, bool file_backed = false)
+      : base_(b), size_(s), mapped_(mapped), file_backed_(file_backed) {}
   uint8_t* base_;
   size_t size_;
   size_t mapped_;
+  bool file_backed_;
 };
 
 // A module's compiled code. Position-independent: no absolute address is baked in (helpers are
@@ -73,14 +80,21 @@ uint32_t code_abi_fingerprint();
 uint64_t code_digest(const ModuleCode& c);
 
 // ModuleCode from a cached module's JIT section: `parts` without `code`, and the code bytes,
-// copied into a fresh read+execute mapping (W^X) once `parts` checked out against m: one entry
+// mapped read+execute (W^X) once `parts` checked out against m: from `file` when the caller
+// has the bytes in a file at a page-aligned offset (`file.fd` >= 0; a mapping the kernel
+// refuses falls back to a copy), else copied into a fresh mapping. `parts` must have one entry
 // per defined function, every function start and call site inside the code, call sites strictly
 // ascending, jump tables ascending, disjoint and inside the code, wasm offsets inside the
 // module. The instructions themselves are trusted: the blob's keyed seal says this executor's
 // compiler wrote them. On success `note` is compile_module's, marked "from the module cache".
 // Error code "module_cache" (the caller compiles instead).
+struct FileRegion {
+  int fd = -1;
+  uint64_t offset = 0;  // of bytes[0] in the file
+};
 Result<std::shared_ptr<const ModuleCode>> code_from_cache(const ModuleImpl& m, ModuleCode parts,
-                                                          std::span<const uint8_t> bytes, std::string* note);
+                                                          std::span<const uint8_t> bytes, FileRegion file,
+                                                          std::string* note);
 
 // Whether this CPU has every instruction set the compiler emits beyond x86-64's baseline
 // (LZCNT, BMI1's TZCNT, POPCNT, SSE4.1's ROUNDSS/ROUNDSD). The executor's default engine asks
