@@ -318,7 +318,7 @@ Status write_sealed_file(const std::string& dir, const std::string& name, std::v
   return {};
 }
 
-Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
+Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, std::span<const std::uint8_t> code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log) {
   if (dir.empty()) return wasm::Module::load(code, lo);
   auto opened = open_cache_dir(dir);

@@ -63,7 +63,7 @@ Result<SealedFile> map_sealed_file(const std::string& dir, const std::string& na
 Result<std::vector<std::uint8_t>> read_sealed_file(const std::string& dir, const std::string& name);
 Status write_sealed_file(const std::string& dir, const std::string& name, std::vector<std::uint8_t> body);
 
-Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, const calldata::Bytes& code,
+Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string& dir, std::span<const std::uint8_t> code,
                                                                const wasm::LoadOptions& lo, const CacheLog& log);
 
 }  // namespace genvm::executor

@@ -13,11 +13,22 @@
 
 namespace genvm::executor {
 
+bool RunContext::ModuleKey::operator<(const ModuleKey& o) const {
+  if (deterministic != o.deterministic) return deterministic < o.deterministic;
+  if (metered != o.metered) return metered < o.metered;
+  if (code.size() != o.code.size()) return code.size() < o.code.size();
+  return !code.empty() && std::memcmp(code.data(), o.code.data(), code.size()) < 0;
+}
+
 using calldata::Value;
 using wasm::Caller;
 using wasm::Trap;
 
 namespace {
+
+std::span<const std::uint8_t> byte_view(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
 
 WasmStoreHashes fingerprint(const wasm::Store& store) {
   WasmStoreHashes out;
@@ -73,8 +84,9 @@ VmResult VmState::run(const calldata::Bytes& code) {
   // Raw wasm is the contract's module; any other code is a runner contract (vm_runner.cc)
   // whose plan names the modules to link and the one to start.
   static constexpr std::uint8_t kWasmMagic[4] = {0, 'a', 's', 'm'};
-  const calldata::Bytes* start_code = &code;
-  calldata::Bytes plan_start;
+  // The module to start: the code itself, or the runner plan's StartWasm, read in place from its
+  // archive (the module copies what it keeps: no copy of a 7 MB python.wasm on the way).
+  std::span<const std::uint8_t> start_code = code;
   if (code.size() < 4 || std::memcmp(code.data(), kWasmMagic, 4) != 0) {
     if (auto s = prepare_runner(code); !s) {
       log(LogLevel::kInfo, "runner", s.error().to_string());
@@ -84,16 +96,16 @@ VmResult VmState::run(const calldata::Bytes& code) {
       out.subvm_hashes = subvm_.finalize();
       return out;
     }
-    plan_start.assign(plan_->start.bytes.begin(), plan_->start.bytes.end());
-    start_code = &plan_start;
+    start_code = byte_view(plan_->start.bytes);
   }
   wasm::LoadOptions lo;
   lo.deterministic = frame_.deterministic;
   lo.metering = frame_.fuel.has_value();
   lo.engine = ctx_.engine;
-  auto load = [&](const calldata::Bytes& bytes) -> std::shared_ptr<const wasm::Module> {
-    auto key = std::make_tuple(bytes, lo.deterministic, lo.metering);
-    if (auto cached = ctx_.modules.find(key); cached != ctx_.modules.end()) return cached->second;
+  auto load = [&](std::span<const std::uint8_t> bytes) -> std::shared_ptr<const wasm::Module> {
+    if (auto cached = ctx_.modules.find(RunContext::ModuleKey{bytes, lo.deterministic, lo.metering});
+        cached != ctx_.modules.end())
+      return cached->second;
     auto loaded = load_module_cached(ctx_.module_cache_dir, bytes, lo, [this](bool problem, std::string_view line) {
       log(problem ? LogLevel::kWarn : LogLevel::kDebug, "module_cache", line);
     });
@@ -102,10 +114,10 @@ VmResult VmState::run(const calldata::Bytes& code) {
     log(LogLevel::kDebug, "engine",
         "module of " + std::to_string(bytes.size()) + " bytes: " +
             (lo.engine == wasm::Engine::kJit ? wasm::engine_note(**loaded) : std::string("interp")));
-    ctx_.modules.emplace(std::move(key), *loaded);
+    ctx_.modules.emplace(RunContext::ModuleKey{(*loaded)->bytes(), lo.deterministic, lo.metering}, *loaded);
     return *loaded;
   };
-  std::shared_ptr<const wasm::Module> module = load(*start_code);
+  std::shared_ptr<const wasm::Module> module = load(start_code);
   if (!module) return fail(VmError::invalid_contract().wasm().validating(), "");
   wasm::StoreConfig sc;
   sc.shared_ram = ctx_.ram;
@@ -148,8 +160,7 @@ VmResult VmState::run(const calldata::Bytes& code) {
   Result<wasm::Outcome> outcome = wasm::Outcome{};
   if (plan_) {
     for (const runners::Plan::Wasm& w : plan_->link) {
-      calldata::Bytes bytes(w.bytes.begin(), w.bytes.end());
-      std::shared_ptr<const wasm::Module> linked = load(bytes);
+      std::shared_ptr<const wasm::Module> linked = load(byte_view(w.bytes));
       if (!linked) return fail(VmError::invalid_contract().wasm().validating(), "");
       std::string name = runners::wasm_module_name(w.bytes);
       if (name.empty()) {

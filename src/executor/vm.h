@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <tuple>
+#include <span>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,8 +93,16 @@ struct RunContext {
   // what a delegated CallContract of this run may hand on (docs/PROTOCOLS.md, ## Executor choices).
   std::optional<BigInt> imported_det_fuel;
   // Compiled modules by (code, deterministic, metered): a nondet block runs the contract's module
-  // again, up to 4096 times, and compiling is the dearest part of a small block.
-  std::map<std::tuple<calldata::Bytes, bool, bool>, std::shared_ptr<const wasm::Module>> modules;
+  // again, up to 4096 times, and compiling is the dearest part of a small block. The key's code
+  // is a view of the module's own bytes (wasm::Module::bytes, alive as long as the entry), so a
+  // runner's 7 MB python.wasm is not copied once more into its key.
+  struct ModuleKey {
+    std::span<const std::uint8_t> code;
+    bool deterministic = false;
+    bool metered = false;
+    bool operator<(const ModuleKey& o) const;
+  };
+  std::map<ModuleKey, std::shared_ptr<const wasm::Module>> modules;
   // The engine every module of the run is loaded for (engine_choice.h); a module the JIT cannot
   // compile runs on the interpreter all the same.
   wasm::Engine engine{};  // kInterp

@@ -88,6 +88,7 @@ MemInst::~MemInst() {
 
 Module::Module(std::unique_ptr<ModuleImpl> impl) : impl_(std::move(impl)) {}
 Module::~Module() = default;
+std::span<const uint8_t> Module::bytes() const { return impl_->bytes; }
 
 Result<std::shared_ptr<const Module>> Module::load(std::span<const uint8_t> bytes, const LoadOptions& opts) {
   auto r = read_module(bytes);

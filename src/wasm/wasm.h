@@ -243,6 +243,8 @@ class Module {
                                                                   const SealKey& seal_key) {
     return load_with_compiled(bytes, opts, blob, seal_key, Prechecked{});
   }
+  // The module's own copy of the bytes it was loaded from, alive as long as the module.
+  std::span<const uint8_t> bytes() const;
   struct ImportDesc { std::string module, name; char kind; FuncType func_type; };  // kind: f t m g
   struct ExportDesc { std::string name; char kind; FuncType func_type; };  // func_type: kind f only
   std::vector<ImportDesc> imports() const;
