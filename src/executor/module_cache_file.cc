@@ -153,7 +153,8 @@ Result<wasm::SealKey> seal_key(int dirfd) {
 // file cannot be read (absent is the common case: a miss). The stamp is the mapped
 // descriptor's (fstat), so it names the bytes mapped, not whatever the name points at later.
 // The descriptor stays open with the mapping: a module-cache hit maps its JIT code from it
-// (Module::Prechecked::blob_fd), the same inode whose bytes the seal was checked over.
+// (Module::Prechecked::blob_fd), the same inode whose bytes the seal was checked over, and the
+// hit's module holds the mapping itself (Prechecked::blob_owner) to read its slot code in place.
 // Unmapped and closed on destruction.
 class MappedFile {
  public:
@@ -341,16 +342,18 @@ Result<std::shared_ptr<const wasm::Module>> load_module_cached(const std::string
     std::string err = blob ? write_atomically(dirfd.get(), name, *blob) : blob.error().to_string();
     log(false, err.empty() ? "module cache stored " + path : "module cache write failed (" + err + "): " + path);
   };
-  if (MappedFile blob(dirfd.get(), name); blob.ok()) {
+  // Shared: a hit's module keeps the mapping and reads its slot code and offsets in place.
+  if (auto blob = std::make_shared<const MappedFile>(dirfd.get(), name); blob->ok()) {
     // A file truncated under the mapping by a concurrent writer cannot happen: writers rename a
     // new file over the name, so this mapping keeps the old inode whole. The seal is checked
     // here (or vouched for by its mark), with the blob's own format: last 32 bytes.
-    auto check = check_seal(dirfd.get(), *key, name, blob);
+    auto check = check_seal(dirfd.get(), *key, name, *blob);
     wasm::Module::Prechecked pre;
     pre.seal = check.ok();
     pre.module_blake3 = &code_hash;
-    pre.blob_fd = blob.fd();
-    auto hit = check ? wasm::Module::load_with_compiled(code, lo, blob.bytes(), *key, pre)
+    pre.blob_fd = blob->fd();
+    pre.blob_owner = blob;
+    auto hit = check ? wasm::Module::load_with_compiled(code, lo, blob->bytes(), *key, pre)
                      : Result<std::shared_ptr<const wasm::Module>>(
                            make_error("module_cache", "blob seal mismatch (corrupt, or not sealed with this executor's key)"));
     if (hit) {

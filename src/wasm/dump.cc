@@ -10,18 +10,19 @@ std::string dump_function(const Module& mod, uint32_t defined_index) {
   const ModuleImpl& m = mod.impl();
   if (defined_index >= m.compiled.size()) return "no such function\n";
   const CompiledFunc& cf = m.compiled[defined_index];
-  uint32_t end = defined_index + 1 < m.compiled.size() ? m.compiled[defined_index + 1].code : uint32_t(m.code.size());
+  const auto code = m.slot_code();
+  uint32_t end = defined_index + 1 < m.compiled.size() ? m.compiled[defined_index + 1].code : uint32_t(code.size());
   std::string out;
   char buf[128];
   std::snprintf(buf, sizeof buf, "params=%u locals=%u frame=%u cost=%u\n", cf.num_params, cf.num_locals, cf.frame_slots, cf.cost);
   out += buf;
   for (uint32_t pc = cf.code; pc < end;) {
-    uint32_t op = m.code[pc];
-    uint32_t n = instr_words(&m.code[pc]) - 1;
+    uint32_t op = code[pc];
+    uint32_t n = instr_words(&code[pc]) - 1;
     const char* name = op_name(op);
     std::snprintf(buf, sizeof buf, "%6u: op %#x %s", pc, op, name ? name : "?");
     out += buf;
-    for (uint32_t k = 1; k <= n; ++k) out += " " + std::to_string(m.code[pc + k]);
+    for (uint32_t k = 1; k <= n; ++k) out += " " + std::to_string(code[pc + k]);
     out += "\n";
     pc += 1 + n;
   }
@@ -37,8 +38,8 @@ std::string dump_module(const Module& mod) {
            " results=" + std::to_string(cf.num_results) + " ";
     out += dump_function(mod, i);
   }
-  out += "code_offsets " + std::to_string(m.code_offsets.size()) + "\n";
-  for (const auto& [pc, off] : m.code_offsets) out += std::to_string(pc) + " " + std::to_string(off) + "\n";
+  out += "code_offsets " + std::to_string(m.offsets().size()) + "\n";
+  for (const auto& [pc, off] : m.offsets()) out += std::to_string(pc) + " " + std::to_string(off) + "\n";
   return out;
 }
 

@@ -62,9 +62,10 @@ void collect_frames(Trap& t, uint32_t max, Instance::Impl* inst, const uint32_t*
     f.module = in->name;
     f.func_index = uint32_t(m.num_imported_funcs + (fit - m.compiled.begin()));
     f.func_name = in->self->name_section_func_name(f.func_index);
-    auto oit = std::upper_bound(m.code_offsets.begin(), m.code_offsets.end(), off,
+    const auto offsets = m.offsets();
+    auto oit = std::upper_bound(offsets.begin(), offsets.end(), off,
                                 [](uint32_t o, const std::pair<uint32_t, uint32_t>& e) { return o < e.first; });
-    if (oit != m.code_offsets.begin() && std::prev(oit)->first >= fit->code) f.code_offset = std::prev(oit)->second;
+    if (oit != offsets.begin() && std::prev(oit)->first >= fit->code) f.code_offset = std::prev(oit)->second;
     t.frames.push_back(std::move(f));
   };
   if (t.frames.size() < max) add(inst, pc);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,19 @@ struct ModuleImpl {
   // ascending in code index: maps an interpreter pc back to the module binary for backtraces.
   // Read only on the trap path.
   std::vector<std::pair<uint32_t, uint32_t>> code_offsets;
+  // A compiled-module cache hit whose caller keeps the blob mapped (Module::Prechecked::
+  // blob_owner) takes the slot code and the offset table as views of the blob, alive while
+  // `blob_owner` is, and leaves the two vectors above empty: python.wasm's are 24 MB that a
+  // run on the JIT barely reads. slot_code() and offsets() are what runs and what traps read.
+  std::shared_ptr<const void> blob_owner;
+  std::span<const uint32_t> mapped_code;
+  std::span<const std::pair<uint32_t, uint32_t>> mapped_offsets;
+  std::span<const uint32_t> slot_code() const {
+    return blob_owner ? mapped_code : std::span<const uint32_t>(code);
+  }
+  std::span<const std::pair<uint32_t, uint32_t>> offsets() const {
+    return blob_owner ? mapped_offsets : std::span<const std::pair<uint32_t, uint32_t>>(code_offsets);
+  }
 
   // LoadOptions::engine == kJit: the machine code (null: the module runs on the interpreter) and
   // the JIT's note about it (src/wasm/jit); jit_from_cache: the code was mapped from a

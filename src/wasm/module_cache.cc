@@ -50,7 +50,7 @@ void put32(std::vector<uint8_t>& out, uint32_t v) {
 }
 
 // The code array, the bulk of a blob: one memcpy on a little-endian host.
-void put_words(std::vector<uint8_t>& out, const std::vector<uint32_t>& words) {
+void put_words(std::vector<uint8_t>& out, std::span<const uint32_t> words) {
   if constexpr (std::endian::native == std::endian::little) {
     size_t at = out.size();
     out.resize(at + words.size() * 4);
@@ -60,7 +60,7 @@ void put_words(std::vector<uint8_t>& out, const std::vector<uint32_t>& words) {
   }
 }
 
-void put_pairs(std::vector<uint8_t>& out, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+void put_pairs(std::vector<uint8_t>& out, std::span<const std::pair<uint32_t, uint32_t>> pairs) {
   for (const auto& [a, b] : pairs) {
     put32(out, a);
     put32(out, b);
@@ -130,7 +130,9 @@ Error refuse(const std::string& why) { return make_error("module_cache", why); }
 
 Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key) const {
   const ModuleImpl& m = *impl_;
-  if (m.compiled.size() > UINT32_MAX / 64 || m.code.size() > UINT32_MAX / 8 || m.code_offsets.size() > UINT32_MAX / 16)
+  const auto code = m.slot_code();
+  const auto offsets = m.offsets();
+  if (m.compiled.size() > UINT32_MAX / 64 || code.size() > UINT32_MAX / 8 || offsets.size() > UINT32_MAX / 16)
     return refuse("module too large to cache");
   const jit::ModuleCode* jc = m.jit_code.get();
   size_t jit_size = 0;
@@ -142,7 +144,7 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
                jc->data_ranges.size() * 8 + kJitCodeAlign + jc->code->size();
   }
   std::vector<uint8_t> out;
-  out.reserve(100 + m.compiled.size() * kFuncWords * 4 + m.code.size() * 4 + m.code_offsets.size() * 8 + jit_size);
+  out.reserve(100 + m.compiled.size() * kFuncWords * 4 + code.size() * 4 + offsets.size() * 8 + jit_size);
   out.insert(out.end(), kMagic, kMagic + 4);
   put32(out, kFormatVersion);
   put32(out, kEngineBuild);
@@ -154,14 +156,14 @@ Result<std::vector<uint8_t>> Module::serialize_compiled(const SealKey& seal_key)
   auto h = blake3::hash(m.bytes);
   out.insert(out.end(), h.begin(), h.end());
   put32(out, uint32_t(m.compiled.size()));
-  put32(out, uint32_t(m.code.size()));
-  put32(out, uint32_t(m.code_offsets.size()));
+  put32(out, uint32_t(code.size()));
+  put32(out, uint32_t(offsets.size()));
   for (const CompiledFunc& f : m.compiled) {
     for (uint32_t v : {f.type_index, f.code, f.num_params, f.num_results, f.num_locals, f.frame_slots, f.cost})
       put32(out, v);
   }
-  put_words(out, m.code);
-  put_pairs(out, m.code_offsets);
+  put_words(out, code);
+  put_pairs(out, offsets);
   put_jit_section(out, jc);
   auto seal = blake3::keyed_hash(seal_key, out);
   out.insert(out.end(), seal.begin(), seal.end());
@@ -244,17 +246,29 @@ Result<std::shared_ptr<const Module>> Module::load_with_compiled(std::span<const
       return refuse("blob frame size implausible");
     f.type_id = m->type_ids[f.type_index];
   }
-  m->code.resize(n_code);
-  if constexpr (std::endian::native == std::endian::little) {
-    if (n_code) std::memcpy(m->code.data(), body.data() + r.pos, size_t(n_code) * 4);  // size checked above
-    r.pos += size_t(n_code) * 4;
+  // Views of the blob where its owner keeps it alive (the words are 4-byte aligned in it, as
+  // every field before them is a u32 or the 32-byte hash), else copies.
+  static_assert(sizeof(std::pair<uint32_t, uint32_t>) == 8 && alignof(std::pair<uint32_t, uint32_t>) == 4);
+  if (std::endian::native == std::endian::little && pre.blob_owner &&
+      reinterpret_cast<uintptr_t>(blob.data()) % alignof(uint32_t) == 0) {
+    m->blob_owner = pre.blob_owner;
+    m->mapped_code = {reinterpret_cast<const uint32_t*>(body.data() + r.pos), n_code};
+    r.pos += size_t(n_code) * 4;  // sizes checked above
+    m->mapped_offsets = {reinterpret_cast<const std::pair<uint32_t, uint32_t>*>(body.data() + r.pos), n_offsets};
+    r.pos += size_t(n_offsets) * 8;
   } else {
-    for (uint32_t& w : m->code) r.get32(w);
+    m->code.resize(n_code);
+    if constexpr (std::endian::native == std::endian::little) {
+      if (n_code) std::memcpy(m->code.data(), body.data() + r.pos, size_t(n_code) * 4);  // size checked above
+      r.pos += size_t(n_code) * 4;
+    } else {
+      for (uint32_t& w : m->code) r.get32(w);
+    }
+    m->code_offsets = r.pairs(n_offsets);
   }
   // Not checked for order: the compiler's retag of a fused instruction may append an entry
   // whose code index is below the previous one, and the blob must reproduce the table as is.
-  m->code_offsets = r.pairs(n_offsets);
-  for (const auto& [ci, off] : m->code_offsets)
+  for (const auto& [ci, off] : m->offsets())
     if (ci >= n_code || off > bytes.size()) return refuse("blob offset table implausible");
 
   uint32_t has_jit = 0;

@@ -436,7 +436,7 @@ Result<Instance*> Linker::instantiate(Store& s, const std::shared_ptr<const Modu
   impl->store = &s;
   impl->module = module;
   impl->m = &m;
-  impl->code = m.code.data();
+  impl->code = m.slot_code().data();
   impl->name = name;
   Instance::Impl* ip = impl.get();
 

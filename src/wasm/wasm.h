@@ -227,10 +227,14 @@ class Module {
   // caller's read-only mapping of it). The blob's JIT code, page-aligned in the file, is then
   // mapped from it read+execute instead of copied; where that mapping is refused (a noexec
   // mount) it is copied. The descriptor is not kept.
+  // `blob_owner`: keeps `blob`'s bytes alive and unchanged (the caller's read-only mapping of
+  // the file); the module then holds it and reads its slot code and offset table in place
+  // instead of copying them.
   struct Prechecked {
     bool seal = false;
     const std::array<uint8_t, 32>* module_blake3 = nullptr;
     int blob_fd = -1;
+    std::shared_ptr<const void> blob_owner;
   };
   static Result<std::shared_ptr<const Module>> load_with_compiled(std::span<const uint8_t> bytes,
                                                                   const LoadOptions& opts,

@@ -1365,6 +1365,26 @@ TEST(WasmModuleCache, ModuleLoadedFromItsBlobRunsExactlyLikeTheFreshOne) {
     auto again = (*cached)->serialize_compiled(kTestSealKey);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(*again, *blob);
+
+    // With an owner that keeps the blob alive, the slot code and offsets are read in place: no
+    // copy, the same words, the same run (its traps' backtraces read the offsets), the same blob.
+    auto owner = std::make_shared<const std::vector<uint8_t>>(*blob);
+    Module::Prechecked pre;
+    pre.blob_owner = owner;
+    auto viewed = Module::load_with_compiled(bytes, lo, *owner, kTestSealKey, pre);
+    ASSERT_TRUE(viewed.ok()) << viewed.error().to_string();
+    const ModuleImpl& v = (*viewed)->impl();
+    EXPECT_TRUE(v.code.empty());
+    EXPECT_TRUE(v.code_offsets.empty());
+    const auto* in_blob = reinterpret_cast<const uint8_t*>(v.slot_code().data());
+    EXPECT_TRUE(in_blob >= owner->data() && in_blob < owner->data() + owner->size()) << "a view of the blob";
+    EXPECT_TRUE(std::ranges::equal(v.slot_code(), (*fresh)->impl().code));
+    EXPECT_TRUE(std::ranges::equal(v.offsets(), (*fresh)->impl().code_offsets));
+    owner.reset();  // the module holds it now
+    EXPECT_EQ(blob_transcript(*viewed, lo.metering), want);
+    auto from_view = (*viewed)->serialize_compiled(kTestSealKey);
+    ASSERT_TRUE(from_view.ok());
+    EXPECT_EQ(*from_view, *blob);
   }
 }
 
