@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
+
 #include "executor/wasm_check.h"
+#include "wasm/wasm.h"
 
 namespace genvm::executor {
 namespace {
@@ -95,6 +99,39 @@ TEST(Vm, ModulesThatCannotRunAreInvalidContracts) {
 TEST(Vm, EmptySubVmAccumulatorIsReported) {
   VmResult r = run_hex(kReturns);
   EXPECT_EQ(r.subvm_hashes, SubVmHashAccumulator().finalize());
+}
+
+// A nondet block runs the contract's module again: the run compiles it once per (code,
+// deterministic, metered), and the key is a view of the module's own bytes, so the caller's
+// buffer may be gone by the next sub-VM (under ASan a key into it would be a use after free).
+TEST(Vm, SubVmsOfOneRunShareTheCompiledModule) {
+  NeverReader reader;
+  Storage storage(reader, calldata::Address{});
+  RunContext ctx;
+  ctx.storage = &storage;
+  auto run_fresh_copy = [&](std::optional<std::uint64_t> fuel, bool deterministic) {
+    VmFrame frame;
+    frame.startup_message = Value(Value::Map{});
+    frame.fuel = fuel;
+    frame.deterministic = deterministic;
+    auto code = std::make_unique<calldata::Bytes>(from_hex(kExit3));
+    VmResult r = run_vm(ctx, frame, *code);
+    code.reset();
+    return r;
+  };
+  EXPECT_EQ(run_fresh_copy(std::nullopt, true).data, Value("exit_code 3"));
+  ASSERT_EQ(ctx.modules.size(), 1u);
+  const wasm::Module* first = ctx.modules.begin()->second.get();
+  EXPECT_EQ(run_fresh_copy(std::nullopt, true).data, Value("exit_code 3"));
+  ASSERT_EQ(ctx.modules.size(), 1u) << "the same code in the same mode is not compiled again";
+  EXPECT_EQ(ctx.modules.begin()->second.get(), first);
+  EXPECT_EQ(run_fresh_copy(std::uint64_t{1} << 30, true).data, Value("exit_code 3"));
+  EXPECT_EQ(run_fresh_copy(std::nullopt, false).data, Value("exit_code 3"));
+  EXPECT_EQ(ctx.modules.size(), 3u) << "metered and non-deterministic builds are their own entries";
+  for (const auto& [key, module] : ctx.modules) {
+    EXPECT_EQ(key.code.data(), module->bytes().data()) << "a key views its module's bytes";
+    EXPECT_EQ(key.code.size(), module->bytes().size());
+  }
 }
 
 TEST(CheckContractModule, AcceptsSdkModulesAndRejectsOthers) {
