@@ -1,8 +1,11 @@
-#include "executor/sha3.h"
-
+// The Keccak-f[1600] sponge behind common/sha3.h's KeccakSponge: no OpenSSL here, so a binary
+// that hashes only through this file never loads libcrypto for it.
+#include <algorithm>
 #include <cstring>
 
-namespace genvm::executor {
+#include "common/sha3.h"
+
+namespace genvm {
 
 namespace {
 
@@ -50,7 +53,7 @@ void absorb(std::array<std::uint64_t, 25>& state, const std::uint8_t* block, std
 
 }  // namespace
 
-void Sha3Hasher::update(std::span<const std::uint8_t> data) {
+void KeccakSponge::update(std::span<const std::uint8_t> data) {
   const std::uint8_t* p = data.data();
   std::size_t n = data.size();
   if (used_ > 0) {
@@ -70,29 +73,29 @@ void Sha3Hasher::update(std::span<const std::uint8_t> data) {
   }
 }
 
-Digest32 Sha3Hasher::digest() const {
+Sha3_256Digest KeccakSponge::digest() const {
   std::array<std::uint64_t, 25> state = state_;
   std::array<std::uint8_t, kRate> last{};
   std::memcpy(last.data(), block_.data(), used_);
-  last[used_] ^= domain_;     // domain bits and the first padding bit
+  // The domain bits and the first padding bit: SHA3 appends 01 before its pad10*1, the original
+  // Keccak nothing.
+  last[used_] ^= padding_ == KeccakPadding::sha3 ? 0x06 : 0x01;
   last[kRate - 1] ^= 0x80;    // the last padding bit
   absorb(state, last.data(), kRate);
-  Digest32 out;
+  Sha3_256Digest out;
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint8_t>(state[i / 8] >> (8 * (i % 8)));
   return out;
 }
 
-Digest32 sha3_256(std::span<const std::uint8_t> data) {
-  Sha3Hasher h;
-  h.update(data);
+Sha3_256Digest keccak256(std::span<const std::uint8_t> input) {
+  KeccakSponge h(KeccakPadding::keccak);
+  h.update(input);
   return h.digest();
 }
 
-Digest32 keccak256(std::span<const std::uint8_t> data) {
-  Sha3Hasher h;
-  h.domain_ = 0x01;
-  h.update(data);
-  return h.digest();
+Sha3_256Digest keccak256(std::string_view input) {
+  return keccak256(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(input.data()),
+                                                 input.size()));
 }
 
-}  // namespace genvm::executor
+}  // namespace genvm
