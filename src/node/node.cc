@@ -448,4 +448,47 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
                      opts_.run_timeout_ms, opts_.debug_mode);
 }
 
+Result<RunReport> Node::view_code(const Bytes& code, const Value& entry) {
+  if (auto s = state_.begin_read(); !s) return s.take_error();
+  struct EndRead {
+    State& st;
+    ~EndRead() { st.abort(); }
+  } end_read{state_};
+  TxRecord rec;
+  Value d = execution_data(rec, code, entry, std::nullopt);
+  // The executor runs supplied code without writing it when the message is not an init.
+  if (auto it = d.as_map().find("message"); it != d.as_map().end() && it->second.is_map()) {
+    it->second.as_map().insert_or_assign("is_init", Value(false));
+  }
+  return runner_.run(opts_.genvm, d, "cn", state_, opts_.run_timeout_ms, opts_.debug_mode);
+}
+
+Result<TxOutcome> Node::transfer(const Address& from, const Address& to, std::uint64_t value) {
+  if (auto s = state_.begin(); !s) return s.take_error();
+  auto bal = state_.balance(from);
+  if (!bal) {
+    state_.abort();
+    return bal.take_error();
+  }
+  if (u256_less(*bal, value)) {
+    state_.abort();
+    return make_error("insufficient_balance", address_text(from) + " holds less than the value " + std::to_string(value));
+  }
+  TxRecord rec;
+  rec.kind = "transfer";
+  rec.sender = from;
+  rec.target = to;
+  rec.value = value;
+  rec.calldata = calldata::encode(Value());
+  rec.status = "accepted";
+  rec.result_kind = 0;
+  rec.result_text = "null";
+  auto id = state_.commit(rec, Effects{});
+  if (!id) return id.take_error();
+  rec.id = *id;
+  TxOutcome out;
+  out.record = std::move(rec);
+  return out;
+}
+
 }  // namespace genvm::node

@@ -128,6 +128,12 @@ class Node {
   // The node's faucet: a `fund` receipt that creates `value` for `to` (no run).
   Result<TxOutcome> fund(const Address& to, std::uint64_t value);
   Result<RunReport> view(const Address& contract, const calldata::Value& entry);
+  // Runs `code` read-only as given, not deployed and not as a deployment (no init): what a
+  // schema read of code needs (genvm-node serve's gen_getContractSchemaForCode).
+  Result<RunReport> view_code(const Bytes& code, const calldata::Value& entry);
+  // Moves `value` from `from` to `to` with no run: a `transfer` receipt, accepted with Return
+  // (State::commit moves the value); `insufficient_balance` and nothing stored if `from` holds less.
+  Result<TxOutcome> transfer(const Address& from, const Address& to, std::uint64_t value);
   // Runs the messages still pending in the state (left by a node killed between a commit and
   // its follow-ups), oldest first, and theirs in turn; returns the new transactions.
   Result<std::vector<std::int64_t>> serve_pending();

@@ -830,10 +830,17 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
     q.i64(13, static_cast<std::int64_t>(d.log_entries)).i64(14, d.omitted ? 1 : 0);
     if (q.step() != SQLITE_DONE) return db_error(db_, "insert debug record");
   }
+  if (commit_hook_) {
+    CommitHook hook = std::move(commit_hook_);
+    commit_hook_ = nullptr;
+    if (auto s = hook(db_, id); !s) return s.take_error();
+  }
   if (auto s = exec("COMMIT"); !s) return s.take_error();
   guard.done();
   return id;
 }
+
+void State::set_busy_timeout(int ms) { sqlite3_busy_timeout(db_, ms); }
 
 Status State::check_consistency() {
   struct Check {

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -171,6 +172,15 @@ class State {
   // transaction (the one begin() opened, or its own). Returns the new transaction id.
   Result<std::int64_t> commit(const TxRecord& rec, const Effects& fx);
 
+  // Runs once, inside the next commit()'s SQL transaction, after the receipt is written (its
+  // id), before COMMIT; its error rolls that commit back. A caller's own rows then commit or
+  // roll back with the receipt (genvm-node serve links its queued transaction to it).
+  using CommitHook = std::function<Status(sqlite3* db, std::int64_t id)>;
+  void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
+  // How long a write waits for another connection's write lock (State::open sets 100 ms for
+  // writers, so a second CLI writer fails fast); a long-running server may wait longer.
+  void set_busy_timeout(int ms);
+
   // Whole-database checks for tests and `genvm-node check`: every storage blob's owner is a
   // contract, every event and message belongs to a stored transaction, nonces equal the count
   // of the sender's transactions, and all balances sum to what `fund` transactions created.
@@ -185,6 +195,7 @@ class State {
   sqlite3* db_;
   bool in_tx_ = false;
   bool read_only_ = false;
+  CommitHook commit_hook_;
 };
 
 bool u256_less(const std::array<std::uint8_t, 32>& a, std::uint64_t v);  // a (u256 LE) < v

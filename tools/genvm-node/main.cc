@@ -23,6 +23,7 @@
 #include "common/json.h"
 #include "node/cli_args.h"
 #include "node/node.h"
+#include "node/serve/serve.h"
 #include "node/state.h"
 #include "runners/runners.h"
 
@@ -56,6 +57,7 @@ constexpr const char* kUsage =
     "       genvm-node [OPTIONS] fund ADDRESS AMOUNT\n"
     "       genvm-node [OPTIONS] check [FILE]\n"
     "       genvm-node [OPTIONS] contracts | txs [ADDRESS] | storage ADDRESS | schema ADDRESS\n"
+    "       genvm-node serve [SERVE OPTIONS]   (a Studio-compatible JSON-RPC node: serve --help)\n"
     "\n"
     "deploy and call are write transactions: a leader run, then N validator runs. A validator\n"
     "agrees when its execution hash is the leader's and none of its non-deterministic blocks\n"
@@ -895,6 +897,9 @@ int parse_options(int argc, char** argv, Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "serve") {
+    return genvm::node::serve::serve_main(argc - 1, argv + 1, default_genvm());
+  }
   Options o;
   if (int rc = parse_options(argc, argv, o); rc != 0) return rc < 0 ? kExitOk : rc;
   if (o.pos.empty()) return fail(kExitBadInput, "no command (see genvm-node --help)", "usage");

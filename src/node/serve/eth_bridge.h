@@ -1,0 +1,49 @@
+// What genvm-node serve needs of the Ethereum transaction layer (src/eth), in the node's own
+// types: a signed transaction's sender and fields, the consensus contract's addTransaction
+// arguments, GenLayer's txData, and gen_call's data. Kept to this one seam so the RPC methods
+// do not depend on the eth library's types.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "common/result.h"
+#include "node/serve/store.h"
+
+namespace genvm::node::serve {
+
+struct SignedTx {
+  Hash hash{};                     // Keccak-256 of the raw bytes
+  Address from;                    // recovered from the signature
+  std::optional<Address> to;       // none: contract creation
+  std::uint64_t nonce = 0;
+  std::optional<std::uint64_t> chain_id;  // none: a legacy transaction without EIP-155
+  std::array<std::uint8_t, 32> value{};   // big-endian
+  Bytes data;
+};
+
+struct AddTransaction {
+  Address sender, recipient;
+  std::uint64_t num_validators = 0, max_rotations = 0;  // saturated at 2^64-1
+  Bytes tx_data;
+};
+
+struct GenTxData {
+  bool deploy = false;
+  Bytes code;       // deploy only
+  Bytes calldata;
+  bool leader_only = false;
+};
+
+Result<SignedTx> decode_signed_tx(std::span<const std::uint8_t> raw);
+Result<AddTransaction> decode_add_transaction(std::span<const std::uint8_t> input);
+Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data);
+// gen_call's data: RLP [calldata, leader_only].
+Result<GenTxData> decode_call_data(std::span<const std::uint8_t> data);
+Hash keccak(std::span<const std::uint8_t> bytes);
+// The NewTransaction(bytes32,address,address) event's topic 0.
+Hash new_transaction_topic();
+
+}  // namespace genvm::node::serve

@@ -1,0 +1,272 @@
+#include "node/serve/store.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+
+namespace genvm::node::serve {
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS serve_txs(seq INTEGER PRIMARY KEY AUTOINCREMENT, hash BLOB NOT NULL UNIQUE,
+  sender BLOB NOT NULL, nonce INTEGER NOT NULL, type INTEGER NOT NULL, recipient BLOB NOT NULL,
+  value INTEGER NOT NULL, code BLOB NOT NULL, calldata BLOB NOT NULL, leader_only INTEGER NOT NULL,
+  num_validators INTEGER NOT NULL, max_rotations INTEGER NOT NULL, status TEXT NOT NULL,
+  state_tx INTEGER NOT NULL DEFAULT 0, result BLOB NOT NULL DEFAULT x'', error TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL, decided_at INTEGER NOT NULL DEFAULT 0, UNIQUE(sender, nonce));
+CREATE INDEX IF NOT EXISTS serve_txs_by_status ON serve_txs(status);
+CREATE INDEX IF NOT EXISTS serve_txs_by_recipient ON serve_txs(recipient);
+)sql";
+
+constexpr const char* kColumns =
+    "seq, hash, sender, nonce, type, recipient, value, code, calldata, leader_only, num_validators, max_rotations,"
+    " status, state_tx, result, error, created_at, decided_at";
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& blob(int i, const std::uint8_t* p, std::size_t n) {
+    sqlite3_bind_blob(s_, i, n ? p : reinterpret_cast<const std::uint8_t*>(""), static_cast<int>(n), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& blob(int i, const Bytes& b) { return blob(i, b.data(), b.size()); }
+  Stmt& addr(int i, const Address& a) { return blob(i, a.bytes.data(), a.bytes.size()); }
+  Stmt& hash(int i, const Hash& h) { return blob(i, h.data(), h.size()); }
+  Stmt& text(int i, const std::string& t) {
+    sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& i64(int i, std::int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  int step() { return sqlite3_step(s_); }
+  Bytes col_blob(int c) {
+    auto p = static_cast<const std::uint8_t*>(sqlite3_column_blob(s_, c));
+    int n = sqlite3_column_bytes(s_, c);
+    return p ? Bytes(p, p + n) : Bytes{};
+  }
+  std::string col_text(int c) {
+    auto p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, c))) : std::string();
+  }
+  std::int64_t col_i64(int c) { return sqlite3_column_int64(s_, c); }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+Error db_error(sqlite3* db, const std::string& what) {
+  int rc = sqlite3_extended_errcode(db) & 0xff;
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+    return make_error("state_locked", "the state database stayed locked by another writer (" + what + ")");
+  }
+  return make_error("state_sql", what + ": " + sqlite3_errmsg(db));
+}
+
+QueuedTx read_row(Stmt& q) {
+  QueuedTx t;
+  t.seq = q.col_i64(0);
+  Bytes h = q.col_blob(1);
+  if (h.size() == 32) std::memcpy(t.hash.data(), h.data(), 32);
+  auto addr = [&](int c) {
+    Address a;
+    Bytes b = q.col_blob(c);
+    if (b.size() == 20) std::memcpy(a.bytes.data(), b.data(), 20);
+    return a;
+  };
+  t.from = addr(2);
+  t.nonce = static_cast<std::uint64_t>(q.col_i64(3));
+  t.type = static_cast<TxType>(q.col_i64(4));
+  t.to = addr(5);
+  t.value = static_cast<std::uint64_t>(q.col_i64(6));
+  t.code = q.col_blob(7);
+  t.calldata = q.col_blob(8);
+  t.leader_only = q.col_i64(9) != 0;
+  t.num_validators = static_cast<int>(q.col_i64(10));
+  t.max_rotations = static_cast<int>(q.col_i64(11));
+  t.status = q.col_text(12);
+  t.state_tx = q.col_i64(13);
+  t.result = q.col_blob(14);
+  t.error = q.col_text(15);
+  t.created_at = q.col_i64(16);
+  t.decided_at = q.col_i64(17);
+  return t;
+}
+
+class SqliteStore final : public TxStore {
+ public:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  ~SqliteStore() override { sqlite3_close(db_); }
+
+  Status exec(const char* sql) {
+    char* msg = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+      std::string m = msg ? msg : "";
+      sqlite3_free(msg);
+      return db_error(db_, m);
+    }
+    return {};
+  }
+
+  Result<std::uint64_t> next_nonce(const Address& sender) override {
+    Stmt q(db_, "SELECT count(*) FROM serve_txs WHERE sender=?");
+    if (!q.ok()) return db_error(db_, "count nonces");
+    q.addr(1, sender);
+    if (q.step() != SQLITE_ROW) return db_error(db_, "count nonces");
+    return static_cast<std::uint64_t>(q.col_i64(0));
+  }
+
+  Result<std::int64_t> enqueue(const QueuedTx& t) override {
+    if (t.value > std::uint64_t(INT64_MAX) || t.nonce > std::uint64_t(INT64_MAX)) {
+      return make_error("bad_value", "a value or nonce is at most 2^63-1");
+    }
+    // The nonce check and the insert in one write transaction: two submissions with the same
+    // nonce cannot both pass.
+    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
+    struct Rollback {
+      SqliteStore* s;
+      bool done = false;
+      ~Rollback() {
+        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+    } guard{this};
+    {
+      Stmt q(db_, "SELECT 1 FROM serve_txs WHERE hash=?");
+      q.hash(1, t.hash);
+      if (q.step() == SQLITE_ROW) return make_error("known_transaction", "already known: " + hash_hex(t.hash));
+    }
+    auto next = next_nonce(t.from);
+    if (!next) return next.take_error();
+    if (t.nonce != *next) {
+      return make_error(t.nonce < *next ? "nonce_too_low" : "nonce_too_high",
+                        std::string(t.nonce < *next ? "nonce too low" : "nonce too high") + ": " + address_text(t.from) +
+                            " has nonce " + std::to_string(*next) + ", the transaction has " + std::to_string(t.nonce));
+    }
+    Stmt q(db_,
+           "INSERT INTO serve_txs(hash, sender, nonce, type, recipient, value, code, calldata, leader_only,"
+           " num_validators, max_rotations, status, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "queue a transaction");
+    q.hash(1, t.hash).addr(2, t.from).i64(3, static_cast<std::int64_t>(t.nonce)).i64(4, static_cast<int>(t.type));
+    q.addr(5, t.to).i64(6, static_cast<std::int64_t>(t.value)).blob(7, t.code).blob(8, t.calldata);
+    q.i64(9, t.leader_only).i64(10, t.num_validators).i64(11, t.max_rotations).text(12, t.status).i64(13, t.created_at);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "queue a transaction");
+    std::int64_t seq = sqlite3_last_insert_rowid(db_);
+    if (auto s = exec("COMMIT"); !s) return s.take_error();
+    guard.done = true;
+    return seq;
+  }
+
+  Result<std::optional<QueuedTx>> one(const std::string& where, const Hash* h) {
+    Stmt q(db_, (std::string("SELECT ") + kColumns + " FROM serve_txs " + where).c_str());
+    if (!q.ok()) return db_error(db_, "read the queue");
+    if (h) q.hash(1, *h);
+    int rc = q.step();
+    if (rc == SQLITE_DONE) return std::optional<QueuedTx>();
+    if (rc != SQLITE_ROW) return db_error(db_, "read the queue");
+    return std::optional<QueuedTx>(read_row(q));
+  }
+
+  Result<std::optional<QueuedTx>> get(const Hash& h) override { return one("WHERE hash=?", &h); }
+  Result<std::optional<QueuedTx>> next_undecided() override {
+    return one("WHERE status IN ('PENDING','PROPOSING') ORDER BY seq LIMIT 1", nullptr);
+  }
+
+  Status set_status(const Hash& h, const std::string& status) override {
+    Stmt q(db_, "UPDATE serve_txs SET status=? WHERE hash=?");
+    q.text(1, status).hash(2, h);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "update a status");
+    return {};
+  }
+
+  Status decide(const QueuedTx& t) override {
+    Stmt q(db_, "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=? WHERE hash=?");
+    q.text(1, t.status).i64(2, t.state_tx).blob(3, t.result).text(4, t.error).i64(5, t.decided_at).addr(6, t.to);
+    q.hash(7, t.hash);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "record a decision");
+    return {};
+  }
+
+  Result<int> finalize_until(std::int64_t before_ms) override {
+    Stmt q(db_, "UPDATE serve_txs SET status='FINALIZED' WHERE status IN ('ACCEPTED','UNDETERMINED') AND decided_at<=?");
+    q.i64(1, before_ms);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "finalize");
+    return sqlite3_changes(db_);
+  }
+
+  Result<std::vector<QueuedTx>> for_address(const Address& a, std::int64_t limit) override {
+    Stmt q(db_, (std::string("SELECT ") + kColumns +
+                 " FROM serve_txs WHERE sender=?1 OR recipient=?1 ORDER BY seq DESC LIMIT ?2").c_str());
+    if (!q.ok()) return db_error(db_, "list transactions");
+    q.addr(1, a).i64(2, limit);
+    std::vector<QueuedTx> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_row(q));
+    if (rc != SQLITE_DONE) return db_error(db_, "list transactions");
+    return out;
+  }
+
+  Result<std::int64_t> last_seq() override {
+    Stmt q(db_, "SELECT coalesce(max(seq), 0) FROM serve_txs");
+    if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "read the queue");
+    return q.col_i64(0);
+  }
+
+ private:
+  sqlite3* db_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TxStore>> open_sqlite_store(const std::string& state_path, int busy_ms) {
+  // The file is node::State's: State::open (run first by the caller) created it, its schema
+  // and its marker; this connection adds the queue's table.
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(state_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("state_open", "cannot open state database " + state_path + ": " + m);
+  }
+  sqlite3_busy_timeout(db, busy_ms);
+  auto store = std::make_unique<SqliteStore>(db);
+  if (auto s = store->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
+  if (auto s = store->exec(kSchema); !s) return s.take_error();
+  return std::unique_ptr<TxStore>(std::move(store));
+}
+
+Status link_receipt(sqlite3* db, const Hash& hash, std::int64_t id) {
+  Stmt q(db, "UPDATE serve_txs SET state_tx=? WHERE hash=?");
+  if (!q.ok()) return db_error(db, "link a receipt");
+  q.i64(1, id).hash(2, hash);
+  if (q.step() != SQLITE_DONE) return db_error(db, "link a receipt");
+  if (sqlite3_changes(db) != 1) return make_error("state_sql", "no queued transaction " + hash_hex(hash));
+  return {};
+}
+
+std::string hash_hex(const Hash& h) { return "0x" + hex(h.data(), h.size()); }
+
+std::optional<Hash> parse_hash(std::string_view s) {
+  if (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X") s.remove_prefix(2);
+  if (s.size() != 64) return std::nullopt;
+  Hash h{};
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (int i = 0; i < 32; ++i) {
+    int hi = nib(s[2 * i]), lo = nib(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    h[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return h;
+}
+
+}  // namespace genvm::node::serve
