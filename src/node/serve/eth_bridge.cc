@@ -1,17 +1,64 @@
 #include "node/serve/eth_bridge.h"
 
-// Until the transaction layer (src/eth) is linked in, every decode is refused with one error.
+#include <cstring>
+
+#include "eth/eth.h"
+
 namespace genvm::node::serve {
 
 namespace {
-Error unavailable() { return make_error("eth_unavailable", "this build has no Ethereum transaction layer"); }
+
+Address to_address(const eth::Address& a) {
+  Address out;
+  std::memcpy(out.bytes.data(), a.data(), 20);
+  return out;
+}
+
+GenTxData from_eth(eth::GenTxData d) {
+  GenTxData out;
+  out.deploy = d.deploy;
+  out.code = std::move(d.code);
+  out.calldata = std::move(d.calldata);
+  out.leader_only = d.mode != eth::ExecutionMode::normal;
+  return out;
+}
+
 }  // namespace
 
-Result<SignedTx> decode_signed_tx(std::span<const std::uint8_t>) { return unavailable(); }
-Result<AddTransaction> decode_add_transaction(std::span<const std::uint8_t>) { return unavailable(); }
-Result<GenTxData> decode_tx_data(std::span<const std::uint8_t>) { return unavailable(); }
-Result<GenTxData> decode_call_data(std::span<const std::uint8_t>) { return unavailable(); }
-Hash keccak(std::span<const std::uint8_t>) { return Hash{}; }
-Hash new_transaction_topic() { return Hash{}; }
+Result<SignedTx> decode_signed_tx(std::span<const std::uint8_t> raw) {
+  auto tx = eth::parse_signed_tx(raw);
+  if (!tx) return tx.take_error();
+  SignedTx out;
+  out.hash = tx->hash;
+  out.from = to_address(tx->sender);
+  if (tx->to) out.to = to_address(*tx->to);
+  out.nonce = tx->nonce;
+  out.chain_id = tx->chain_id;
+  out.value = tx->value;
+  out.data = std::move(tx->data);
+  return out;
+}
+
+Result<AddTransaction> decode_add_transaction(std::span<const std::uint8_t> input) {
+  auto call = eth::decode_add_transaction(input);
+  if (!call) return call.take_error();
+  AddTransaction out;
+  out.sender = to_address(call->sender);
+  out.recipient = to_address(call->recipient);
+  out.num_validators = call->num_of_initial_validators;
+  out.max_rotations = call->max_rotations;
+  out.tx_data = std::move(call->tx_data);
+  return out;
+}
+
+Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data, bool deploy) {
+  auto d = eth::decode_gen_tx_data(tx_data, deploy);
+  if (!d) return d.take_error();
+  return from_eth(std::move(*d));
+}
+
+Result<GenTxData> decode_call_data(std::span<const std::uint8_t> data) { return decode_tx_data(data, false); }
+
+Hash new_transaction_topic() { return eth::new_transaction_topic(); }
 
 }  // namespace genvm::node::serve

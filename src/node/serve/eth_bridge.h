@@ -1,5 +1,5 @@
-// What genvm-node serve needs of the Ethereum transaction layer (src/eth), in the node's own
-// types: a signed transaction's sender and fields, the consensus contract's addTransaction
+// What genvm-node serve needs of the Ethereum transaction layer (src/eth, eth/eth.h), in the
+// node's own types: a signed transaction's sender and fields, the consensus contract's addTransaction
 // arguments, GenLayer's txData, and gen_call's data. Kept to this one seam so the RPC methods
 // do not depend on the eth library's types.
 #pragma once
@@ -39,10 +39,10 @@ struct GenTxData {
 
 Result<SignedTx> decode_signed_tx(std::span<const std::uint8_t> raw);
 Result<AddTransaction> decode_add_transaction(std::span<const std::uint8_t> input);
-Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data);
+// deploy: the addTransaction's recipient is zero ([code, calldata, flag?]); else [calldata, flag?].
+Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data, bool deploy);
 // gen_call's data: RLP [calldata, leader_only].
 Result<GenTxData> decode_call_data(std::span<const std::uint8_t> data);
-Hash keccak(std::span<const std::uint8_t> bytes);
 // The NewTransaction(bytes32,address,address) event's topic 0.
 Hash new_transaction_topic();
 

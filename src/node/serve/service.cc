@@ -256,7 +256,12 @@ RpcResult Service::send_raw_transaction(const Params& p) {
   if (tx->to && *tx->to == *consensus && !tx->data.empty()) {
     auto add = decode_add_transaction(tx->data);
     if (!add) return server_error("Invalid transaction: " + add.error().to_string());
-    auto data = decode_tx_data(add->tx_data);
+    // Otherwise anyone could submit in another's name.
+    if (add->sender != tx->from) {
+      return server_error("Invalid transaction: addTransaction's _sender " + address_text(add->sender) +
+                          " is not the signer " + address_text(tx->from));
+    }
+    auto data = decode_tx_data(add->tx_data, add->recipient == Address{});
     if (!data) return server_error("Invalid transaction: txData: " + data.error().to_string());
     q.leader_only = data->leader_only;
     q.calldata = std::move(data->calldata);
