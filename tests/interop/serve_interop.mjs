@@ -1,0 +1,76 @@
+// genlayer-js against `genvm-node serve`: the client as developers use it, unchanged.
+//
+//   node serve_interop.mjs --url http://127.0.0.1:PORT/api --examples DIR
+//
+// Starts nothing: tests/node_serve/run_interop.sh starts the server and passes its URL.
+// deployContract(counter.wasm) -> waitForTransactionReceipt (ACCEPTED, then FINALIZED) ->
+// readContract get -> writeContract add(5) -> readContract shows 5; getContractSchemaForCode on
+// listener.wasm (a wasm contract with a #get-schema). Exit 0 pass, 1 fail, 77 skip (no npm).
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+function fail(msg) {
+  console.error(`serve_interop: FAIL: ${msg}`);
+  process.exit(1);
+}
+if (!existsSync(join(here, "node_modules", "genlayer-js"))) {
+  if (process.env.GENVM_SKIP_NPM === "1") process.exit(77);
+  fail(`${join(here, "node_modules")} has no genlayer-js: run scripts/bootstrap`);
+}
+const argv = process.argv.slice(2);
+const opt = (name) => {
+  const i = argv.indexOf(name);
+  if (i < 0 || i + 1 >= argv.length) fail(`usage: node serve_interop.mjs --url URL --examples DIR (missing ${name})`);
+  return argv[i + 1];
+};
+const url = opt("--url");
+const examples = opt("--examples");
+
+const { createClient, createAccount } = await import("genlayer-js");
+const { localnet } = await import("genlayer-js/chains");
+
+const account = createAccount();
+const client = createClient({ chain: localnet, endpoint: url, account });
+const wait = (hash, status) =>
+  client.waitForTransactionReceipt({ hash, status, interval: 200, retries: 300 });
+
+const code = new Uint8Array(readFileSync(join(examples, "counter.wasm")));
+const deployHash = await client.deployContract({ code, args: [] });
+console.log(`deploy ${deployHash}`);
+const accepted = await wait(deployHash, "ACCEPTED");
+if (accepted.status_name !== "ACCEPTED" && accepted.status_name !== "FINALIZED") {
+  fail(`deploy decided ${accepted.status_name}: ${JSON.stringify(accepted).slice(0, 400)}`);
+}
+const finalized = await wait(deployHash, "FINALIZED");
+const address = finalized.data?.contract_address;
+if (!address) fail(`no data.contract_address in ${JSON.stringify(finalized).slice(0, 400)}`);
+console.log(`deployed at ${address}, ${finalized.status_name}`);
+
+const before = await client.readContract({ address, functionName: "get", args: [] });
+if (BigInt(before) !== 0n) fail(`get after deploy: ${before}`);
+
+const writeHash = await client.writeContract({ address, functionName: "add", args: [5], value: 0n });
+const written = await wait(writeHash, "ACCEPTED");
+const votes = Object.values(written.consensus_data?.votes ?? {});
+if (votes.length === 0 || votes.some((v) => v !== "agree")) fail(`votes: ${JSON.stringify(written.consensus_data)}`);
+const after = await client.readContract({ address, functionName: "get", args: [] });
+if (BigInt(after) !== 5n) fail(`get after add(5): ${after}`);
+console.log(`add(5) accepted by ${votes.length} validators; get -> ${after}`);
+
+// A failing read is Studio's -32000 "execution failed".
+try {
+  await client.readContract({ address, functionName: "no_such_method", args: [] });
+  fail("a read of an unknown method succeeded");
+} catch (e) {
+  if ((e.code ?? e.cause?.code) !== -32000) fail(`unknown method read: ${JSON.stringify(e).slice(0, 300)}`);
+}
+
+const listener = new Uint8Array(readFileSync(join(examples, "listener.wasm")));
+const schema = await client.getContractSchemaForCode(listener);
+if (!schema?.methods?.last || schema.methods.last.readonly !== true) fail(`schema: ${JSON.stringify(schema)}`);
+console.log(`schema of listener.wasm: ${Object.keys(schema.methods).join(", ")}`);
+const nonce = await client.getCurrentNonce({ address: account.address });
+if (Number(nonce) !== 2) fail(`nonce after two transactions: ${nonce}`);
+console.log("serve_interop: OK");
