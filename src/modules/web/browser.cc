@@ -23,6 +23,8 @@
 #include <netinet/in.h>
 
 #include "common/json.h"
+#include "modules/web/fetch.h"
+#include "modules/web/render_proxy.h"
 #include "modules/web/websocket_client.h"
 
 namespace genvm::web {
@@ -62,52 +64,16 @@ module::Answer too_big(const std::string& url, std::uint32_t size_limit) {
       {{"error", Value("rendered result exceeds limit of " + std::to_string(size_limit) + " bytes")}, {"url", Value(url)}});
 }
 
-std::string address_text(const sockaddr* a) {
-  char buf[INET6_ADDRSTRLEN] = "?";
-  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
-  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
-  return buf;
-}
-
-// The addresses `host:port` reaches: a `resolve` pin (HOST:PORT:ADDR[,ADDR]) if one matches,
-// else the system resolver.
+// The addresses `host:port` reaches (resolve_addresses), refused ("forbidden", naming the
+// address) when one is not globally routable.
 Result<std::vector<std::string>> resolve_host(const WebConfig& config, const std::string& host, std::uint16_t port) {
-  std::string bare = host.size() > 1 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
-  std::string prefix = host + ":" + std::to_string(port) + ":";
-  std::vector<std::string> wanted;
-  for (const auto& pin : config.resolve) {
-    std::string p = pin.starts_with('+') ? pin.substr(1) : pin;
-    if (lower(p).starts_with(prefix)) {
-      std::string rest = p.substr(prefix.size());
-      for (std::size_t at = 0; at <= rest.size();) {
-        auto comma = rest.find(',', at);
-        std::string a = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-        if (a.size() > 1 && a.front() == '[') a = a.substr(1, a.size() - 2);
-        if (!a.empty()) wanted.push_back(a);
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
-      if (!wanted.empty()) break;
-    }
-  }
-  if (wanted.empty()) wanted.push_back(bare);
+  auto addresses = resolve_addresses(config, host, port);
+  if (!addresses) return addresses.take_error();
   std::vector<std::string> out;
-  for (const auto& name : wanted) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
-    if (rc != 0) return make_error("resolve", "cannot resolve " + host + ": " + ::gai_strerror(rc));
-    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-      if (address_forbidden(ai->ai_addr)) {
-        std::string text = address_text(ai->ai_addr);
-        ::freeaddrinfo(res);
-        return make_error("forbidden", text);
-      }
-      out.push_back(address_text(ai->ai_addr));
-    }
-    ::freeaddrinfo(res);
+  for (const auto& a : *addresses) {
+    const auto* sa = reinterpret_cast<const sockaddr*>(&a);
+    if (address_forbidden(sa)) return make_error("forbidden", address_text(sa));
+    out.push_back(address_text(sa));
   }
   return out;
 }
@@ -356,6 +322,7 @@ void Browser::stop_locked() {
     ::kill(pid_, SIGKILL);  // the group of a leader already reaped
   }
   pid_ = 0;
+  proxy_.reset();  // after the browser: its connections end with it
   if (!user_data_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(user_data_dir_, ec);
@@ -364,6 +331,9 @@ void Browser::stop_locked() {
 }
 
 Status Browser::start_locked() {
+  auto proxy = RenderProxy::start(config_);
+  if (!proxy) return make_error("browser_start", "render proxy: " + proxy.error().to_string());
+  proxy_ = std::move(*proxy);
   char dir[] = "/tmp/genvm-chromium-XXXXXX";
   if (!::mkdtemp(dir)) return make_error("browser_start", std::string("mkdtemp: ") + std::strerror(errno));
   user_data_dir_ = dir;
@@ -382,20 +352,30 @@ Status Browser::start_locked() {
       "--disable-extensions",
       "--mute-audio",
       "--hide-scrollbars",
-      "--no-proxy-server",
       // Frames stay in their page's process, so the page's Fetch interception sees their
       // requests too (auto-attach covers what still gets its own target).
       "--disable-site-isolation-trials",
       // No HTTPS upgrade of an http URL (Chromium would try https first and fall back): the
       // page is fetched as the contract wrote it, as WebRequest does.
       "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,HttpsUpgrades",
-      "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
       "--window-size=" + std::to_string(kViewportWidth) + "," + std::to_string(kViewportHeight),
   };
   // Chromium's own sandbox needs user namespaces and refuses to start as root; as root (a
   // container's usual user) it runs without it, the module's own isolation being what remains.
   if (::geteuid() == 0) argv.push_back("--no-sandbox");
   for (const auto& f : config_.chromium_flags) argv.push_back(f);
+  // After the operator's flags, so that none of them replaces these (the last of a repeated
+  // switch wins). Every connection goes through the render proxy (render_proxy.h), loopback
+  // too; nothing goes around it over UDP (no QUIC, WebRTC only through the proxy); and
+  // Chromium resolves no name itself (the proxy resolves, with the `resolve` pins).
+  argv.push_back("--proxy-server=http://127.0.0.1:" + std::to_string(proxy_->port()));
+  argv.push_back("--proxy-bypass-list=<-loopback>");
+  argv.push_back("--disable-quic");
+  argv.push_back("--force-webrtc-ip-handling-policy=disable_non_proxied_udp");
+  argv.push_back("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1");
+  if (config_.render_js_heap_mb != 0) {
+    argv.push_back("--js-flags=--max-old-space-size=" + std::to_string(config_.render_js_heap_mb));
+  }
   argv.push_back("about:blank");
   pid_t pid = launcher().spawn(argv);
   if (pid < 0) return make_error("browser_start", "fork: " + std::string(std::strerror(static_cast<int>(-pid))));
@@ -588,7 +568,10 @@ void Browser::maintain() {
   }
 }
 
-module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit) {
+module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload,
+                               std::uint32_t asked_limit) {
+  // What one answer frame can carry (fetch.h), whatever the executor allows.
+  const std::uint32_t size_limit = std::min(asked_limit, kMaxAnswerBody);
   const std::string& url = payload.url;
   if (auto refused = refusal_for(policy, url)) return *refused;
   std::uint64_t wait_ms = std::min(payload.wait_after_loaded_ms, config_.max_wait_after_loaded_ms);

@@ -13,10 +13,13 @@
 //   module::Answer a = browser.render(policy, payload, size_limit);
 //
 // A render whose browser has died (or whose DevTools connection broke) starts a new one and
-// tries once more. Every request the page makes (the document, redirects, sub-resources, frames
+// tries once more. Every connection the browser opens goes through its render proxy
+// (render_proxy.h: started with the browser, stopped with it), which applies the address
+// policy and the `resolve` pins to WebSockets, WebRTC and anything else a page can dial. On
+// top of that, every request the page makes (the document, redirects, sub-resources, frames
 // and workers, reached through auto-attach) is paused by the Fetch domain and let through only
 // if the UrlPolicy passes its URL and every address its host resolves to is globally routable
-// (or the host is allow-listed); `resolve` pins are used for both sides. Answers (spec
+// (or the host is allow-listed), so that a refused document answers ADDRESS_FORBIDDEN. Answers (spec
 // 03-schemas.rst): text {"text": body.innerText}, html {"response": {status, headers,
 // body: outerHTML}}, screenshot {"image": PNG of the 1280x720 viewport}. User errors: the URL
 // check's causes and ADDRESS_FORBIDDEN for the page itself, WEBPAGE_LOAD_FAILED {url, error |
@@ -42,9 +45,11 @@
 namespace genvm::web {
 
 inline constexpr int kViewportWidth = 1280;
+
 inline constexpr int kViewportHeight = 720;
 
 class CdpConnection;
+class RenderProxy;
 
 class Browser {
  public:
@@ -90,6 +95,7 @@ class Browser {
   std::uint16_t port_ = 0;
   std::string user_data_dir_;
   std::unique_ptr<CdpConnection> browser_cdp_;
+  std::unique_ptr<RenderProxy> proxy_;  // the browser's only way out; lives as long as it
   int starts_ = 0;
 
   // The background thread's work, guarded by spare_mutex_ (taken before mutex_, never after).

@@ -34,13 +34,6 @@ struct Hop {
 // A response's headers kept for the answer; past this, further ones are dropped.
 constexpr std::size_t kMaxResponseHeaderBytes = 256u << 10;
 
-std::string address_text(const sockaddr* a) {
-  char buf[INET6_ADDRSTRLEN] = "?";
-  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
-  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
-  return buf;
-}
-
 // The address check sits where libcurl opens the socket: it sees the very address about to be
 // connected (after DNS, CURLOPT_RESOLVE pins, and on each happy-eyeballs attempt).
 curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* addr) {
