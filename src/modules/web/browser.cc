@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -99,7 +101,79 @@ bool status_good(std::uint64_t s) { return (s >= 200 && s < 300) || s == 304; }
 // Why the browser was restarted or a page dropped: the module's log is its stderr.
 void log_line(const std::string& line) { std::fprintf(stderr, "genvm-module-web: %s\n", line.c_str()); }
 
+constexpr const char* kProfilePrefix = "genvm-chromium-";
+constexpr const char* kOwnerFile = "genvm-owner";
+
+// Field 22 of /proc/PID/stat (clock ticks since boot), or empty when the process is gone.
+std::string start_time_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!f || !std::getline(f, stat)) return {};
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && (rest >> field); ++i) {
+  }
+  return field;
+}
+
+bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// Removes a profile and the socket directory Chromium made for it in the same tmp root.
+void remove_profile(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto socket = std::filesystem::read_symlink(dir / "SingletonSocket", ec);
+  if (!ec) {
+    auto socket_dir = socket.parent_path();
+    struct stat st {};
+    if (socket_dir.parent_path() == dir.parent_path() &&
+        socket_dir.filename().string().starts_with("org.chromium.Chromium.") &&
+        ::lstat(socket_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      std::filesystem::remove_all(socket_dir, ec);
+    }
+  }
+  std::filesystem::remove_all(dir, ec);
+}
+
+// Whether the profile's maker is gone for sure.
+bool profile_stale(const std::filesystem::path& dir, const struct stat& st) {
+  std::ifstream owner(dir / kOwnerFile);
+  long long pid = 0;
+  std::string started;
+  if (owner && (owner >> pid >> started) && pid > 0) {
+    if (!process_alive(static_cast<pid_t>(pid))) return true;
+    return start_time_of(static_cast<pid_t>(pid)) != started;  // the pid was reused
+  }
+  // No owner file: a profile made before there was one, or one being made now.
+  std::error_code ec;
+  auto lock = std::filesystem::read_symlink(dir / "SingletonLock", ec).string();  // "host-pid"
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  if (!ec && lock.starts_with(std::string(host) + "-")) {
+    long long lock_pid = std::atoll(lock.c_str() + std::strlen(host) + 1);
+    return lock_pid > 0 && !process_alive(static_cast<pid_t>(lock_pid));
+  }
+  return ::time(nullptr) - st.st_mtime > 3600;
+}
+
 }  // namespace
+
+int sweep_stale_profiles(const std::string& tmp_root) {
+  int removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(tmp_root, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& path = it->path();
+    if (!path.filename().string().starts_with(kProfilePrefix)) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (!profile_stale(path, st)) continue;
+    remove_profile(path);
+    ++removed;
+  }
+  if (removed > 0) log_line("removed " + std::to_string(removed) + " stale Chromium profile(s)");
+  return removed;
+}
 
 // One DevTools connection: commands with ids, events handed to a callback while waiting.
 class CdpConnection {
@@ -260,17 +334,7 @@ const std::string kAutoAttach = R"({"autoAttach":true,"waitForDebuggerOnStart":t
 
 Browser::Browser(WebConfig config) : config_(std::move(config)) {}
 
-Browser::~Browser() {
-  {
-    std::lock_guard<std::mutex> l(spare_mutex_);
-    quit_ = true;
-  }
-  spare_cv_.notify_all();
-  if (maintainer_.joinable()) maintainer_.join();
-  spare_.reset();  // its pages end with the browser
-  std::lock_guard<std::mutex> l(mutex_);
-  stop_locked();
-}
+Browser::~Browser() { shutdown(); }
 
 bool Browser::has_spare() const {
   std::lock_guard<std::mutex> l(spare_mutex_);
@@ -285,6 +349,26 @@ int Browser::spares_used() const {
 pid_t Browser::pid() const {
   std::lock_guard<std::mutex> l(mutex_);
   return pid_;
+}
+
+std::string Browser::profile_dir() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return user_data_dir_;
+}
+
+void Browser::shutdown() {
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    quit_ = true;  // no spare started again behind this
+  }
+  spare_cv_.notify_all();
+  if (maintainer_.joinable() && maintainer_.get_id() != std::this_thread::get_id()) maintainer_.join();
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    spare_.reset();
+  }
+  std::lock_guard<std::mutex> l(mutex_);
+  stop_locked();
 }
 
 int Browser::starts() const {
@@ -324,8 +408,7 @@ void Browser::stop_locked() {
   pid_ = 0;
   proxy_.reset();  // after the browser: its connections end with it
   if (!user_data_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(user_data_dir_, ec);
+    remove_profile(user_data_dir_);
     user_data_dir_.clear();
   }
 }
@@ -334,9 +417,14 @@ Status Browser::start_locked() {
   auto proxy = RenderProxy::start(config_);
   if (!proxy) return make_error("browser_start", "render proxy: " + proxy.error().to_string());
   proxy_ = std::move(*proxy);
+  sweep_stale_profiles();
   char dir[] = "/tmp/genvm-chromium-XXXXXX";
   if (!::mkdtemp(dir)) return make_error("browser_start", std::string("mkdtemp: ") + std::strerror(errno));
   user_data_dir_ = dir;
+  {
+    std::ofstream owner(user_data_dir_ + "/" + kOwnerFile);
+    owner << ::getpid() << " " << start_time_of(::getpid()) << "\n";
+  }
   std::vector<std::string> argv = {
       config_.chromium_path,
       "--headless=new",

@@ -46,6 +46,16 @@ namespace genvm::web {
 
 inline constexpr int kViewportWidth = 1280;
 
+// Chromium profiles live in `<tmp_root>/genvm-chromium-XXXXXX`, each holding a file
+// genvm-owner ("<pid> <start time>" of the module that made it). A profile is removed when its
+// browser stops, and at every browser start the stale ones are swept: a directory of ours (not
+// a symlink, owned by this user) whose owner process is gone (no such pid, or a pid reused by
+// a process started at another time), or, without an owner file, whose Chromium lock names a
+// dead pid on this host, or that is older than an hour. Chromium's own socket directory that
+// a removed profile points at (SingletonSocket) goes with it. Answers how many were removed.
+int sweep_stale_profiles(const std::string& tmp_root = "/tmp");
+
+
 inline constexpr int kViewportHeight = 720;
 
 class CdpConnection;
@@ -63,6 +73,11 @@ class Browser {
   module::Answer render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit);
   // The running browser's process id (0 when none): tests kill it to check the restart.
   pid_t pid() const;
+  // The running browser's profile directory (empty when none): tests check its removal.
+  std::string profile_dir() const;
+  // Ends the browser (no spare is prepared again) and removes its profile now; the destructor
+  // and the module's signal handler.
+  void shutdown();
   // How many times a browser process was started (tests and the log).
   int starts() const;
   // How many renders started on a page prepared ahead of them (tests and the log).
