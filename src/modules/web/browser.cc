@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 
 #include "common/json.h"
+#include "modules/web/browser_cgroup.h"
 #include "modules/web/fetch.h"
 #include "modules/web/render_proxy.h"
 #include "modules/web/websocket_client.h"
@@ -260,9 +261,11 @@ class Launcher {
     thread_.join();
   }
   // The child's pid, or -errno.
-  pid_t spawn(std::vector<std::string> argv) {
+  // `cgroup_procs`: a cgroup.procs file the child joins before exec (empty: none).
+  pid_t spawn(std::vector<std::string> argv, std::string cgroup_procs) {
     std::unique_lock<std::mutex> l(m_);
     argv_ = std::move(argv);
+    cgroup_procs_ = std::move(cgroup_procs);
     requested_ = true;
     done_ = false;
     cv_.notify_all();
@@ -277,12 +280,12 @@ class Launcher {
       cv_.wait(l, [this] { return quit_ || requested_; });
       if (quit_) return;
       requested_ = false;
-      result_ = fork_exec(argv_);
+      result_ = fork_exec(argv_, cgroup_procs_);
       done_ = true;
       cv_.notify_all();
     }
   }
-  static pid_t fork_exec(const std::vector<std::string>& args) {
+  static pid_t fork_exec(const std::vector<std::string>& args, const std::string& cgroup_procs) {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -290,6 +293,12 @@ class Launcher {
     if (pid < 0) return -errno;
     if (pid == 0) {
       ::setpgid(0, 0);  // its own group: the renderers and helpers are ended with it
+      if (!cgroup_procs.empty()) {
+        // Before exec, so that every process the browser starts is in it too.
+        int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0\n", 2) != 2) ::_exit(126);
+        ::close(fd);
+      }
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       int null_fd = ::open("/dev/null", O_RDWR);
       if (null_fd >= 0) {
@@ -306,6 +315,7 @@ class Launcher {
   std::condition_variable cv_;
   bool quit_ = false, requested_ = false, done_ = false;
   std::vector<std::string> argv_;
+  std::string cgroup_procs_;
   pid_t result_ = 0;
   std::thread thread_;
 };
@@ -406,7 +416,8 @@ void Browser::stop_locked() {
     ::kill(pid_, SIGKILL);  // the group of a leader already reaped
   }
   pid_ = 0;
-  proxy_.reset();  // after the browser: its connections end with it
+  cgroup_.reset();  // after the browser: removed once its processes are gone
+  proxy_.reset();   // after the browser: its connections end with it
   if (!user_data_dir_.empty()) {
     remove_profile(user_data_dir_);
     user_data_dir_.clear();
@@ -465,7 +476,18 @@ Status Browser::start_locked() {
     argv.push_back("--js-flags=--max-old-space-size=" + std::to_string(config_.render_js_heap_mb));
   }
   argv.push_back("about:blank");
-  pid_t pid = launcher().spawn(argv);
+  std::string cgroup_procs;
+  if (config_.render_memory_limit != 0) {
+    auto cg = BrowserCgroup::create(config_.render_memory_limit);
+    if (cg) {
+      cgroup_ = std::move(*cg);
+      cgroup_procs = cgroup_->procs_path();
+    } else if (!memory_limit_warned_) {
+      memory_limit_warned_ = true;
+      log_line("render_memory_limit is not enforced: " + cg.error().to_string());
+    }
+  }
+  pid_t pid = launcher().spawn(argv, cgroup_procs);
   if (pid < 0) return make_error("browser_start", "fork: " + std::string(std::strerror(static_cast<int>(-pid))));
   pid_ = pid;
   ++starts_;
@@ -574,6 +596,7 @@ Result<std::unique_ptr<Browser::PreparedPage>> Browser::prepare_page() {
   for (auto [method, params] : {std::pair<std::string_view, std::string>{"Target.setAutoAttach", kAutoAttach},
                                 {"Fetch.enable", kFetchPatterns},
                                 {"Network.enable", "{}"},
+                                {"Inspector.enable", "{}"},
                                 {"Page.enable", "{}"},
                                 {"Emulation.setDeviceMetricsOverride", viewport.take()}}) {
     auto r = prepared->cdp->call(method, params, deadline, keep);
@@ -679,6 +702,7 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
     CdpConnection& cdp = *prepared->cdp;
 
     std::optional<module::Answer> document_refused;
+    bool crashed = false;  // the page's renderer ended (the memory limit, or a crash)
     std::uint64_t status = 0;
     std::map<std::string, Bytes> headers;
     bool loaded = false;
@@ -728,6 +752,8 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
         }
       } else if (session.empty() && method == "Page.loadEventFired") {
         loaded = true;
+      } else if (session.empty() && method == "Inspector.targetCrashed") {
+        crashed = true;
       }
     };
     auto broken = [&](const Error& e) { return load_failed(url, {{"error", Value(e.to_string())}}); };
@@ -740,7 +766,16 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
       if (document_refused) return *document_refused;
       return load_failed(url, {{"error", Value(error_text)}});
     }
-    auto pumped = cdp.pump(load_deadline, on_event, [&] { return loaded || document_refused.has_value(); });
+    auto crash_answer = [&] {
+      std::string why = "the page crashed";
+      if (config_.render_memory_limit != 0 || config_.render_js_heap_mb != 0) {
+        why += " (the browser's memory limit: render_memory_limit " + std::to_string(config_.render_memory_limit) +
+               " bytes, render_js_heap_mb " + std::to_string(config_.render_js_heap_mb) + ")";
+      }
+      return load_failed(url, {{"error", Value(why)}});
+    };
+    if (crashed) return crash_answer();
+    auto pumped = cdp.pump(load_deadline, on_event, [&] { return loaded || crashed || document_refused.has_value(); });
     if (!pumped) {
       if (pumped.error().errc == static_cast<int>(WebSocketClient::Errc::kTimeout)) {
         return load_failed(url, {{"error", Value("the page did not load within " +
@@ -750,7 +785,8 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
     }
     // wait_after_loaded: the page runs on (its timers, late requests: still intercepted).
     auto waited = cdp.pump(Clock::now() + std::chrono::milliseconds(wait_ms), on_event,
-                           [&] { return document_refused.has_value(); });
+                           [&] { return crashed || document_refused.has_value(); });
+    if (crashed) return crash_answer();
     if (!waited && waited.error().errc != static_cast<int>(WebSocketClient::Errc::kTimeout)) {
       return broken(waited.error());
     }

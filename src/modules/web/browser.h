@@ -23,7 +23,9 @@
 // 03-schemas.rst): text {"text": body.innerText}, html {"response": {status, headers,
 // body: outerHTML}}, screenshot {"image": PNG of the 1280x720 viewport}. User errors: the URL
 // check's causes and ADDRESS_FORBIDDEN for the page itself, WEBPAGE_LOAD_FAILED {url, error |
-// status} (navigation failed, timed out, or a status outside 2xx / 304), READING_BODY when the
+// status} (navigation failed, timed out, the page crashed, or a status outside 2xx / 304;
+// a page that passes the browser's memory limit crashes: browser_cgroup.h and
+// render_js_heap_mb, and the next render works, on a new browser if it died), READING_BODY when the
 // result passes size_limit, RENDER_UNAVAILABLE when the browser cannot be started.
 #pragma once
 
@@ -60,6 +62,7 @@ inline constexpr int kViewportHeight = 720;
 
 class CdpConnection;
 class RenderProxy;
+class BrowserCgroup;
 
 class Browser {
  public:
@@ -111,6 +114,8 @@ class Browser {
   std::string user_data_dir_;
   std::unique_ptr<CdpConnection> browser_cdp_;
   std::unique_ptr<RenderProxy> proxy_;  // the browser's only way out; lives as long as it
+  std::unique_ptr<BrowserCgroup> cgroup_;  // render_memory_limit over all its processes
+  bool memory_limit_warned_ = false;
   int starts_ = 0;
 
   // The background thread's work, guarded by spare_mutex_ (taken before mutex_, never after).
