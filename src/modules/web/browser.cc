@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -23,6 +25,9 @@
 #include <netinet/in.h>
 
 #include "common/json.h"
+#include "modules/web/browser_cgroup.h"
+#include "modules/web/fetch.h"
+#include "modules/web/render_proxy.h"
 #include "modules/web/websocket_client.h"
 
 namespace genvm::web {
@@ -62,52 +67,16 @@ module::Answer too_big(const std::string& url, std::uint32_t size_limit) {
       {{"error", Value("rendered result exceeds limit of " + std::to_string(size_limit) + " bytes")}, {"url", Value(url)}});
 }
 
-std::string address_text(const sockaddr* a) {
-  char buf[INET6_ADDRSTRLEN] = "?";
-  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
-  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
-  return buf;
-}
-
-// The addresses `host:port` reaches: a `resolve` pin (HOST:PORT:ADDR[,ADDR]) if one matches,
-// else the system resolver.
+// The addresses `host:port` reaches (resolve_addresses), refused ("forbidden", naming the
+// address) when one is not globally routable.
 Result<std::vector<std::string>> resolve_host(const WebConfig& config, const std::string& host, std::uint16_t port) {
-  std::string bare = host.size() > 1 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
-  std::string prefix = host + ":" + std::to_string(port) + ":";
-  std::vector<std::string> wanted;
-  for (const auto& pin : config.resolve) {
-    std::string p = pin.starts_with('+') ? pin.substr(1) : pin;
-    if (lower(p).starts_with(prefix)) {
-      std::string rest = p.substr(prefix.size());
-      for (std::size_t at = 0; at <= rest.size();) {
-        auto comma = rest.find(',', at);
-        std::string a = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-        if (a.size() > 1 && a.front() == '[') a = a.substr(1, a.size() - 2);
-        if (!a.empty()) wanted.push_back(a);
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
-      if (!wanted.empty()) break;
-    }
-  }
-  if (wanted.empty()) wanted.push_back(bare);
+  auto addresses = resolve_addresses(config, host, port);
+  if (!addresses) return addresses.take_error();
   std::vector<std::string> out;
-  for (const auto& name : wanted) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
-    if (rc != 0) return make_error("resolve", "cannot resolve " + host + ": " + ::gai_strerror(rc));
-    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-      if (address_forbidden(ai->ai_addr)) {
-        std::string text = address_text(ai->ai_addr);
-        ::freeaddrinfo(res);
-        return make_error("forbidden", text);
-      }
-      out.push_back(address_text(ai->ai_addr));
-    }
-    ::freeaddrinfo(res);
+  for (const auto& a : *addresses) {
+    const auto* sa = reinterpret_cast<const sockaddr*>(&a);
+    if (address_forbidden(sa)) return make_error("forbidden", address_text(sa));
+    out.push_back(address_text(sa));
   }
   return out;
 }
@@ -133,7 +102,79 @@ bool status_good(std::uint64_t s) { return (s >= 200 && s < 300) || s == 304; }
 // Why the browser was restarted or a page dropped: the module's log is its stderr.
 void log_line(const std::string& line) { std::fprintf(stderr, "genvm-module-web: %s\n", line.c_str()); }
 
+constexpr const char* kProfilePrefix = "genvm-chromium-";
+constexpr const char* kOwnerFile = "genvm-owner";
+
+// Field 22 of /proc/PID/stat (clock ticks since boot), or empty when the process is gone.
+std::string start_time_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!f || !std::getline(f, stat)) return {};
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && (rest >> field); ++i) {
+  }
+  return field;
+}
+
+bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// Removes a profile and the socket directory Chromium made for it in the same tmp root.
+void remove_profile(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto socket = std::filesystem::read_symlink(dir / "SingletonSocket", ec);
+  if (!ec) {
+    auto socket_dir = socket.parent_path();
+    struct stat st {};
+    if (socket_dir.parent_path() == dir.parent_path() &&
+        socket_dir.filename().string().starts_with("org.chromium.Chromium.") &&
+        ::lstat(socket_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      std::filesystem::remove_all(socket_dir, ec);
+    }
+  }
+  std::filesystem::remove_all(dir, ec);
+}
+
+// Whether the profile's maker is gone for sure.
+bool profile_stale(const std::filesystem::path& dir, const struct stat& st) {
+  std::ifstream owner(dir / kOwnerFile);
+  long long pid = 0;
+  std::string started;
+  if (owner && (owner >> pid >> started) && pid > 0) {
+    if (!process_alive(static_cast<pid_t>(pid))) return true;
+    return start_time_of(static_cast<pid_t>(pid)) != started;  // the pid was reused
+  }
+  // No owner file: a profile made before there was one, or one being made now.
+  std::error_code ec;
+  auto lock = std::filesystem::read_symlink(dir / "SingletonLock", ec).string();  // "host-pid"
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  if (!ec && lock.starts_with(std::string(host) + "-")) {
+    long long lock_pid = std::atoll(lock.c_str() + std::strlen(host) + 1);
+    return lock_pid > 0 && !process_alive(static_cast<pid_t>(lock_pid));
+  }
+  return ::time(nullptr) - st.st_mtime > 3600;
+}
+
 }  // namespace
+
+int sweep_stale_profiles(const std::string& tmp_root) {
+  int removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(tmp_root, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& path = it->path();
+    if (!path.filename().string().starts_with(kProfilePrefix)) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (!profile_stale(path, st)) continue;
+    remove_profile(path);
+    ++removed;
+  }
+  if (removed > 0) log_line("removed " + std::to_string(removed) + " stale Chromium profile(s)");
+  return removed;
+}
 
 // One DevTools connection: commands with ids, events handed to a callback while waiting.
 class CdpConnection {
@@ -220,9 +261,11 @@ class Launcher {
     thread_.join();
   }
   // The child's pid, or -errno.
-  pid_t spawn(std::vector<std::string> argv) {
+  // `cgroup_procs`: a cgroup.procs file the child joins before exec (empty: none).
+  pid_t spawn(std::vector<std::string> argv, std::string cgroup_procs) {
     std::unique_lock<std::mutex> l(m_);
     argv_ = std::move(argv);
+    cgroup_procs_ = std::move(cgroup_procs);
     requested_ = true;
     done_ = false;
     cv_.notify_all();
@@ -237,12 +280,12 @@ class Launcher {
       cv_.wait(l, [this] { return quit_ || requested_; });
       if (quit_) return;
       requested_ = false;
-      result_ = fork_exec(argv_);
+      result_ = fork_exec(argv_, cgroup_procs_);
       done_ = true;
       cv_.notify_all();
     }
   }
-  static pid_t fork_exec(const std::vector<std::string>& args) {
+  static pid_t fork_exec(const std::vector<std::string>& args, const std::string& cgroup_procs) {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -250,6 +293,12 @@ class Launcher {
     if (pid < 0) return -errno;
     if (pid == 0) {
       ::setpgid(0, 0);  // its own group: the renderers and helpers are ended with it
+      if (!cgroup_procs.empty()) {
+        // Before exec, so that every process the browser starts is in it too.
+        int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0\n", 2) != 2) ::_exit(126);
+        ::close(fd);
+      }
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       int null_fd = ::open("/dev/null", O_RDWR);
       if (null_fd >= 0) {
@@ -266,6 +315,7 @@ class Launcher {
   std::condition_variable cv_;
   bool quit_ = false, requested_ = false, done_ = false;
   std::vector<std::string> argv_;
+  std::string cgroup_procs_;
   pid_t result_ = 0;
   std::thread thread_;
 };
@@ -294,17 +344,7 @@ const std::string kAutoAttach = R"({"autoAttach":true,"waitForDebuggerOnStart":t
 
 Browser::Browser(WebConfig config) : config_(std::move(config)) {}
 
-Browser::~Browser() {
-  {
-    std::lock_guard<std::mutex> l(spare_mutex_);
-    quit_ = true;
-  }
-  spare_cv_.notify_all();
-  if (maintainer_.joinable()) maintainer_.join();
-  spare_.reset();  // its pages end with the browser
-  std::lock_guard<std::mutex> l(mutex_);
-  stop_locked();
-}
+Browser::~Browser() { shutdown(); }
 
 bool Browser::has_spare() const {
   std::lock_guard<std::mutex> l(spare_mutex_);
@@ -319,6 +359,26 @@ int Browser::spares_used() const {
 pid_t Browser::pid() const {
   std::lock_guard<std::mutex> l(mutex_);
   return pid_;
+}
+
+std::string Browser::profile_dir() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return user_data_dir_;
+}
+
+void Browser::shutdown() {
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    quit_ = true;  // no spare started again behind this
+  }
+  spare_cv_.notify_all();
+  if (maintainer_.joinable() && maintainer_.get_id() != std::this_thread::get_id()) maintainer_.join();
+  {
+    std::lock_guard<std::mutex> l(spare_mutex_);
+    spare_.reset();
+  }
+  std::lock_guard<std::mutex> l(mutex_);
+  stop_locked();
 }
 
 int Browser::starts() const {
@@ -356,17 +416,26 @@ void Browser::stop_locked() {
     ::kill(pid_, SIGKILL);  // the group of a leader already reaped
   }
   pid_ = 0;
+  cgroup_.reset();  // after the browser: removed once its processes are gone
+  proxy_.reset();   // after the browser: its connections end with it
   if (!user_data_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(user_data_dir_, ec);
+    remove_profile(user_data_dir_);
     user_data_dir_.clear();
   }
 }
 
 Status Browser::start_locked() {
+  auto proxy = RenderProxy::start(config_);
+  if (!proxy) return make_error("browser_start", "render proxy: " + proxy.error().to_string());
+  proxy_ = std::move(*proxy);
+  sweep_stale_profiles();
   char dir[] = "/tmp/genvm-chromium-XXXXXX";
   if (!::mkdtemp(dir)) return make_error("browser_start", std::string("mkdtemp: ") + std::strerror(errno));
   user_data_dir_ = dir;
+  {
+    std::ofstream owner(user_data_dir_ + "/" + kOwnerFile);
+    owner << ::getpid() << " " << start_time_of(::getpid()) << "\n";
+  }
   std::vector<std::string> argv = {
       config_.chromium_path,
       "--headless=new",
@@ -382,22 +451,43 @@ Status Browser::start_locked() {
       "--disable-extensions",
       "--mute-audio",
       "--hide-scrollbars",
-      "--no-proxy-server",
       // Frames stay in their page's process, so the page's Fetch interception sees their
       // requests too (auto-attach covers what still gets its own target).
       "--disable-site-isolation-trials",
       // No HTTPS upgrade of an http URL (Chromium would try https first and fall back): the
       // page is fetched as the contract wrote it, as WebRequest does.
       "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,HttpsUpgrades",
-      "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
       "--window-size=" + std::to_string(kViewportWidth) + "," + std::to_string(kViewportHeight),
   };
   // Chromium's own sandbox needs user namespaces and refuses to start as root; as root (a
   // container's usual user) it runs without it, the module's own isolation being what remains.
   if (::geteuid() == 0) argv.push_back("--no-sandbox");
   for (const auto& f : config_.chromium_flags) argv.push_back(f);
+  // After the operator's flags, so that none of them replaces these (the last of a repeated
+  // switch wins). Every connection goes through the render proxy (render_proxy.h), loopback
+  // too; nothing goes around it over UDP (no QUIC, WebRTC only through the proxy); and
+  // Chromium resolves no name itself (the proxy resolves, with the `resolve` pins).
+  argv.push_back("--proxy-server=http://127.0.0.1:" + std::to_string(proxy_->port()));
+  argv.push_back("--proxy-bypass-list=<-loopback>");
+  argv.push_back("--disable-quic");
+  argv.push_back("--force-webrtc-ip-handling-policy=disable_non_proxied_udp");
+  argv.push_back("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1");
+  if (config_.render_js_heap_mb != 0) {
+    argv.push_back("--js-flags=--max-old-space-size=" + std::to_string(config_.render_js_heap_mb));
+  }
   argv.push_back("about:blank");
-  pid_t pid = launcher().spawn(argv);
+  std::string cgroup_procs;
+  if (config_.render_memory_limit != 0) {
+    auto cg = BrowserCgroup::create(config_.render_memory_limit);
+    if (cg) {
+      cgroup_ = std::move(*cg);
+      cgroup_procs = cgroup_->procs_path();
+    } else if (!memory_limit_warned_) {
+      memory_limit_warned_ = true;
+      log_line("render_memory_limit is not enforced: " + cg.error().to_string());
+    }
+  }
+  pid_t pid = launcher().spawn(argv, cgroup_procs);
   if (pid < 0) return make_error("browser_start", "fork: " + std::string(std::strerror(static_cast<int>(-pid))));
   pid_ = pid;
   ++starts_;
@@ -506,6 +596,7 @@ Result<std::unique_ptr<Browser::PreparedPage>> Browser::prepare_page() {
   for (auto [method, params] : {std::pair<std::string_view, std::string>{"Target.setAutoAttach", kAutoAttach},
                                 {"Fetch.enable", kFetchPatterns},
                                 {"Network.enable", "{}"},
+                                {"Inspector.enable", "{}"},
                                 {"Page.enable", "{}"},
                                 {"Emulation.setDeviceMetricsOverride", viewport.take()}}) {
     auto r = prepared->cdp->call(method, params, deadline, keep);
@@ -588,7 +679,10 @@ void Browser::maintain() {
   }
 }
 
-module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit) {
+module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayload& payload,
+                               std::uint32_t asked_limit) {
+  // What one answer frame can carry (fetch.h), whatever the executor allows.
+  const std::uint32_t size_limit = std::min(asked_limit, kMaxAnswerBody);
   const std::string& url = payload.url;
   if (auto refused = refusal_for(policy, url)) return *refused;
   std::uint64_t wait_ms = std::min(payload.wait_after_loaded_ms, config_.max_wait_after_loaded_ms);
@@ -608,6 +702,7 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
     CdpConnection& cdp = *prepared->cdp;
 
     std::optional<module::Answer> document_refused;
+    bool crashed = false;  // the page's renderer ended (the memory limit, or a crash)
     std::uint64_t status = 0;
     std::map<std::string, Bytes> headers;
     bool loaded = false;
@@ -657,6 +752,8 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
         }
       } else if (session.empty() && method == "Page.loadEventFired") {
         loaded = true;
+      } else if (session.empty() && method == "Inspector.targetCrashed") {
+        crashed = true;
       }
     };
     auto broken = [&](const Error& e) { return load_failed(url, {{"error", Value(e.to_string())}}); };
@@ -669,7 +766,16 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
       if (document_refused) return *document_refused;
       return load_failed(url, {{"error", Value(error_text)}});
     }
-    auto pumped = cdp.pump(load_deadline, on_event, [&] { return loaded || document_refused.has_value(); });
+    auto crash_answer = [&] {
+      std::string why = "the page crashed";
+      if (config_.render_memory_limit != 0 || config_.render_js_heap_mb != 0) {
+        why += " (the browser's memory limit: render_memory_limit " + std::to_string(config_.render_memory_limit) +
+               " bytes, render_js_heap_mb " + std::to_string(config_.render_js_heap_mb) + ")";
+      }
+      return load_failed(url, {{"error", Value(why)}});
+    };
+    if (crashed) return crash_answer();
+    auto pumped = cdp.pump(load_deadline, on_event, [&] { return loaded || crashed || document_refused.has_value(); });
     if (!pumped) {
       if (pumped.error().errc == static_cast<int>(WebSocketClient::Errc::kTimeout)) {
         return load_failed(url, {{"error", Value("the page did not load within " +
@@ -679,7 +785,8 @@ module::Answer Browser::render(const UrlPolicy& policy, const module::RenderPayl
     }
     // wait_after_loaded: the page runs on (its timers, late requests: still intercepted).
     auto waited = cdp.pump(Clock::now() + std::chrono::milliseconds(wait_ms), on_event,
-                           [&] { return document_refused.has_value(); });
+                           [&] { return crashed || document_refused.has_value(); });
+    if (crashed) return crash_answer();
     if (!waited && waited.error().errc != static_cast<int>(WebSocketClient::Errc::kTimeout)) {
       return broken(waited.error());
     }

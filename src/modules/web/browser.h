@@ -13,14 +13,19 @@
 //   module::Answer a = browser.render(policy, payload, size_limit);
 //
 // A render whose browser has died (or whose DevTools connection broke) starts a new one and
-// tries once more. Every request the page makes (the document, redirects, sub-resources, frames
+// tries once more. Every connection the browser opens goes through its render proxy
+// (render_proxy.h: started with the browser, stopped with it), which applies the address
+// policy and the `resolve` pins to WebSockets, WebRTC and anything else a page can dial. On
+// top of that, every request the page makes (the document, redirects, sub-resources, frames
 // and workers, reached through auto-attach) is paused by the Fetch domain and let through only
 // if the UrlPolicy passes its URL and every address its host resolves to is globally routable
-// (or the host is allow-listed); `resolve` pins are used for both sides. Answers (spec
+// (or the host is allow-listed), so that a refused document answers ADDRESS_FORBIDDEN. Answers (spec
 // 03-schemas.rst): text {"text": body.innerText}, html {"response": {status, headers,
 // body: outerHTML}}, screenshot {"image": PNG of the 1280x720 viewport}. User errors: the URL
 // check's causes and ADDRESS_FORBIDDEN for the page itself, WEBPAGE_LOAD_FAILED {url, error |
-// status} (navigation failed, timed out, or a status outside 2xx / 304), READING_BODY when the
+// status} (navigation failed, timed out, the page crashed, or a status outside 2xx / 304;
+// a page that passes the browser's memory limit crashes: browser_cgroup.h and
+// render_js_heap_mb, and the next render works, on a new browser if it died), READING_BODY when the
 // result passes size_limit, RENDER_UNAVAILABLE when the browser cannot be started.
 #pragma once
 
@@ -42,9 +47,22 @@
 namespace genvm::web {
 
 inline constexpr int kViewportWidth = 1280;
+
+// Chromium profiles live in `<tmp_root>/genvm-chromium-XXXXXX`, each holding a file
+// genvm-owner ("<pid> <start time>" of the module that made it). A profile is removed when its
+// browser stops, and at every browser start the stale ones are swept: a directory of ours (not
+// a symlink, owned by this user) whose owner process is gone (no such pid, or a pid reused by
+// a process started at another time), or, without an owner file, whose Chromium lock names a
+// dead pid on this host, or that is older than an hour. Chromium's own socket directory that
+// a removed profile points at (SingletonSocket) goes with it. Answers how many were removed.
+int sweep_stale_profiles(const std::string& tmp_root = "/tmp");
+
+
 inline constexpr int kViewportHeight = 720;
 
 class CdpConnection;
+class RenderProxy;
+class BrowserCgroup;
 
 class Browser {
  public:
@@ -58,6 +76,11 @@ class Browser {
   module::Answer render(const UrlPolicy& policy, const module::RenderPayload& payload, std::uint32_t size_limit);
   // The running browser's process id (0 when none): tests kill it to check the restart.
   pid_t pid() const;
+  // The running browser's profile directory (empty when none): tests check its removal.
+  std::string profile_dir() const;
+  // Ends the browser (no spare is prepared again) and removes its profile now; the destructor
+  // and the module's signal handler.
+  void shutdown();
   // How many times a browser process was started (tests and the log).
   int starts() const;
   // How many renders started on a page prepared ahead of them (tests and the log).
@@ -90,6 +113,9 @@ class Browser {
   std::uint16_t port_ = 0;
   std::string user_data_dir_;
   std::unique_ptr<CdpConnection> browser_cdp_;
+  std::unique_ptr<RenderProxy> proxy_;  // the browser's only way out; lives as long as it
+  std::unique_ptr<BrowserCgroup> cgroup_;  // render_memory_limit over all its processes
+  bool memory_limit_warned_ = false;
   int starts_ = 0;
 
   // The background thread's work, guarded by spare_mutex_ (taken before mutex_, never after).

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -35,6 +36,21 @@ Result<std::uint64_t> seconds_ms(const YAML::Node& n, const char* key, std::uint
   auto ms = module::yaml_duration_ms(n, key);
   if (!ms) return ms.take_error();
   return ms->value_or(fallback);
+}
+
+// A non-negative integer key, or `fallback` when absent.
+Result<std::uint64_t> unsigned_key(const YAML::Node& n, const char* key, std::uint64_t fallback,
+                                   std::uint64_t max = UINT64_MAX) {
+  if (!n || n.IsNull()) return fallback;
+  std::uint64_t v = 0;
+  try {
+    if (!n.IsScalar() || n.Scalar().empty() || n.Scalar()[0] == '-') throw YAML::Exception(YAML::Mark(), "");
+    v = n.as<std::uint64_t>();
+  } catch (const YAML::Exception&) {
+    return make_error("bad_config", std::string(key) + " is not a non-negative integer");
+  }
+  if (v > max) return make_error("bad_config", std::string(key) + " is above " + std::to_string(max));
+  return v;
 }
 
 }  // namespace
@@ -80,6 +96,24 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& e
   auto render = seconds_ms(root["render_timeout"], "render_timeout", c.render_timeout_ms);
   if (!render) return render.take_error();
   c.render_timeout_ms = *render;
+  auto idle = seconds_ms(root["render_idle_timeout"], "render_idle_timeout", c.render_idle_timeout_ms);
+  if (!idle) return idle.take_error();
+  c.render_idle_timeout_ms = *idle;
+  for (auto [key, field, max] : {std::tuple<const char*, std::uint64_t*, std::uint64_t>{
+                                     "render_connection_max_bytes", &c.render_connection_max_bytes, UINT64_MAX},
+                                 {"render_memory_limit", &c.render_memory_limit, UINT64_MAX},
+                                 {"render_js_heap_mb", &c.render_js_heap_mb, 1u << 20}}) {
+    auto v = unsigned_key(root[key], key, *field, max);
+    if (!v) return v.take_error();
+    *field = *v;
+  }
+  for (auto [key, field] : {std::pair<const char*, std::uint32_t*>{"max_concurrent_requests", &c.max_concurrent_requests},
+                            {"render_max_connections", &c.render_max_connections}}) {
+    auto v = unsigned_key(root[key], key, *field, 4096);
+    if (!v) return v.take_error();
+    if (*v == 0) return make_error("bad_config", std::string(key) + " must be at least 1");
+    *field = static_cast<std::uint32_t>(*v);
+  }
   auto request = seconds_ms(root["request_timeout"], "request_timeout", c.request_timeout_ms);
   if (!request) return request.take_error();
   c.request_timeout_ms = *request;

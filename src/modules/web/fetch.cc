@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <memory>
 
 #include <arpa/inet.h>
@@ -19,20 +21,18 @@ using calldata::Value;
 
 // What one hop (one libcurl transfer) saw.
 struct Hop {
+  CURL* handle = nullptr;
   bool allowlisted = false;
   std::string refused_address;  // the last address the open-socket callback refused
   std::uint64_t limit = 0;
   bool over_limit = false;
   Bytes body;
   std::map<std::string, Bytes> headers;
+  std::size_t header_bytes = 0;  // what `headers` holds, bounded by kMaxResponseHeaderBytes
 };
 
-std::string address_text(const sockaddr* a) {
-  char buf[INET6_ADDRSTRLEN] = "?";
-  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
-  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
-  return buf;
-}
+// A response's headers kept for the answer; past this, further ones are dropped.
+constexpr std::size_t kMaxResponseHeaderBytes = 256u << 10;
 
 // The address check sits where libcurl opens the socket: it sees the very address about to be
 // connected (after DNS, CURLOPT_RESOLVE pins, and on each happy-eyeballs attempt).
@@ -52,6 +52,15 @@ std::size_t on_body(char* p, std::size_t size, std::size_t n, void* user) {
     hop->over_limit = true;
     return 0;  // stops the transfer: CURLE_WRITE_ERROR
   }
+  if (hop->body.empty()) {
+    // A Content-Length within the limit is allocated once (no doubling past it); a larger one
+    // never gets here (CURLOPT_MAXFILESIZE_LARGE refuses it before the body).
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(hop->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0 &&
+        static_cast<std::uint64_t>(length) <= hop->limit) {
+      hop->body.reserve(static_cast<std::size_t>(length));
+    }
+  }
   hop->body.insert(hop->body.end(), p, p + len);
   return len;
 }
@@ -61,6 +70,7 @@ std::size_t on_header(char* p, std::size_t size, std::size_t n, void* user) {
   std::string_view line(p, size * n);
   if (line.starts_with("HTTP/")) {
     hop->headers.clear();  // a new response (after 100 Continue, or the next one)
+    hop->header_bytes = 0;
     return size * n;
   }
   auto colon = line.find(':');
@@ -78,6 +88,8 @@ std::size_t on_header(char* p, std::size_t size, std::size_t n, void* user) {
   while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ' || value.back() == '\t')) {
     value.remove_suffix(1);
   }
+  if (hop->header_bytes + name.size() + value.size() > kMaxResponseHeaderBytes) return size * n;
+  hop->header_bytes += name.size() + value.size();
   hop->headers[name] = Bytes(value.begin(), value.end());
   return size * n;
 }
@@ -102,6 +114,36 @@ bool sensitive_header(std::string name) {
   return name == "authorization" || name == "cookie" || name == "proxy-authorization";
 }
 
+// The transfers in flight in this process: each may hold up to kMaxAnswerBody of body, so
+// their number (config max_concurrent_requests) bounds the module's body memory.
+class TransferGate {
+ public:
+  // False when `deadline` passed before a slot was free.
+  bool enter(std::uint32_t limit, std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_until(l, deadline, [&] { return active_ < std::max<std::uint32_t>(limit, 1); })) return false;
+    ++active_;
+    return true;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      --active_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::uint32_t active_ = 0;
+};
+
+TransferGate& transfer_gate() {
+  static TransferGate g;
+  return g;
+}
+
 }  // namespace
 
 Status init_http() {
@@ -117,6 +159,14 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
   }
   const WebConfig& config = policy.config();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config.request_timeout_ms);
+  // What one answer frame can carry: a larger size_limit would buffer a body no frame can hold.
+  const std::uint32_t body_cap = std::min(size_limit, kMaxAnswerBody);
+  if (!transfer_gate().enter(config.max_concurrent_requests, deadline)) {
+    return sending_failed(request.url, "timed out waiting for a free connection");
+  }
+  struct Leave {
+    ~Leave() { transfer_gate().leave(); }
+  } leave;
   std::string url = request.url;
   std::string method = request.method;
   std::optional<Bytes> body = request.body;
@@ -145,7 +195,7 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
 
     Hop hop;
     hop.allowlisted = verdict->allowlisted;
-    hop.limit = size_limit;
+    hop.limit = body_cap;
     std::unique_ptr<CURL, CurlFree> h(curl_easy_init());
     if (!h) return module::Answer::fatal("curl_easy_init failed");
     std::unique_ptr<curl_slist, CurlFree> header_list;
@@ -173,6 +223,7 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
 
     char errbuf[CURL_ERROR_SIZE] = "";
     CURL* c = h.get();
+    hop.handle = c;
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -188,7 +239,7 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &hop);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, left_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, std::min<long>(left_ms, static_cast<long>(config.connect_timeout_ms)));
-    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(size_limit));
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(body_cap));
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, header_list.get());
     if (resolve) curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
     if (!config.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config.ca_file.c_str());
@@ -208,7 +259,7 @@ module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& requ
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (hop.over_limit || rc == CURLE_FILESIZE_EXCEEDED) {
       return module::Answer::user_error(
-          {"READING_BODY"}, {{"error", Value("response body size exceeds limit of " + std::to_string(size_limit) + " bytes")},
+          {"READING_BODY"}, {{"error", Value("response body size exceeds limit of " + std::to_string(body_cap) + " bytes")},
                              {"status", Value(static_cast<std::int64_t>(status))},
                              {"url", Value(url)}});
     }

@@ -10,8 +10,11 @@
 // libcurl resolved, checked in its open-socket callback, so DNS cannot swap it afterwards) is
 // not globally routable and the host is not allow-listed; SENDING_REQUEST for connection
 // failures, timeouts, a redirect from https to http, more than 10 redirects, a header libcurl
-// cannot send, or `sign` (no signer yet); READING_BODY when the body passes size_limit (reading
-// stops there).
+// cannot send, or `sign` (no signer yet); READING_BODY (the public module's cause) when the body
+// passes size_limit or kMaxAnswerBody, whichever is smaller: the transfer stops there (a
+// Content-Length above it stops it before the body), so a body is never buffered past what one
+// answer frame can carry. At most max_concurrent_requests transfers run at once in the process;
+// others wait for a slot (within request_timeout).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,9 @@
 namespace genvm::web {
 
 inline constexpr int kMaxRedirects = 10;
+// The largest body an answer can carry: the frame's bound less room for its envelope (status,
+// headers up to 256 KiB, the calldata around them).
+inline constexpr std::uint32_t kMaxAnswerBody = module::kMaxFrame - (1u << 20);
 
 module::Answer fetch(const UrlPolicy& policy, const module::RequestPayload& request, std::uint32_t size_limit);
 

@@ -30,8 +30,8 @@ std::string html(const std::string& body) {
   return "<!doctype html><html><head><meta charset=utf-8></head><body>" + body + "</body></html>";
 }
 
-// Stands for a private address the page must not reach: only internal.example.com (pinned to
-// 127.0.0.1, not allow-listed) leads here.
+// Stands for a private address the page must not reach: it must see no request at all
+// (internal.example.com, pinned to 127.0.0.1 and not allow-listed, stands for the address).
 TestHttpServer& private_server() {
   static TestHttpServer s([](const TestHttpServer::Request&) { return TestHttpServer::reply(200, "", "secret"); });
   return s;
@@ -65,6 +65,15 @@ TestHttpServer& public_server() {
           html("<p id=p></p><script>document.getElementById('p').textContent = 'cookie=[' + document.cookie + "
                "'] storage=[' + (localStorage.getItem('seen') || '') + ']';</script>"));
     }
+    if (r.path == "/sock") return TestHttpServer::websocket_accept(r);
+    if (r.path == "/ws") {
+      return TestHttpServer::reply(
+          200, type,
+          html("<p id=p>pending</p><script>const p = document.getElementById('p');"
+               "const ws = new WebSocket('ws://127.0.0.1:" + std::to_string(public_server().port()) + "/sock');"
+               "ws.onopen = () => { p.textContent = 'open'; };"
+               "ws.onerror = () => { if (p.textContent !== 'open') p.textContent = 'error'; };</script>"));
+    }
     if (r.path == "/pixel.png") return TestHttpServer::reply(404, "", "");
     if (r.path == "/big") return TestHttpServer::reply(200, type, html("<p>" + std::string(100000, 'x') + "</p>"));
     if (r.path == "/missing") return TestHttpServer::reply(404, type, html("gone"));
@@ -83,10 +92,6 @@ class RenderTest : public ::testing::Test {
     c.max_wait_after_loaded_ms = 1500;
     c.render_timeout_ms = 20'000;
     c.script.script_path = GENVM_SOURCE_DIR "/src/modules/web/scripts/default.lua";
-    // Chromium's resolver sends internal.example.com to the private server, as a DNS answer
-    // naming a private address would.
-    c.chromium_flags = {"--host-resolver-rules=MAP internal.example.com 127.0.0.1:" +
-                        std::to_string(private_server().port())};
     auto m = WebModule::create(c);
     ASSERT_TRUE(m) << m.error().to_string();
     module_ = std::move(*m).release();
@@ -214,6 +219,14 @@ TEST_F(module_web_render, ARenderStartsOnAPagePreparedAheadAndSharesNothingWithT
   ASSERT_TRUE(spare_ready());
   EXPECT_EQ(text(render(RenderMode::kText, public_server().url("/read-cookie"))), "cookie=[] storage=[]");
   EXPECT_EQ(module_->browser().spares_used(), used + 2);
+}
+
+// Pins: with the address allow-listed, a page's WebSocket goes through the render proxy's
+// tunnel (render_egress_test.cc: refused when it is not).
+TEST_F(module_web_render, AWebSocketToAnAllowListedHostOpens) {
+  int before = public_server().hits("/sock");
+  EXPECT_EQ(text(render(RenderMode::kText, public_server().url("/ws"), "1500ms")), "open");
+  EXPECT_EQ(public_server().hits("/sock"), before + 1);
 }
 
 TEST_F(module_web_render, AKilledBrowserIsStartedAgain) {

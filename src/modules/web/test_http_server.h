@@ -11,7 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -19,12 +22,15 @@
 #include <string>
 #include <thread>
 
+#include "common/json.h"
+
 namespace genvm::web {
 
 class TestHttpServer {
  public:
   struct Request {
     std::string method, path, body;
+    std::string head;  // the request line and header fields as received
   };
   using Handler = std::function<std::string(const Request&)>;
 
@@ -58,6 +64,23 @@ class TestHttpServer {
     int n = 0;
     for (const auto& [p, c] : hits_) n += c;
     return n;
+  }
+
+  // The 101 answer to a WebSocket handshake (RFC 6455 4.2.2), or a 400 without a key.
+  static std::string websocket_accept(const Request& r) {
+    std::string lower_head = r.head;
+    for (char& c : lower_head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto at = lower_head.find("\r\nsec-websocket-key:");
+    if (at == std::string::npos) return reply(400, "", "");
+    at += 20;
+    auto end = r.head.find("\r\n", at);
+    std::string key = r.head.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    while (!key.empty() && key.front() == ' ') key.erase(0, 1);
+    std::string in = key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    unsigned char digest[SHA_DIGEST_LENGTH];
+    SHA1(reinterpret_cast<const unsigned char*>(in.data()), in.size(), digest);
+    return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+           base64_encode(std::string_view(reinterpret_cast<char*>(digest), sizeof(digest))) + "\r\n\r\n";
   }
 
   static std::string reply(int status, const std::string& extra_headers, const std::string& body, bool sized = true) {
@@ -102,6 +125,7 @@ class TestHttpServer {
         r.body.append(buf, static_cast<std::size_t>(n));
       }
     }
+    r.head = req.substr(0, head_end);
     r.method = req.substr(0, req.find(' '));
     r.path = req.substr(r.method.size() + 1, req.find(' ', r.method.size() + 1) - r.method.size() - 1);
     {

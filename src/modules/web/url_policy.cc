@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include <curl/curl.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
 namespace genvm::web {
@@ -61,6 +63,64 @@ bool address_forbidden(const sockaddr* addr) {
     return false;
   }
   return true;
+}
+
+std::string address_text(const sockaddr* a) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, buf, sizeof(buf));
+  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, buf, sizeof(buf));
+  return buf;
+}
+
+Result<std::vector<sockaddr_storage>> resolve_addresses(const WebConfig& config, const std::string& host,
+                                                        std::uint16_t port) {
+  std::string bare = host.size() > 1 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  std::string prefix = host + ":" + std::to_string(port) + ":";
+  std::vector<std::string> pinned;
+  for (const auto& pin : config.resolve) {
+    std::string p = pin.starts_with('+') ? pin.substr(1) : pin;
+    if (!lower(p).starts_with(prefix)) continue;
+    std::string rest = p.substr(prefix.size());
+    for (std::size_t at = 0; at <= rest.size();) {
+      auto comma = rest.find(',', at);
+      std::string a = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (a.size() > 1 && a.front() == '[') a = a.substr(1, a.size() - 2);
+      if (!a.empty()) pinned.push_back(a);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (!pinned.empty()) break;
+  }
+  std::vector<sockaddr_storage> out;
+  auto add = [&](const std::string& name, int flags) -> Status {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = flags;
+    addrinfo* res = nullptr;
+    int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
+    if (rc != 0) return make_error("resolve", "cannot resolve " + host + ": " + ::gai_strerror(rc));
+    for (addrinfo* ai = res; ai && out.size() < 64; ai = ai->ai_next) {
+      if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+      sockaddr_storage ss{};
+      std::memcpy(&ss, ai->ai_addr, std::min<std::size_t>(ai->ai_addrlen, sizeof(ss)));
+      if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(port);
+      if (ss.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(port);
+      out.push_back(ss);
+    }
+    ::freeaddrinfo(res);
+    return {};
+  };
+  if (pinned.empty()) {
+    if (auto s = add(bare, 0); !s) return s.take_error();
+  } else {
+    // A pin names addresses, never a name to look up again.
+    for (const auto& a : pinned) {
+      if (auto s = add(a, AI_NUMERICHOST); !s) return s.take_error();
+    }
+  }
+  if (out.empty()) return make_error("resolve", "no address for " + host);
+  return out;
 }
 
 Result<std::unique_ptr<UrlPolicy>> UrlPolicy::create(const WebConfig& config) {

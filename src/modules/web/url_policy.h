@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <sys/socket.h>
 
@@ -43,6 +44,15 @@ struct Refusal {
 // reserved IPv4; unspecified, loopback, unique-local, link-local and multicast IPv6, and an
 // IPv4-mapped IPv6 address by its IPv4 part. Unknown families are refused too.
 bool address_forbidden(const sockaddr* addr);
+// The numeric text of an IPv4 / IPv6 address ("?" for another family).
+std::string address_text(const sockaddr* addr);
+
+// The addresses `host:port` reaches, as the module resolves them for every connection it
+// makes or checks: a `resolve` pin (curl's "HOST:PORT:ADDR[,ADDR]", a leading '+' ignored)
+// whose host and port match, else the system resolver. `host` is lower case, IPv6 literals in
+// brackets. Error "resolve" naming the host.
+Result<std::vector<sockaddr_storage>> resolve_addresses(const WebConfig& config, const std::string& host,
+                                                        std::uint16_t port);
 
 class UrlPolicy {
  public:
