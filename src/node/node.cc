@@ -145,6 +145,20 @@ Result<TxOutcome> Node::write_tx(TxRecord rec, const std::optional<Bytes>& code,
     State& st;
     ~Abort() { st.abort(); }  // no-op once commit() has closed the transaction
   } abort_guard{state_};
+  if (rec.kind == "call") {
+    // The code about to run must be the code the contract records: a blob changed in the file
+    // behind the node's back refuses this write and, marked in the file, every later one until
+    // the state is repaired (State::record_verdict).
+    if (auto s = state_.verify_contract_code(rec.target); !s) {
+      if (s.error().code == "state_inconsistent") {
+        state_.abort();
+        (void)state_.record_verdict(true);  // best effort: the refusal stands either way
+        return make_error("state_inconsistent", "writes are refused while the state is inconsistent: " + s.error().message +
+                                                    " (genvm-node check lists every problem; once it finds none, writes resume)");
+      }
+      return s.take_error();
+    }
+  }
   if (rec.value > 0) {
     // Checked under the write lock, so it still holds at the commit that moves the value.
     auto bal = state_.balance(rec.sender);

@@ -3,7 +3,10 @@
 #include "node/node.h"
 #include "node/test_state_dir.h"
 
+#include "executor/storage.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -610,6 +613,64 @@ TEST_F(NodeTest, ValueMovesWithAnAcceptedReturnOnly) {
   EXPECT_EQ(poor.error().code, "insufficient_balance");
   EXPECT_EQ(*state_->nonce(account(0xa1)), nonce);
   EXPECT_TRUE(state_->check_consistency().ok()) << state_->check_consistency().error().to_string();
+}
+
+// Pins the write gate on a tampered state: counter.wasm's code blob changed in the SQLite file
+// behind the node. A call to it is refused before anything runs, with the reason, and nothing
+// changes (no receipt, no nonce, no storage); the refusal is kept in the file, so a deploy that
+// does not touch the contract is refused too; check_consistency names the contract. Before, the
+// call ran the changed code and committed.
+TEST_F(NodeTest, ATamperedContractCodeRefusesWritesAndChangesNothing) {
+  Node node(*state_, opts(1));
+  auto d = node.deploy(account(0xa1), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  const Address c = d->record.target;
+  ASSERT_TRUE(node.call(account(0xa1), c, make_entry("increment", {})).ok());
+  ASSERT_TRUE(state_->check_consistency().ok()) << state_->check_consistency().error().to_string();
+
+  auto slot = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetCode);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT data FROM storage WHERE address = ? AND slot = ?", -1, &q, nullptr), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, c.bytes.data(), static_cast<int>(c.bytes.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(q, 2, slot.data(), static_cast<int>(slot.size()), SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    const auto* p = static_cast<const std::uint8_t*>(sqlite3_column_blob(q, 0));
+    Bytes blob(p, p + sqlite3_column_bytes(q, 0));
+    sqlite3_finalize(q);
+    ASSERT_GT(blob.size(), 13u);
+    blob[12] ^= 0x40;  // one byte of the wasm module's first section header
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE storage SET data = ? WHERE address = ? AND slot = ?", -1, &q, nullptr), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(q, 2, c.bytes.data(), static_cast<int>(c.bytes.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(q, 3, slot.data(), static_cast<int>(slot.size()), SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(q), SQLITE_DONE);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+  }
+  const auto nonce = *state_->nonce(account(0xa1));
+  SlotId root{};
+  const Bytes root_before = *state_->read_storage(c, root, 0, 64);
+
+  auto call = node.call(account(0xa1), c, make_entry("increment", {}));
+  ASSERT_FALSE(call.ok());
+  EXPECT_EQ(call.error().code, "state_inconsistent");
+  EXPECT_NE(call.error().message.find("the code of contract " + address_text(c) + " does not match its code hash"),
+            std::string::npos)
+      << call.error().message;
+  auto other = node.deploy(account(0xa2), read_file(examples_ + "counter.wasm"), make_entry("", {}));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "state_inconsistent");
+  EXPECT_FALSE((*state_->tx(3)).has_value());
+  EXPECT_EQ(*state_->nonce(account(0xa1)), nonce);
+  EXPECT_EQ(*state_->nonce(account(0xa2)), 0u);
+  EXPECT_EQ(*state_->read_storage(c, root, 0, 64), root_before);
+  auto checked = state_->check_consistency();
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().message.find(address_text(c)), std::string::npos) << checked.error().message;
 }
 
 TEST_F(NodeTest, UnknownAddressIsAnError) {

@@ -13,6 +13,7 @@
 
 #include "common/sha3.h"
 #include "common/host/wire.h"
+#include "executor/storage.h"
 
 namespace genvm::node {
 
@@ -691,7 +692,8 @@ Result<std::vector<std::pair<int, std::int64_t>>> State::messages_of_tx(std::int
 Status State::probe_writable() {
   if (read_only_) return make_error("state_readonly", "the state database is read-only");
   if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
-  return exec("ROLLBACK");
+  if (auto s = refuse_if_inconsistent(); !s) return s;
+  return exec("COMMIT");  // nothing written, unless a repaired state's mark was cleared
 }
 
 Status State::begin() {
@@ -700,8 +702,112 @@ Status State::begin() {
   // IMMEDIATE takes the write lock up front, so a concurrent writer is refused here, before
   // anything is read or written, rather than halfway through.
   if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+  if (auto s = refuse_if_inconsistent(); !s) return s;
   in_tx_ = true;
   return {};
+}
+
+namespace {
+// PRAGMA user_version bit 0: a check found this state inconsistent (State::record_verdict).
+constexpr std::int64_t kMarkedInconsistent = 1;
+
+std::string listed(const std::vector<std::string>& problems) {
+  std::string out;
+  for (std::size_t i = 0; i < problems.size() && i < State::kMaxListed; ++i) out += (i ? "; " : "") + problems[i];
+  if (problems.size() > State::kMaxListed) out += "; and " + std::to_string(problems.size() - State::kMaxListed) + " more";
+  return out;
+}
+}  // namespace
+
+Result<bool> State::marked_inconsistent() {
+  Stmt q(db_, "PRAGMA user_version");
+  if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "read the consistency mark");
+  return (q.col_i64(0) & kMarkedInconsistent) != 0;
+}
+
+Status State::record_verdict(bool inconsistent) {
+  if (read_only_) return make_error("state_readonly", "the state database is read-only");
+  auto marked = marked_inconsistent();
+  if (!marked) return marked.take_error();
+  if (*marked == inconsistent) return {};
+  Stmt q(db_, "PRAGMA user_version");
+  if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "read the consistency mark");
+  std::int64_t v = q.col_i64(0);
+  v = inconsistent ? (v | kMarkedInconsistent) : (v & ~kMarkedInconsistent);
+  return exec(("PRAGMA user_version=" + std::to_string(v)).c_str());
+}
+
+Status State::refuse_if_inconsistent() {
+  auto fail = [this](Error e) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return e;
+  };
+  auto marked = marked_inconsistent();
+  if (!marked) return fail(marked.take_error());
+  if (!*marked) return {};
+  // Marked: look again, so a repaired file is written to at once and a damaged one says why.
+  auto problems = inconsistencies();
+  if (!problems) return fail(problems.take_error());
+  if (problems->empty()) return record_verdict(false);  // cleared with this transaction
+  return fail(make_error("state_inconsistent", "writes are refused while the state is inconsistent: " + listed(*problems) +
+                                                   " (genvm-node check lists every problem; once it finds none, writes resume)"));
+}
+
+Result<SlotId> State::code_slot(const Address& a) {
+  auto at = read_storage(a, executor::kRootSlot, executor::kRootOffsetCodeSlot, kSha3_256Len);
+  if (!at) return at.take_error();
+  SlotId slot{};
+  std::copy(at->begin(), at->end(), slot.begin());
+  if (slot == SlotId{}) slot = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetCode);
+  return slot;
+}
+
+Result<std::array<std::uint8_t, 32>> State::stored_code_hash(const Address& a) {
+  auto slot = code_slot(a);
+  if (!slot) return slot.take_error();
+  Bytes data;
+  {
+    Stmt q(db_, "SELECT data FROM storage WHERE address=? AND slot=?");
+    if (!q.ok()) return db_error(db_, "read code");
+    q.addr(1, a).blob(2, slot->data(), slot->size());
+    int rc = q.step();
+    if (rc == SQLITE_ROW) {
+      data = q.col_blob(0);
+    } else if (rc != SQLITE_DONE) {
+      return db_error(db_, "read code");
+    }
+  }
+  // The executor's read: u32 LE length, then that many bytes, zero past what is stored.
+  std::uint32_t len = 0;
+  for (std::size_t i = 0; i < 4 && i < data.size(); ++i) len |= std::uint32_t(data[i]) << (8 * i);
+  const std::size_t stored = data.size() > 4 ? static_cast<std::size_t>(std::min<std::uint64_t>(len, data.size() - 4)) : 0;
+  Sha3_256 h;
+  if (stored > 0) h.update(std::span<const std::uint8_t>(data.data() + 4, stored));
+  static const std::uint8_t kZeros[4096] = {};
+  for (std::uint64_t left = len - stored; left > 0;) {
+    std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof(kZeros)));
+    h.update(std::span<const std::uint8_t>(kZeros, n));
+    left -= n;
+  }
+  return h.finalize();
+}
+
+Status State::verify_contract_code(const Address& a) {
+  Bytes recorded;
+  {
+    Stmt q(db_, "SELECT code_hash FROM contracts WHERE address=?");
+    if (!q.ok()) return db_error(db_, "read contract");
+    q.addr(1, a);
+    int rc = q.step();
+    if (rc == SQLITE_DONE) return {};
+    if (rc != SQLITE_ROW) return db_error(db_, "read contract");
+    recorded = q.col_blob(0);
+  }
+  auto h = stored_code_hash(a);
+  if (!h) return h.take_error();
+  if (recorded == Bytes(h->begin(), h->end())) return {};
+  return make_error("state_inconsistent", "the code of contract " + address_text(a) + " does not match its code hash (it hashes to " +
+                                              hex(h->data(), h->size()) + ", the contract records " + hex(recorded) + ")");
 }
 
 Status State::begin_read() {
@@ -771,6 +877,15 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
       q.addr(1, rec.target).blob(2, rec.code_hash).addr(3, rec.sender).i64(4, id);
       if (q.step() != SQLITE_DONE) return db_error(db_, "insert contract (address taken?)");
     }
+    // The code may change with these writes (its slot, or the root slot's code_slot pointing
+    // elsewhere): the contract's code_hash follows what its storage then holds.
+    std::optional<SlotId> code_at;
+    bool root_written = false, code_written = false;
+    if (fx.storage_changes.is_array() && !fx.storage_changes.as_array().empty()) {
+      auto at = code_slot(rec.target);
+      if (!at) return at.take_error();
+      code_at = *at;
+    }
     if (fx.storage_changes.is_array()) {
       for (const auto& d : fx.storage_changes.as_array()) {
         const auto* pair = d.if_array();
@@ -794,7 +909,22 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
         Stmt w(db_, "INSERT OR REPLACE INTO storage(address, slot, data) VALUES(?,?,?)");
         w.addr(1, rec.target).blob(2, key.data(), 32).blob(3, data);
         if (w.step() != SQLITE_DONE) return db_error(db_, "write storage");
+        root_written = root_written || std::equal(key.begin(), key.begin() + 32, executor::kRootSlot.begin());
+        code_written = code_written || std::equal(key.begin(), key.begin() + 32, code_at->begin());
       }
+    }
+    if (root_written && !code_written) {
+      auto at = code_slot(rec.target);
+      if (!at) return at.take_error();
+      code_written = *at != *code_at;
+    }
+    if (code_written) {
+      auto h = stored_code_hash(rec.target);
+      if (!h) return h.take_error();
+      Stmt q(db_, "UPDATE contracts SET code_hash=? WHERE address=?");
+      if (!q.ok()) return db_error(db_, "update code hash");
+      q.blob(1, h->data(), h->size()).addr(2, rec.target);
+      if (q.step() != SQLITE_DONE) return db_error(db_, "update code hash");
     }
     int idx = 0;
     for (const auto& e : fx.emissions) {
@@ -842,7 +972,8 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
 
 void State::set_busy_timeout(int ms) { sqlite3_busy_timeout(db_, ms); }
 
-Status State::check_consistency() {
+Result<std::vector<std::string>> State::inconsistencies() {
+  std::vector<std::string> problems;
   struct Check {
     const char* sql;
     const char* what;
@@ -873,11 +1004,28 @@ Status State::check_consistency() {
   for (const Check* c : checks) {
     Stmt q(db_, c->sql);
     if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, c->what);
-    if (auto n = q.col_i64(0); n != 0) return make_error("state_inconsistent", std::to_string(n) + " x " + c->what);
+    if (auto n = q.col_i64(0); n != 0) problems.push_back(std::to_string(n) + " x " + c->what);
+  }
+  {
+    // Every contract's code is what its code hash says: a code blob or a code_hash changed
+    // behind the node's back is named, contract by contract.
+    std::vector<Address> addresses;
+    Stmt q(db_, "SELECT address FROM contracts ORDER BY deploy_tx");
+    if (!q.ok()) return db_error(db_, "read contracts");
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) addresses.push_back(q.col_addr(0));
+    if (rc != SQLITE_DONE) return db_error(db_, "read contracts");
+    for (const Address& a : addresses) {
+      auto s = verify_contract_code(a);
+      if (s) continue;
+      if (s.error().code != "state_inconsistent") return s.take_error();
+      problems.push_back(s.error().message);
+    }
   }
   {
     // Value is conserved: every balance together is exactly what `fund` transactions created.
     U256 held{}, funded{};
+    bool overflow = false;
     Stmt b(db_, "SELECT balance FROM accounts");
     if (!b.ok()) return db_error(db_, "read balances");
     int rc;
@@ -885,18 +1033,29 @@ Status State::check_consistency() {
       Bytes x = b.col_blob(0);
       U256 v{};
       if (x.size() == 32) std::memcpy(v.data(), x.data(), 32);
-      if (!u256_add_to(held, v)) return make_error("state_inconsistent", "balances sum past 2^256");
+      if (!u256_add_to(held, v)) overflow = true;
     }
     if (rc != SQLITE_DONE) return db_error(db_, "read balances");
     Stmt f(db_, "SELECT value FROM transactions WHERE kind='fund' AND status='accepted' AND result_kind=0");
     if (!f.ok()) return db_error(db_, "read funding");
     while ((rc = f.step()) == SQLITE_ROW) u256_add_to(funded, u256_of(static_cast<std::uint64_t>(f.col_i64(0))));
     if (rc != SQLITE_DONE) return db_error(db_, "read funding");
-    if (held != funded) return make_error("state_inconsistent", "balances do not sum to the funded total");
+    if (overflow) {
+      problems.push_back("balances sum past 2^256");
+    } else if (held != funded) {
+      problems.push_back("balances do not sum to the funded total");
+    }
   }
   Stmt q(db_, "PRAGMA integrity_check");
   if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "integrity_check");
-  if (q.col_text(0) != "ok") return make_error("state_inconsistent", "sqlite integrity_check: " + q.col_text(0));
+  if (q.col_text(0) != "ok") problems.push_back("sqlite integrity_check: " + q.col_text(0));
+  return problems;
+}
+
+Status State::check_consistency() {
+  auto problems = inconsistencies();
+  if (!problems) return problems.take_error();
+  if (!problems->empty()) return make_error("state_inconsistent", listed(*problems));
   return {};
 }
 

@@ -182,9 +182,29 @@ class State {
   void set_busy_timeout(int ms);
 
   // Whole-database checks for tests and `genvm-node check`: every storage blob's owner is a
-  // contract, every event and message belongs to a stored transaction, nonces equal the count
-  // of the sender's transactions, and all balances sum to what `fund` transactions created.
+  // contract, every contract's stored code hashes to its code_hash, every event and message
+  // belongs to a stored transaction, nonces equal the count of the sender's transactions, all
+  // balances sum to what `fund` transactions created, and SQLite's integrity_check. Every
+  // problem found, one line each (none: consistent).
+  Result<std::vector<std::string>> inconsistencies();
+  // The same as one Status: `state_inconsistent` naming the problems (the first kMaxListed).
   Status check_consistency();
+  static constexpr std::size_t kMaxListed = 20;
+
+  // A contract's code_hash is the SHA3-256 of the code its storage holds, read as the executor
+  // reads it (the root slot's code_slot, else the default-derived code slot: u32 LE length ‖
+  // bytes): the deployed file, and the new code after a transaction that rewrites it (commit
+  // keeps code_hash in step). `state_inconsistent` naming the contract when they differ; ok for
+  // an address without a contract.
+  Status verify_contract_code(const Address& a);
+
+  // The verdict writes wait on, kept in the file (PRAGMA user_version bit 0): set by a check that
+  // found problems (`genvm-node check`, or a write that found its contract's code changed),
+  // cleared by one that found none. While it is set, begin(), commit() and probe_writable() run
+  // the whole check again: problems refuse the write with `state_inconsistent` naming them;
+  // none (the file was repaired) clear the mark and the write goes on. Reads never look at it.
+  Status record_verdict(bool inconsistent);
+  Result<bool> marked_inconsistent();
 
  private:
   enum class Identity { kOurs, kUnmarked, kEmpty };
@@ -192,6 +212,11 @@ class State {
   Result<Identity> identify(const std::string& path);
   Status exec(const char* sql);
   Result<bool> has_table(const char* name);
+  Result<std::array<std::uint8_t, 32>> stored_code_hash(const Address& a);
+  Result<SlotId> code_slot(const Address& a);
+  // Inside the write transaction just opened: refuses while the verdict marks the state
+  // inconsistent and the whole check still finds problems (rolls back then).
+  Status refuse_if_inconsistent();
   sqlite3* db_;
   bool in_tx_ = false;
   bool read_only_ = false;

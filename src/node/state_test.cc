@@ -2,11 +2,15 @@
 #include "node/state.h"
 #include "node/test_state_dir.h"
 
+#include "common/sha3.h"
+#include "executor/storage.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -54,7 +58,10 @@ TxRecord deploy_record(const Address& sender, const Address& target) {
   r.status = "accepted";
   r.result_kind = 0;
   r.result_text = "null";
-  r.code_hash = Bytes(32, 7);
+  // No code stored by these records' effects: the code a contract's storage holds is then
+  // empty, and its code hash that of nothing (State::verify_contract_code).
+  auto empty = sha3_256(std::span<const std::uint8_t>());
+  r.code_hash.assign(empty.begin(), empty.end());
   r.votes_json = "[]";
   return r;
 }
@@ -410,6 +417,171 @@ TEST_F(StateTest, ConsistencyCheckFindsValueFromNowhere) {
       " x'0500000000000000000000000000000000000000000000000000000000000000', 0)");
   EXPECT_EQ(e.code, "state_inconsistent");
   EXPECT_NE(e.message.find("funded"), std::string::npos) << e.message;
+}
+
+// The storage change that puts `code` where a deployment does: the default-derived code slot,
+// from offset 0, as u32 LE length ‖ bytes.
+Value code_change(const Bytes& code, const executor::SlotId& slot = executor::indirection_slot(executor::kRootSlot,
+                                                                                                executor::kRootOffsetCode)) {
+  Bytes blob(4);
+  for (int i = 0; i < 4; ++i) blob[i] = static_cast<std::uint8_t>(code.size() >> (8 * i));
+  blob.insert(blob.end(), code.begin(), code.end());
+  Bytes k(slot.begin(), slot.end());
+  k.resize(36, 0);  // page 0
+  return Value::array({k, blob});
+}
+
+Bytes hash_of(const Bytes& b) {
+  auto h = sha3_256(b);
+  return Bytes(h.begin(), h.end());
+}
+
+Bytes text_bytes(const char* t) { return Bytes(t, t + std::strlen(t)); }
+
+class CodeHashTest : public StateTest {
+ protected:
+  // Deploys `code` at addr(0xc0) from addr(0xa1) as the node commits an accepted deploy.
+  void deploy(const Bytes& code) {
+    auto st = State::open(path_);
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    TxRecord r = deploy_record(addr(0xa1), addr(0xc0));
+    r.code_hash = hash_of(code);
+    Effects fx;
+    fx.create_contract = true;
+    fx.storage_changes = Value::array({code_change(code)});
+    ASSERT_TRUE((*st)->commit(r, fx).ok());
+    ASSERT_TRUE((*st)->check_consistency().ok()) << (*st)->check_consistency().error().to_string();
+  }
+  void raw(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+  static std::string blob_sql(const Bytes& b) { return "x'" + hex(b) + "'"; }
+  std::string code_row_sql() {
+    auto slot = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetCode);
+    const Address c = addr(0xc0);
+    return " WHERE address=" + blob_sql(Bytes(c.bytes.begin(), c.bytes.end())) +
+           " AND slot=" + blob_sql(Bytes(slot.begin(), slot.end()));
+  }
+  TxRecord call_record() {
+    TxRecord r = deploy_record(addr(0xa1), addr(0xc0));
+    r.kind = "call";
+    r.code_hash.clear();
+    return r;
+  }
+};
+
+// Pins `check` against the code hash: a code blob changed in the SQLite file behind the node
+// is reported, naming the contract (before, check_consistency passed it), and once a check has
+// marked the state, a write is refused with the reason and changes nothing, while reads still
+// answer. A repaired file takes writes again.
+TEST_F(CodeHashTest, ATamperedCodeBlobIsReportedAndRefusesWritesUntilRepaired) {
+  const Bytes code = text_bytes("the contract as deployed");
+  deploy(code);
+  Bytes tampered(4 + code.size());
+  tampered[0] = static_cast<std::uint8_t>(code.size());
+  std::copy(code.begin(), code.end(), tampered.begin() + 4);
+  tampered.back() ^= 1;
+  raw("UPDATE storage SET data=" + blob_sql(tampered) + code_row_sql());
+
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  State& s = **st;
+  auto checked = s.check_consistency();
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code, "state_inconsistent");
+  auto problems = s.inconsistencies();
+  ASSERT_TRUE(problems.ok());
+  ASSERT_EQ(problems->size(), 1u);
+  EXPECT_NE((*problems)[0].find("the code of contract " + address_text(addr(0xc0)) + " does not match its code hash"),
+            std::string::npos)
+      << (*problems)[0];
+  EXPECT_NE((*problems)[0].find(hex(hash_of(code))), std::string::npos) << "names the recorded hash";
+
+  ASSERT_TRUE(s.record_verdict(true).ok());  // what `genvm-node check` does with problems
+  EXPECT_TRUE(*s.marked_inconsistent());
+  auto probe = s.probe_writable();
+  ASSERT_FALSE(probe.ok());
+  EXPECT_EQ(probe.error().code, "state_inconsistent");
+  auto id = s.commit(call_record(), Effects{});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, "state_inconsistent");
+  EXPECT_NE(id.error().message.find("does not match its code hash"), std::string::npos) << id.error().message;
+  auto begun = s.begin();
+  ASSERT_FALSE(begun.ok());
+  EXPECT_FALSE(s.in_transaction());
+  // Nothing changed, and reads answer.
+  EXPECT_FALSE((*s.tx(2)).has_value());
+  EXPECT_EQ(*s.nonce(addr(0xa1)), 1u);
+  EXPECT_TRUE((*s.contract(addr(0xc0))).has_value());
+  auto slot = executor::indirection_slot(executor::kRootSlot, executor::kRootOffsetCode);
+  EXPECT_EQ(*s.read_storage(addr(0xc0), slot, 0, static_cast<std::uint32_t>(tampered.size())), tampered);
+
+  // The mark lives in the file: another process is refused too.
+  {
+    auto other = State::open(path_);
+    ASSERT_TRUE(other.ok());
+    auto refused = (*other)->commit(call_record(), Effects{});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, "state_inconsistent");
+  }
+  // Repaired (the original blob back): the next write finds nothing wrong, clears the mark and
+  // commits.
+  tampered.back() ^= 1;
+  raw("UPDATE storage SET data=" + blob_sql(tampered) + code_row_sql());
+  auto after = s.commit(call_record(), Effects{});
+  ASSERT_TRUE(after.ok()) << after.error().to_string();
+  EXPECT_FALSE(*s.marked_inconsistent());
+  EXPECT_TRUE(s.check_consistency().ok());
+}
+
+// A code_hash changed in the file (rather than the code) is the same mismatch; so is a code
+// length that points past the stored bytes.
+TEST_F(CodeHashTest, ACodeHashOrALengthChangedInTheFileIsReported) {
+  deploy(text_bytes("abc"));
+  raw("UPDATE contracts SET code_hash=" + blob_sql(Bytes(32, 9)));
+  {
+    auto st = State::open(path_);
+    ASSERT_TRUE(st.ok());
+    auto v = (*st)->verify_contract_code(addr(0xc0));
+    ASSERT_FALSE(v.ok());
+    EXPECT_NE(v.error().message.find(hex(Bytes(32, 9))), std::string::npos) << v.error().message;
+  }
+  raw("UPDATE contracts SET code_hash=" + blob_sql(hash_of(text_bytes("abc"))));
+  raw("UPDATE storage SET data=x'ffffff00616263'" + code_row_sql());  // 16 MiB claimed, 3 stored
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  EXPECT_FALSE((*st)->verify_contract_code(addr(0xc0)).ok());
+  EXPECT_EQ((*st)->inconsistencies()->size(), 1u);
+}
+
+// A contract that rewrites its own code (its code slot, or the root slot's code_slot pointing
+// at another slot) is not a tampered state: commit keeps code_hash on the stored code.
+TEST_F(CodeHashTest, ACodeRewriteByTheContractKeepsTheHashInStep) {
+  deploy(text_bytes("version 1"));
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok());
+  Effects rewrite;
+  rewrite.storage_changes = Value::array({code_change(text_bytes("version two"))});
+  ASSERT_TRUE((*st)->commit(call_record(), rewrite).ok());
+  EXPECT_EQ((*(*st)->contract(addr(0xc0)))->code_hash, hash_of(text_bytes("version two")));
+  EXPECT_TRUE((*st)->check_consistency().ok());
+
+  executor::SlotId other{};
+  other.fill(0x5c);
+  Bytes root_key(36, 0);  // the root slot, page 0: code_slot is bytes 5..36
+  Bytes root_page(37, 0);
+  std::copy(other.begin(), other.end(), root_page.begin() + executor::kRootOffsetCodeSlot);
+  Effects moved;
+  moved.storage_changes = Value::array({code_change(text_bytes("version 3"), other), Value::array({root_key, root_page})});
+  ASSERT_TRUE((*st)->commit(call_record(), moved).ok());
+  EXPECT_EQ((*(*st)->contract(addr(0xc0)))->code_hash, hash_of(text_bytes("version 3")));
+  EXPECT_TRUE((*st)->check_consistency().ok()) << (*st)->check_consistency().error().to_string();
 }
 
 }  // namespace

@@ -27,10 +27,13 @@ constexpr const char* kUsage =
     "                      supports_json / supports_image / use_max_completion_tokens / timeout,\n"
     "                      meta.priority), prompt_templates (eq_comparative,\n"
     "                      eq_non_comparative_leader, eq_non_comparative_validator: system, user);\n"
-    "                      ours: connect_timeout, retries, retry_backoff, max_prompt_bytes,\n"
-    "                      ca_file, temperature, seed, max_tokens, template_max_tokens,\n"
-    "                      gen_per_token. ${ENV[NAME]} in a value is the environment variable;\n"
-    "                      a backend whose key names an unset variable is skipped.\n"
+    "                      ours: connect_timeout (10s) and first_byte_timeout (60s: no byte\n"
+    "                      either way for this long abandons the backend), both also per\n"
+    "                      backend, retries, retry_backoff, max_prompt_bytes (1 MiB; a larger\n"
+    "                      request is refused before it is read), ca_file, temperature, seed,\n"
+    "                      max_tokens, template_max_tokens, gen_per_token. ${ENV[NAME]} in a\n"
+    "                      value is the environment variable; a backend whose key names an\n"
+    "                      unset variable is skipped.\n"
     "  --bind ADDRESS      overrides bind_address: unix://PATH, or IPV4:PORT (e.g. 127.0.0.1:3031)\n"
     "  --die-with-parent   exit when the process that started this one exits\n"
     "  --help              this text\n"
@@ -73,8 +76,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "genvm-module-llm: listening on %s (%zu backends, script %s)\n", (*listener)->address().c_str(),
                backend_count, (*module)->config().script.script_path.c_str());
   const genvm::llm::LlmModule& m = **module;
-  (*listener)->serve([&m](const genvm::module::Hello& h, const genvm::calldata::Value& request) {
-    return m.answer(h, request);
-  });
+  (*listener)->serve([&m](const genvm::module::Hello& h, const genvm::calldata::Value& request) { return m.answer(h, request); },
+                     m.request_limit());
   return 0;
 }

@@ -69,7 +69,10 @@ constexpr const char* kUsage =
     "Posted messages run as follow-up transactions.\n"
     "view runs once, read-only. tx shows a receipt; state shows a contract or account; fund\n"
     "credits an account from the node's faucet (a `fund` receipt). check verifies the database\n"
-    "(receipts, nonces, balances summing to what was funded); check FILE checks a contract\n"
+    "(receipts, nonces, balances summing to what was funded, each contract's stored code\n"
+    "against its code hash) and lists every problem; writes are then refused until a check\n"
+    "finds the state consistent again (a call whose contract code changed is refused too);\n"
+    "check FILE checks a contract\n"
     "instead, as deploy does before running anything: a wasm module loads, its imports link\n"
     "against genvm's, _start is [] -> []; any other FILE is a runner contract (a .py with its\n"
     "`# v0.1.0` / `# { \"Depends\": \"py-genlayer:...\" }` header, or a ZIP) whose form and\n"
@@ -195,6 +198,37 @@ int fail(const Error& e) {
 }
 
 void on_signal(int sig) { request_interrupt(sig); }
+
+// `check`: every problem, one per line on stdout (`inconsistent: ...`), and one line on stderr
+// naming them; the verdict is kept in the file, so writes are refused until a check finds the
+// state consistent again (a state we cannot write is only reported).
+int run_check(State& state) {
+  auto problems = state.inconsistencies();
+  if (!problems) return fail(problems.error());
+  auto recorded = state.read_only() ? genvm::Status{} : state.record_verdict(!problems->empty());
+  if (problems->empty()) {
+    std::printf(g_json ? "{\"consistent\":true,\"exit_code\":0}\n" : "consistent\n");
+    return kExitOk;
+  }
+  std::string line;
+  for (std::size_t i = 0; i < problems->size() && i < State::kMaxListed; ++i) line += (i ? "; " : "") + (*problems)[i];
+  if (problems->size() > State::kMaxListed) line += "; and " + std::to_string(problems->size() - State::kMaxListed) + " more";
+  line = "state_inconsistent: " + line +
+         (state.read_only() ? " (read-only: not recorded)"
+          : recorded        ? " (writes are refused until a check finds the state consistent)"
+                            : " (could not record it: " + recorded.error().message + ")");
+  std::fprintf(stderr, "genvm-node: %s\n", line.c_str());
+  if (g_json) {
+    JsonWriter w;
+    w.begin_object().key("consistent").boolean(false).key("problems").begin_array();
+    for (const auto& p : *problems) w.string(p);
+    w.end_array().key("error").string(line).key("error_code").string("state_inconsistent").key("exit_code").number(kExitNodeFailure);
+    std::printf("%s\n", w.end_object().take().c_str());
+  } else {
+    for (const auto& p : *problems) std::printf("inconsistent: %s\n", p.c_str());
+  }
+  return kExitNodeFailure;
+}
 
 // What deploy and `check FILE` accept. Raw wasm is checked as genvm would link it. Any other
 // code is a runner contract (a `.py` with its `# v0.1.0` / `# { "Depends": ... }` header, or a
@@ -1069,7 +1103,5 @@ int main(int argc, char** argv) {
   if (cmd == "storage") return dump_storage(state, target, o.page);
   if (cmd == "tx") return show_tx(state, tx_id);
   if (cmd == "state") return show_state(state, target);
-  if (auto s = state.check_consistency(); !s) return fail(kExitNodeFailure, s.error().to_string(), s.error().code);
-  std::printf(g_json ? "{\"consistent\":true,\"exit_code\":0}\n" : "consistent\n");
-  return kExitOk;
+  return run_check(state);
 }

@@ -1,5 +1,6 @@
 #include "common/module/protocol.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -160,6 +161,12 @@ ssize_t read_full(int fd, std::uint8_t* p, std::size_t n) {
 }  // namespace
 
 Result<std::optional<Bytes>> read_frame(int fd) {
+  std::uint32_t dropped = 0;
+  return read_frame(fd, kMaxFrame, &dropped);
+}
+
+Result<std::optional<Bytes>> read_frame(int fd, std::uint32_t limit, std::uint32_t* dropped) {
+  *dropped = 0;
   std::uint8_t h[4];
   ssize_t got = read_full(fd, h, 4);
   if (got == 0) return std::optional<Bytes>();
@@ -167,6 +174,18 @@ Result<std::optional<Bytes>> read_frame(int fd) {
   if (got != 4) return make_error("module_io", "stream ended inside a frame header");
   std::uint32_t n = frame_length(h);
   if (n > kMaxFrame) return make_error("module_oversized", "frame of " + std::to_string(n) + " bytes");
+  if (n > limit) {
+    std::uint8_t sink[64 * 1024];
+    for (std::uint32_t left = n; left > 0;) {
+      std::size_t piece = std::min<std::size_t>(left, sizeof(sink));
+      got = read_full(fd, sink, piece);
+      if (got < 0) return make_error("module_io", std::strerror(errno));
+      if (static_cast<std::size_t>(got) != piece) return make_error("module_io", "stream ended inside a frame");
+      left -= static_cast<std::uint32_t>(piece);
+    }
+    *dropped = n;
+    return std::optional<Bytes>(Bytes());
+  }
   Bytes body(n);
   got = read_full(fd, body.data(), n);
   if (got < 0) return make_error("module_io", std::strerror(errno));

@@ -46,6 +46,10 @@ std::uint32_t frame_length(const std::uint8_t header[4]);
 // through its HostConnection). read_frame: nullopt at a clean end of stream before a header;
 // "module_oversized" above kMaxFrame, "module_io" otherwise.
 Result<std::optional<Bytes>> read_frame(int fd);
+// The same with this reader's own bound `limit` (at most kMaxFrame): a longer frame is read
+// through a small buffer and dropped, so the stream stays in step without the frame ever being
+// held; the answer is then an empty body and `*dropped` its length (0 for a frame kept).
+Result<std::optional<Bytes>> read_frame(int fd, std::uint32_t limit, std::uint32_t* dropped);
 Status write_frame(int fd, std::span<const std::uint8_t> body);
 
 // ---- hello (GenVMHello)

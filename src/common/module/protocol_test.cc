@@ -203,6 +203,50 @@ TEST(module_server, ConnectionsBeyondTheCapAreClosed) {
   t.join();
 }
 
+// Pins RequestLimit: a request frame above the module's bound is dropped as it is read (the
+// handler never sees it) and answered with the module's refusal; the connection stays in step,
+// so the next request is served. Without the bound the handler got the whole frame.
+TEST(module_server, ARequestAboveTheLimitIsDroppedAndRefused) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  int handled = 0;
+  RequestLimit limit{100, [](std::uint32_t length) {
+                       return Answer::user_error({"TOO_BIG"}, {{"length", Value(static_cast<std::uint64_t>(length))}});
+                     }};
+  std::thread server([&] {
+    serve_connection(fds[1], [&](const Hello&, const Value& req) {
+      ++handled;
+      return Answer::ok(req);
+    }, limit);
+  });
+  ASSERT_TRUE(write_frame(fds[0], calldata::encode(hello_value(sample_hello()))).ok());
+  const calldata::Bytes big = calldata::encode(Value(std::string(5000, 'x')));
+  ASSERT_TRUE(write_frame(fds[0], big).ok());
+  ASSERT_TRUE(write_frame(fds[0], calldata::encode(Value("ping"))).ok());
+  auto refused = read_frame(fds[0]);
+  ASSERT_TRUE(refused.ok() && *refused);
+  EXPECT_EQ(*calldata::decode(**refused),
+            Value::map({{"UserError", Value::map({{"causes", Value::array({"TOO_BIG"})},
+                                                  {"ctx", Value::map({{"length", Value(static_cast<std::uint64_t>(big.size()))}})}})}}));
+  auto served = read_frame(fds[0]);
+  ASSERT_TRUE(served.ok() && *served);
+  EXPECT_EQ(*calldata::decode(**served), Value::map({{"Ok", "ping"}}));
+  ::shutdown(fds[0], SHUT_WR);
+  server.join();
+  ::close(fds[0]);
+  EXPECT_EQ(handled, 1);
+  // read_frame's own form: the length reported, an empty body kept.
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  ASSERT_TRUE(write_frame(fds[0], big).ok());
+  std::uint32_t dropped = 0;
+  auto f = read_frame(fds[1], 100, &dropped);
+  ASSERT_TRUE(f.ok() && *f);
+  EXPECT_TRUE((*f)->empty());
+  EXPECT_EQ(dropped, big.size());
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST(module_server, TcpOnLoopbackPicksAPort) {
   auto l = ModuleListener::bind("127.0.0.1:0");
   ASSERT_TRUE(l.ok()) << l.error().to_string();

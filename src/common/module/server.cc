@@ -1,5 +1,6 @@
 #include "common/module/server.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,7 +15,7 @@
 
 namespace genvm::module {
 
-void serve_connection(int fd, const RequestHandler& handler) {
+void serve_connection(int fd, const RequestHandler& handler, const RequestLimit& limit) {
   auto hello_frame = read_frame(fd);
   std::optional<Hello> hello;
   if (hello_frame && *hello_frame) {
@@ -25,9 +26,16 @@ void serve_connection(int fd, const RequestHandler& handler) {
     }
   }
   while (hello) {
-    auto f = read_frame(fd);
+    std::uint32_t dropped = 0;
+    auto f = read_frame(fd, std::min(limit.max_bytes, kMaxFrame), &dropped);
     if (!f || !*f) break;
+    if (dropped > 0) {
+      Answer refused = limit.refuse ? limit.refuse(dropped) : Answer::fatal("request frame of " + std::to_string(dropped) + " bytes");
+      if (!write_frame(fd, calldata::encode(answer_value(refused)))) break;
+      continue;
+    }
     auto request = calldata::decode(**f);
+    Bytes().swap(**f);  // the decoded value is all the handler needs: do not hold both
     Answer a = request ? handler(*hello, *request) : Answer::fatal("request is not calldata: " + request.error().to_string());
     if (!write_frame(fd, calldata::encode(answer_value(a)))) break;
   }
@@ -87,8 +95,9 @@ ModuleListener::~ModuleListener() {
   if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
 }
 
-void ModuleListener::serve(RequestHandler handler) {
+void ModuleListener::serve(RequestHandler handler, RequestLimit limit) {
   auto shared = std::make_shared<RequestHandler>(std::move(handler));
+  auto shared_limit = std::make_shared<RequestLimit>(std::move(limit));
   auto active = std::make_shared<std::atomic<int>>(0);
   while (!stopping_) {
     pollfd pfd{fd_, POLLIN, 0};
@@ -101,8 +110,8 @@ void ModuleListener::serve(RequestHandler handler) {
       ::close(c);
       continue;
     }
-    std::thread([c, shared, active] {
-      serve_connection(c, *shared);
+    std::thread([c, shared, shared_limit, active] {
+      serve_connection(c, *shared, *shared_limit);
       active->fetch_sub(1);
     }).detach();
   }

@@ -21,8 +21,17 @@ namespace genvm::module {
 
 using RequestHandler = std::function<Answer(const Hello& hello, const Value& request)>;
 
-// Serves one connection until the executor closes it or a frame fails; closes `fd`.
-void serve_connection(int fd, const RequestHandler& handler);
+// A module's own bound on a request frame, below kMaxFrame: a longer request is dropped as it
+// is read (never held, never decoded) and answered `refuse(length)` instead of reaching the
+// handler. The default keeps every frame up to kMaxFrame.
+struct RequestLimit {
+  std::uint32_t max_bytes = kMaxFrame;
+  std::function<Answer(std::uint32_t length)> refuse;
+};
+
+// Serves one connection until the executor closes it or a frame fails; closes `fd`. A request
+// frame is released once decoded, before the handler runs.
+void serve_connection(int fd, const RequestHandler& handler, const RequestLimit& limit = {});
 
 class ModuleListener {
  public:
@@ -36,7 +45,7 @@ class ModuleListener {
   // Accepts until stop(); each connection is served on its own detached thread, at most
   // kMaxConnections at once (one more is closed at once: the executor sees a failed module).
   static constexpr int kMaxConnections = 256;
-  void serve(RequestHandler handler);
+  void serve(RequestHandler handler, RequestLimit limit = {});
   void stop() { stopping_ = true; }
   // The bound address in the form bind() takes (a TCP port resolved).
   const std::string& address() const { return address_; }

@@ -115,9 +115,12 @@ Result<std::optional<BackendConfig>> read_backend(const std::string& name, const
       return bad(key + ".meta.priority", "not an integer");
     }
   }
-  auto timeout = module::yaml_duration_ms(b["timeout"], key + ".timeout");
-  if (!timeout) return timeout.take_error();
-  out.timeout_ms = *timeout;
+  for (auto [field, dest] : {std::pair{"timeout", &out.timeout_ms}, std::pair{"connect_timeout", &out.connect_timeout_ms},
+                             std::pair{"first_byte_timeout", &out.first_byte_timeout_ms}}) {
+    auto d = module::yaml_duration_ms(b[field], key + "." + field);
+    if (!d) return d.take_error();
+    *dest = *d;
+  }
   const YAML::Node models = b["models"];
   if (!models || !models.IsMap()) return bad(key + ".models", "missing or not a map");
   for (const auto& kv : models) {
@@ -182,7 +185,7 @@ Result<LlmConfig> parse_llm_config(const std::string& text, const std::string& e
   }
   if (!(c.temperature >= 0 && c.temperature <= 2)) return bad("temperature", "not in [0, 2]");
   for (auto [key, out] : {std::pair{"timeout", &c.timeout_ms}, std::pair{"connect_timeout", &c.connect_timeout_ms},
-                          std::pair{"retry_backoff", &c.retry_backoff_ms}}) {
+                          std::pair{"first_byte_timeout", &c.first_byte_timeout_ms}, std::pair{"retry_backoff", &c.retry_backoff_ms}}) {
     auto d = module::yaml_duration_ms(root[key], key);
     if (!d) return d.take_error();
     if (*d) *out = **d;

@@ -6,8 +6,9 @@
 // host, provider, key, models {enabled, supports_json, supports_image,
 // use_max_completion_tokens, timeout}, meta.priority, timeout), prompt_templates (the three, each
 // {system, user}). `${ENV[NAME]}` in a string is the environment variable, `${exeDir}` the
-// binary's folder. Ours: connect_timeout, retries, retry_backoff, max_prompt_bytes, ca_file,
-// temperature, seed, max_tokens, template_max_tokens, gen_per_token (also per model); the script's
+// binary's folder. Ours: connect_timeout and first_byte_timeout (also per backend), retries,
+// retry_backoff, max_prompt_bytes, ca_file, temperature, seed, max_tokens, template_max_tokens,
+// gen_per_token (also per model); the script's
 // keys (greybox/script_config.h). GenVM's vm_count, signer and thread-pool keys are accepted and
 // not used.
 #pragma once
@@ -42,6 +43,8 @@ struct BackendConfig {
   std::string key;
   std::int64_t priority = 0;  // meta.priority; higher is tried first
   std::optional<std::uint64_t> timeout_ms;
+  std::optional<std::uint64_t> connect_timeout_ms;     // the top level's when absent
+  std::optional<std::uint64_t> first_byte_timeout_ms;  // the top level's when absent
   std::vector<ModelConfig> models;  // enabled ones only, sorted by name
 };
 
@@ -58,7 +61,12 @@ struct LlmConfig {
   std::vector<std::string> skipped_backends;  // "name: why" for the start-up log line
   PromptTemplate eq_comparative, eq_non_comparative_leader, eq_non_comparative_validator;
   std::uint64_t timeout_ms = 180'000;  // one provider request (GenVM's `timeout: 3m`)
-  std::uint64_t connect_timeout_ms = 30'000;
+  // A backend that accepts nothing or answers nothing must not cost the whole `timeout`: the TCP
+  // (and TLS) connect is bounded by connect_timeout, and a request with no byte moving either way
+  // for first_byte_timeout (the wait for a non-streamed answer's first byte, or a stall after it)
+  // is abandoned as TIMEOUT, so the script falls back to the next model at once.
+  std::uint64_t connect_timeout_ms = 10'000;
+  std::uint64_t first_byte_timeout_ms = 60'000;
   std::uint32_t retries = 2;  // extra attempts on one model after a transient failure
   std::uint64_t retry_backoff_ms = 500;  // doubled per attempt
   std::uint64_t max_prompt_bytes = 1u << 20;  // a prompt (or filled template) above this is refused

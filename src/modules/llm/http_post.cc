@@ -1,5 +1,6 @@
 #include "modules/llm/http_post.h"
 
+#include <chrono>
 #include <memory>
 
 #include <curl/curl.h>
@@ -25,6 +26,29 @@ std::size_t on_body(char* p, std::size_t size, std::size_t n, void* user) {
 }
 
 Error failure(HttpFailure f, const char* code, std::string message) { return make_error(f, code, std::move(message)); }
+
+// When bytes last moved (sent or received) and whether the request sat idle past its bound.
+struct Idle {
+  std::chrono::steady_clock::time_point since;
+  curl_off_t moved;
+  std::uint64_t bound_ms;
+  bool stalled;
+};
+
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  auto* idle = static_cast<Idle*>(user);
+  const auto now = std::chrono::steady_clock::now();
+  if (dlnow + ulnow != idle->moved) {
+    idle->moved = dlnow + ulnow;
+    idle->since = now;
+    return 0;
+  }
+  if (now - idle->since >= std::chrono::milliseconds(idle->bound_ms)) {
+    idle->stalled = true;
+    return 1;  // CURLE_ABORTED_BY_CALLBACK
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -59,9 +83,22 @@ Result<HttpReply> http_post(const HttpCall& call, const HttpOptions& options) {
   if (!options.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout_ms));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
+  // No byte moving either way for first_byte_timeout: a backend that took the request and never
+  // answers. Watched in libcurl's progress callback (called about once a second when idle), not
+  // its low-speed check, which averages over several seconds and so waits ~5 s longer.
+  Idle idle{std::chrono::steady_clock::now(), -1, options.first_byte_timeout_ms, false};
+  if (options.first_byte_timeout_ms > 0 && options.first_byte_timeout_ms < options.timeout_ms) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &idle);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  }
   CURLcode rc = curl_easy_perform(c);
   std::string message = error_text[0] != '\0' ? error_text : curl_easy_strerror(rc);
   if (sink.over) return failure(HttpFailure::kTooLarge, "http_too_large", "the reply passed 32 MiB");
+  if (idle.stalled) {
+    return failure(HttpFailure::kTimeout, "http_timeout",
+                   "no byte sent or received for " + std::to_string(options.first_byte_timeout_ms) + " ms (first_byte_timeout)");
+  }
   switch (rc) {
     case CURLE_OK:
       break;

@@ -1,8 +1,8 @@
 // One HTTP POST to a provider through libcurl: TLS always verified (against ca_file when set),
-// a connect timeout and a whole-request timeout, no proxy from the environment, no redirects,
-// the response body bounded.
+// a connect timeout, a first-byte (idle) timeout and a whole-request timeout, no proxy from the
+// environment, no redirects, the response body bounded.
 //
-//   auto r = http_post(call, {timeout_ms, connect_timeout_ms, ca_file});
+//   auto r = http_post(call, {timeout_ms, connect_timeout_ms, ca_file, first_byte_timeout_ms});
 //   if (!r) r.error().errc is an HttpFailure
 #pragma once
 
@@ -21,8 +21,12 @@ enum class HttpFailure { kConnect = 1, kTimeout, kClosed, kTooLarge, kOther };
 
 struct HttpOptions {
   std::uint64_t timeout_ms = 180'000;
-  std::uint64_t connect_timeout_ms = 30'000;
+  std::uint64_t connect_timeout_ms = 10'000;
   std::string ca_file;
+  // No byte sent or received for this long ends the request as kTimeout: the wait for the
+  // answer's first byte, or a stall after it (checked about once a second). 0: no bound (the
+  // module passes its configured first_byte_timeout).
+  std::uint64_t first_byte_timeout_ms = 0;
 };
 
 struct HttpReply {

@@ -1,7 +1,8 @@
 #include "modules/llm/llm_module.h"
 
-#include <limits>
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include <lua.hpp>
@@ -99,8 +100,9 @@ Result<Value, AttemptFailure> read_answer(AnswerFormat format, const std::string
 Result<ModelAnswer, AttemptFailure> LlmModule::exec_prompt_in_provider(const BackendConfig& backend, const ModelConfig& model,
                                                                        const ProviderPrompt& prompt) const {
   HttpCall call = build_request(backend, model, prompt);
-  HttpOptions options{model.timeout_ms.value_or(backend.timeout_ms.value_or(config_.timeout_ms)), config_.connect_timeout_ms,
-                      config_.ca_file};
+  HttpOptions options{model.timeout_ms.value_or(backend.timeout_ms.value_or(config_.timeout_ms)),
+                      backend.connect_timeout_ms.value_or(config_.connect_timeout_ms), config_.ca_file,
+                      backend.first_byte_timeout_ms.value_or(config_.first_byte_timeout_ms)};
   auto reply = http_post(call, options);
   if (!reply) return from_http(reply.error());
   auto parsed = parse_reply(backend.provider, reply->status, reply->body);
@@ -286,6 +288,42 @@ Value script_config_value(const LlmConfig& c) {
   return Value(std::move(m));
 }
 
+// What a request frame holds besides the prompt and its images: the message's tags, field
+// names, the fuel and calldata's length prefixes (a few hundred bytes; this is generous).
+constexpr std::uint32_t kRequestFraming = 64 * 1024;
+
+module::Answer too_large(std::string detail) { return module::Answer::user_error({"PROMPT_TOO_LARGE"}, {{"detail", Value(std::move(detail))}}); }
+
+// The prompt's bytes in a decoded request, read in place (nothing copied): a Prompt's `prompt`,
+// a PromptTemplate's fields (every string but `template`, as the script counts them). 0 for a
+// request of another shape, which parse_llm_message then refuses.
+std::uint64_t prompt_bytes(const Value& request) {
+  if (!request.is_map() || request.as_map().size() != 1) return 0;
+  const auto& [name, body] = *request.as_map().begin();
+  const Value* payload = body.find("payload");
+  if (payload == nullptr || !payload->is_map()) return 0;
+  std::uint64_t n = 0;
+  if (name == "Prompt") {
+    const Value* p = payload->find("prompt");
+    if (const std::string* s = p != nullptr ? p->if_string() : nullptr) n = s->size();
+  } else if (name == "PromptTemplate") {
+    for (const auto& [k, v] : payload->as_map()) {
+      if (const std::string* s = v.if_string(); s != nullptr && k != "template") n += s->size();
+    }
+  }
+  return n;
+}
+
+// The payload as the script reads it, built by moving the parsed strings and images (not a
+// third copy of the prompt).
+Value payload_value_moved(module::PromptPayload&& p) {
+  Value::Array images;
+  for (calldata::Bytes& b : p.images) images.emplace_back(std::move(b));
+  return Value::map({{"images", Value(std::move(images))},
+                     {"prompt", Value(std::move(p.prompt))},
+                     {"response_format", Value(p.response_format == module::OutputFormat::kJson ? "json" : "text")}});
+}
+
 // The script's answer as the wire's PromptAnswer: data text, map or bool (bytes that are not
 // UTF-8 become text with U+FFFD), consumed_gen a non-negative integer (or its decimal text).
 module::Answer prompt_answer_of(const Value& v) {
@@ -359,7 +397,21 @@ Result<std::unique_ptr<LlmModule>> LlmModule::create(LlmConfig config) {
   return m;
 }
 
+module::RequestLimit LlmModule::request_limit() const {
+  const std::uint64_t bound = config_.max_prompt_bytes + kMaxImages * kMaxImageBytes + kRequestFraming;
+  const auto max_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(bound, module::kMaxFrame));
+  const std::uint64_t max_prompt = config_.max_prompt_bytes;
+  return {max_bytes, [max_bytes, max_prompt](std::uint32_t length) {
+            return too_large("the request is " + std::to_string(length) + " bytes, the limit is " + std::to_string(max_bytes) +
+                             " (a prompt of at most " + std::to_string(max_prompt) + " bytes and 2 images of 5 MiB)");
+          }};
+}
+
 module::Answer LlmModule::answer(const module::Hello& hello, const calldata::Value& request) const {
+  // Before parse_llm_message copies it: a prompt above the bound is refused where it lies.
+  if (std::uint64_t n = prompt_bytes(request); n > config_.max_prompt_bytes) {
+    return too_large("the prompt is " + std::to_string(n) + " bytes, the limit is " + std::to_string(config_.max_prompt_bytes));
+  }
   auto message = module::parse_llm_message(request);
   if (!message) return module::Answer::fatal(message.error().to_string());
   // The fuel as a Lua integer; more than i64 holds is as good as unbounded for any price.
@@ -370,7 +422,11 @@ module::Answer LlmModule::answer(const module::Hello& hello, const calldata::Val
     if (auto refusal = check_images(p->images)) {
       return module::Answer::user_error({refusal->cause}, {{"detail", Value(refusal->detail)}});
     }
-    r = script_->call(hello, "ExecPrompt", {module::payload_value(*p), fuel});
+    std::vector<Value> args;  // built in place: an initializer list would copy the prompt
+    args.reserve(2);
+    args.push_back(payload_value_moved(std::move(*p)));
+    args.push_back(std::move(fuel));
+    r = script_->call(hello, "ExecPrompt", args);
   } else {
     r = script_->call(hello, "ExecPromptTemplate", {module::payload_value(std::get<module::PromptTemplatePayload>(message->payload)), fuel});
   }

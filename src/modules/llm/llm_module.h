@@ -4,6 +4,11 @@
 //   auto m = LlmModule::create(config);     // loads the script: a missing or broken one fails here
 //   module::Answer a = (*m)->answer(hello, request_value);
 //
+// Sizes are refused before the prompt is copied: request_limit() (for the listener) drops a
+// request frame that cannot hold a prompt of max_prompt_bytes and the images allowed, unread;
+// answer() measures the prompt (or a template's fields) in the decoded request before reading
+// it. Both answer the user error PROMPT_TOO_LARGE, as the script's own check does.
+//
 // answer() checks a Prompt's images (at most 2, 5 MiB, PNG/JPEG by content; GenVM's handler
 // does the same before its script), then calls the script's ExecPrompt / ExecPromptTemplate
 // with the payload and remaining_fuel_as_gen. The script calls back
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "common/module/protocol.h"
+#include "common/module/server.h"
 #include "modules/greybox/host_lib.h"
 #include "modules/greybox/script_host.h"
 #include "modules/llm/config.h"
@@ -47,6 +53,9 @@ class LlmModule {
   static Result<std::unique_ptr<LlmModule>> create(LlmConfig config);
 
   module::Answer answer(const module::Hello& hello, const calldata::Value& request) const;
+  // The bound on a request frame (max_prompt_bytes, two 5 MiB images and the message's framing)
+  // and its refusal; genvm-module-llm's listener serves with it.
+  module::RequestLimit request_limit() const;
   // One attempt on one backend/model (the host function behind __llm.exec_prompt_in_provider).
   Result<ModelAnswer, AttemptFailure> exec_prompt_in_provider(const BackendConfig& backend, const ModelConfig& model,
                                                               const ProviderPrompt& prompt) const;

@@ -1,10 +1,19 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "common/module/server.h"
 
 #include "common/json.h"
 #include "modules/llm/config.h"
@@ -401,6 +410,272 @@ TEST(module_llm_script, RemainingFuelBoundsMaxTokensAndAnEmptyBudgetExhausts) {
   EXPECT_EQ(broke.value.as_map().at("consumed_gen").as_int().to_decimal(),
             "115792089237316195423570985008687907853269984665640564039457584007913129639935");
   EXPECT_EQ(p.server.total_hits(), 1);
+}
+
+// A backend on 127.0.0.1 that accepts every connection and reads the request, but never sends a
+// byte (a hung provider process behind a live socket).
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd_, 16) != 0) return;
+    socklen_t len = sizeof(sa);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
+    port_ = ntohs(sa.sin_port);
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~SilentServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (int c : clients_) ::close(c);
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  void loop() {
+    while (!stop_) {
+      std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+      for (int c : clients_) fds.push_back({c, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) {
+          clients_.push_back(c);
+          ++accepted_;
+        }
+      }
+      char buf[4096];
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        if (::read(fds[i].fd, buf, sizeof(buf)) <= 0) {  // read, never answer; the client gave up
+          ::close(fds[i].fd);
+          std::erase(clients_, fds[i].fd);
+        }
+      }
+    }
+  }
+  int fd_ = -1;
+  int port_ = 0;
+  std::vector<int> clients_;
+  std::atomic<int> accepted_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Pins the first-byte timeout: a backend that takes the connection and never answers is given
+// up after `first_byte_timeout` (here the backend's own, 1 s), not after its whole-request
+// `timeout` (40 s here, 3 min by default), and the default script falls back to the next backend
+// by priority. Without the bound the prompt waits the full 40 s. The 20 s bound only catches
+// that wait; it is not a timing assertion.
+TEST(module_llm_timeouts, ASilentBackendIsLeftAfterTheFirstByteTimeoutAndTheNextAnswers) {
+  SilentServer silent;
+  FakeProvider good;
+  good.content = "from the next backend";
+  auto m = module_with("retries: 2\nretry_backoff: 1ms\nbackends:\n"
+                       "  silent: {host: \"" + silent.url() + "\", provider: openai-compatible, key: \"\", timeout: 40s, "
+                       "first_byte_timeout: 1s, meta: {priority: 10}, models: {m: {}}}\n" + good.backend("good", 1));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->config().backends[0].first_byte_timeout_ms, 1000u);
+  auto start = std::chrono::steady_clock::now();
+  module::Answer a = prompt(*m, module::OutputFormat::kText, "hi");
+  EXPECT_LT(seconds_since(start), 20.0);
+  ASSERT_EQ(a.kind, module::AnswerKind::kOk) << calldata::to_text(a.value);
+  EXPECT_EQ(a.value.as_map().at("data"), Value("from the next backend"));
+  EXPECT_EQ(silent.accepted(), 1);  // a timeout is not retried on the same model
+  EXPECT_EQ(good.server.total_hits(), 1);
+}
+
+// The top-level first_byte_timeout applies to every backend without its own; with no other
+// backend the prompt ends with the script's NO_PROVIDER_FOR_PROMPT naming the TIMEOUT.
+TEST(module_llm_timeouts, TheTopLevelFirstByteTimeoutEndsAPromptToASilentBackend) {
+  SilentServer silent;
+  auto m = module_with("first_byte_timeout: 1s\ntimeout: 40s\nbackends:\n"
+                       "  silent: {host: \"" + silent.url() + "\", provider: openai-compatible, key: \"\", models: {m: {}}}\n");
+  ASSERT_TRUE(m);
+  auto start = std::chrono::steady_clock::now();
+  module::Answer a = prompt(*m, module::OutputFormat::kText, "hi");
+  EXPECT_LT(seconds_since(start), 20.0);
+  ASSERT_EQ(a.kind, module::AnswerKind::kFatalError) << calldata::to_text(a.value);
+  EXPECT_NE(a.value.as_string().find("silent/m: TIMEOUT"), std::string::npos) << a.value.as_string();
+}
+
+// Pins the connect timeout per backend: a listener whose accept queue is full drops the SYN, so
+// the connect would wait for TCP's retransmissions (minutes); the backend's connect_timeout
+// (300 ms) ends it and the next backend answers.
+TEST(module_llm_timeouts, ABackendThatDoesNotAcceptIsLeftAfterItsConnectTimeout) {
+  int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(::listen(l, 0), 0);  // never accepted: the queue fills with the connects below
+  socklen_t len = sizeof(sa);
+  ::getsockname(l, reinterpret_cast<sockaddr*>(&sa), &len);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    int f = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    [[maybe_unused]] int rc = ::connect(f, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+    fillers.push_back(f);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  FakeProvider good;
+  good.content = "connected elsewhere";
+  auto m = module_with("timeout: 40s\nfirst_byte_timeout: 30s\nbackends:\n"
+                       "  full: {host: \"http://127.0.0.1:" + std::to_string(ntohs(sa.sin_port)) +
+                       "\", provider: openai-compatible, key: \"\", connect_timeout: 300ms, meta: {priority: 10}, models: {m: {}}}\n" +
+                       good.backend("good", 1));
+  ASSERT_TRUE(m);
+  auto start = std::chrono::steady_clock::now();
+  module::Answer a = prompt(*m, module::OutputFormat::kText, "hi");
+  EXPECT_LT(seconds_since(start), 20.0);
+  ASSERT_EQ(a.kind, module::AnswerKind::kOk) << calldata::to_text(a.value);
+  EXPECT_EQ(a.value.as_map().at("data"), Value("connected elsewhere"));
+  for (int f : fillers) ::close(f);
+  ::close(l);
+}
+
+TEST(module_llm_timeouts, ConfigDefaultsAndPerBackendKeys) {
+  LlmConfig c = parse_ok("connect_timeout: 2s\nbackends:\n"
+                         "  a: {host: \"http://127.0.0.1:9\", provider: ollama, key: \"\", connect_timeout: 250ms, first_byte_timeout: 5s, models: {m: {}}}\n"
+                         "  b: {host: \"http://127.0.0.1:9\", provider: ollama, key: \"\", models: {m: {}}}\n");
+  EXPECT_EQ(c.connect_timeout_ms, 2000u);
+  EXPECT_EQ(c.first_byte_timeout_ms, 60'000u);  // default: a third of the 3 min request timeout
+  EXPECT_EQ(c.timeout_ms, 180'000u);
+  ASSERT_EQ(c.backends.size(), 2u);
+  EXPECT_EQ(c.backends[1].name, "a");
+  EXPECT_EQ(c.backends[1].connect_timeout_ms, 250u);
+  EXPECT_EQ(c.backends[1].first_byte_timeout_ms, 5000u);
+  EXPECT_EQ(c.backends[0].connect_timeout_ms, std::nullopt);
+  auto bad = parse_llm_config(std::string(kTemplates) +
+                                  "backends: {b: {host: http://x, provider: ollama, key: k, first_byte_timeout: never, models: {m: {}}}}",
+                              "/x");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("backends.b.first_byte_timeout"), std::string::npos);
+}
+
+std::string script_file(const std::string& name, const std::string& text);
+
+// This process's resident memory in bytes: VmRSS, or VmHWM (its peak since the last reset).
+std::uint64_t status_bytes(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(std::string(field).size())) * 1024;
+  }
+  return 0;
+}
+
+struct Served {
+  module::Answer answer;
+  std::uint64_t growth = 0;  // the peak resident memory above what the process held before
+};
+
+// One request frame through the module's connection server as genvm-module-llm serves it
+// (serve_connection with request_limit()), on a socketpair; `growth` is how far the process's
+// peak resident memory rose above its size before the frame was sent. The sender writes the
+// frame that already exists, so the rise is the module's.
+Served serve_one(const LlmModule& m, const calldata::Bytes& body) {
+  Served out;
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return out;
+  module::Hello hello;
+  hello.host_data = {{"node_address", Value("0xaa")}, {"tx_id", Value("0x01")}};
+  module::RequestLimit limit = m.request_limit();
+  std::thread server([&] {
+    module::serve_connection(fds[1], [&](const module::Hello& h, const Value& r) { return m.answer(h, r); }, limit);
+  });
+  {
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5";  // resets VmHWM to the current VmRSS
+  }
+  const std::uint64_t before = status_bytes("VmRSS:");
+  std::thread writer([&] {
+    (void)module::write_frame(fds[0], calldata::encode(module::hello_value(hello)));
+    auto write_all = [&](const std::uint8_t* p, std::size_t n) {
+      for (std::size_t done = 0; done < n;) {
+        ssize_t w = ::write(fds[0], p + done, n - done);
+        if (w <= 0) return false;
+        done += static_cast<std::size_t>(w);
+      }
+      return true;
+    };
+    const std::uint8_t header[4] = {std::uint8_t(body.size() >> 24), std::uint8_t(body.size() >> 16),
+                                    std::uint8_t(body.size() >> 8), std::uint8_t(body.size())};
+    if (write_all(header, 4)) write_all(body.data(), body.size());
+  });
+  auto frame = module::read_frame(fds[0]);
+  writer.join();
+  const std::uint64_t peak = status_bytes("VmHWM:");
+  out.growth = peak > before ? peak - before : 0;
+  ::shutdown(fds[0], SHUT_WR);  // the server's next read_frame sees the end and closes its side
+  server.join();
+  ::close(fds[0]);
+  if (frame && *frame) {
+    auto v = calldata::decode(**frame);
+    if (v) {
+      auto a = module::parse_answer(*v);
+      if (a) out.answer = std::move(*a);
+    }
+  }
+  return out;
+}
+
+calldata::Bytes prompt_frame(std::size_t prompt_size) {
+  module::LlmMessage msg{module::PromptPayload{module::OutputFormat::kText, std::string(prompt_size, 'a'), {}}, BigInt(1'000'000)};
+  return calldata::encode(module::llm_message_value(msg));
+}
+
+// Pins refusal by size before the prompt is held. A 60 MiB prompt (within the wire's 64 MiB
+// frame cap) used to be read into a frame, decoded, parsed, rebuilt for the script and pushed
+// into Lua before the script refused it: ~6 copies, 354 MiB. Now the listener's request_limit()
+// drops the frame as it reads it (max_prompt_bytes + two 5 MiB images + framing), so the module
+// grows by far less than one frame; a prompt under that bound but over max_prompt_bytes is
+// decoded once and refused before any further copy (under 2.5 frames; it used to be ~6).
+TEST(module_llm_memory, OversizedPromptsAreRefusedBeforeThePromptIsCopied) {
+  auto m = module_with("retries: 0\nbackends:\n  o: {host: \"http://127.0.0.1:9\", provider: openai-compatible, key: \"\", models: {m: {}}}\n");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->config().max_prompt_bytes, 1u << 20);
+  {
+    calldata::Bytes huge = prompt_frame(60u << 20);
+    Served s = serve_one(*m, huge);
+    EXPECT_EQ(first_cause(s.answer), "PROMPT_TOO_LARGE") << calldata::to_text(s.answer.value);
+    EXPECT_LT(s.growth, huge.size() / 2) << "the module's peak memory rose by " << (s.growth >> 20) << " MiB";
+  }
+  {
+    calldata::Bytes big = prompt_frame(10u << 20);  // under the frame bound (about 11 MiB)
+    ASSERT_LT(big.size(), m->request_limit().max_bytes);
+    Served s = serve_one(*m, big);
+    EXPECT_EQ(first_cause(s.answer), "PROMPT_TOO_LARGE") << calldata::to_text(s.answer.value);
+    EXPECT_LT(s.growth, big.size() * 5 / 2) << "the module's peak memory rose by " << (s.growth >> 20) << " MiB";
+  }
+  // The connection stays in step after a dropped frame, and a prompt within the bound still runs.
+  Served small = serve_one(*m, prompt_frame(16));
+  ASSERT_EQ(small.answer.kind, module::AnswerKind::kFatalError);  // port 9: no provider answered
+  EXPECT_NE(small.answer.value.as_string().find("NO_PROVIDER_FOR_PROMPT"), std::string::npos);
+}
+
+// A template's fields count as its prompt, as in the default script: above max_prompt_bytes
+// they are refused in the decoded request, before the script runs (this script would answer
+// anything it is given).
+TEST(module_llm_memory, TemplateFieldsAboveTheBoundAreRefusedBeforeTheScript) {
+  auto m = module_with("max_prompt_bytes: 100\nbackends:\n  o: {host: \"http://127.0.0.1:9\", provider: openai-compatible, key: \"\", models: {m: {}}}\n",
+                       script_file("anything", "function ExecPrompt() return {data = 'ran'} end\n"
+                                               "function ExecPromptTemplate() return {data = 'ran'} end\n"));
+  ASSERT_TRUE(m);
+  module::Answer a = templated(*m, module::Template::kEqNonComparativeLeader,
+                               {{"task", std::string(60, 't')}, {"criteria", std::string(30, 'c')}, {"input", std::string(20, 'i')}});
+  EXPECT_EQ(first_cause(a), "PROMPT_TOO_LARGE");
+  EXPECT_NE(a.value.as_map().at("ctx").as_map().at("detail").as_string().find("110 bytes"), std::string::npos)
+      << calldata::to_text(a.value);
 }
 
 std::string script_file(const std::string& name, const std::string& text) {
