@@ -4,10 +4,10 @@
 // (zero is the empty magnitude and is never negative), so equal numbers have equal
 // representations and operator== is structural. Supports decimal text (strict: -?(0|[1-9]\d*),
 // no "-0", no "+", no leading zeros), conversion to and from int64/uint64 where the value fits,
-// ordering, and exact +, -, * (Karatsuba above ~40 limbs) and truncating division (schoolbook:
-// the fee expressions bound their operands, the codec does its own limb shifting). Decimal text
-// converts by divide and conquer over Karatsuba products, O(n^1.6): a 1 MB integer is a
-// fraction of a second where the digit-at-a-time method took minutes (issue 19).
+// ordering, and exact +, -, * (Karatsuba above ~40 limbs, three-prime NTT from 1536 limbs) and
+// truncating division (schoolbook: the fee expressions bound their operands). Decimal text
+// converts both ways by divide and conquer over those products, O(n log^2 n): millions of
+// digits take seconds (digit at a time: hours; Karatsuba-only products: minutes).
 #pragma once
 
 #include <compare>
