@@ -1,9 +1,10 @@
 #include "manager/versioning.h"
 
+#include "manager/version_pattern.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace genvm::manager {
@@ -127,15 +128,17 @@ Result<ResolvedVersion> resolve_selector(const Manifest& m, const ExecutorSelect
       auto v = parse_executor_version(version);
       return ResolvedVersion{v ? *v : ExecutorVersion{}, version};
     }
-    std::string pattern = version.substr(3);
-    try {
-      std::regex re(pattern, std::regex::ECMAScript);
-      auto found = resolve(m, at, [&](const ExecutorVersion&, const std::string& key) { return std::regex_search(key, re); });
-      if (!found) return no_version("no line matches version selector `" + pattern + "`");
-      return *found;
-    } catch (const std::regex_error& e) {
-      return no_version("version selector `" + pattern + "` is not a valid regex: " + e.what());
+    std::string_view pattern = std::string_view(version).substr(3);
+    auto re = VersionPattern::compile(pattern);
+    if (!re) {
+      // A refused pattern may be huge: the message quotes its start only.
+      std::string shown(pattern.substr(0, 64));
+      if (pattern.size() > shown.size()) shown += "...";
+      return no_version("version selector `" + shown + "` is not a valid regex: " + re.error().message);
     }
+    auto found = resolve(m, at, [&](const ExecutorVersion&, const std::string& key) { return re->search(key); });
+    if (!found) return no_version("no line matches version selector `" + std::string(pattern) + "`");
+    return *found;
   }
   if (auto v = version_for_major(m, selector.major, at)) return *v;
   auto newest = resolve(m, at, [](const ExecutorVersion&, const std::string&) { return true; });

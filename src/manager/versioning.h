@@ -14,8 +14,9 @@
 // request's timestamp, then walks forward over contiguous patches that have also opened; a
 // major no line provides falls back to the newest line of any major (that line then refuses
 // the contract itself). A version names a directory as it stands (no manifest lookup), or,
-// prefixed "re:", is a pattern searched in the manifest keys, the newest match winning under
-// the same rules; no match fails the run.
+// prefixed "re:", is a pattern (version_pattern.h: a bounded ECMAScript subset, matched without
+// backtracking) searched in the manifest keys, the newest match winning under the same rules;
+// no match, or a pattern refused, fails the run.
 #pragma once
 
 #include <compare>

@@ -1,6 +1,8 @@
 // Executor lines as versioning.rs and run.rs resolve them.
 #include "manager/versioning.h"
 
+#include "manager/version_pattern.h"
+
 #include <gtest/gtest.h>
 
 namespace genvm::manager {
@@ -85,6 +87,78 @@ TEST(ManagerVersioning, AVersionNamesADirectoryOrAPattern) {
   EXPECT_EQ(key_of(m, version("re:rc")), "v0.3.0-rc7") << "searched, not anchored";
   EXPECT_EQ(key_of(m, version("re:^v9\\.")), "error: no line matches version selector `^v9\\.`");
   EXPECT_NE(key_of(m, version("re:(")).find("is not a valid regex"), std::string::npos);
+}
+
+// A selector is request data: a pattern of 30,000 nested groups made std::regex recurse until
+// the manager died of SIGSEGV (this test crashed the binary before the matcher of our own).
+// Now it is refused by its length, and nesting, counted repetitions and the program it expands
+// to are bounded too; each refusal is a version_resolution error naming the limit.
+TEST(ManagerVersioning, HostilePatternsAreRefusedWithAReasonNotFollowed) {
+  Manifest m = manifest("  \"v0.3.0\": {available_after: 2024-09-01T00:00:00Z}\n");
+  auto error_of = [&](const std::string& v) {
+    auto r = resolve_selector(m, version(v), at("2025-01-01T00:00:00Z"));
+    EXPECT_FALSE(r.ok()) << v.substr(0, 80);
+    return r.ok() ? std::string() : r.error().code + ": " + r.error().message;
+  };
+  std::string deep = "re:" + std::string(30000, '(') + std::string(30000, ')');
+  std::string e = error_of(deep);
+  EXPECT_NE(e.find("version_resolution: version selector `((((("), std::string::npos) << e;
+  EXPECT_NE(e.find("the pattern is 60000 bytes; at most 256 are accepted"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 300u) << "the refusal quotes the pattern's start only";
+  std::string nested = "re:" + std::string(17, '(') + "v" + std::string(17, ')');
+  EXPECT_NE(error_of(nested).find("groups nest deeper than 16"), std::string::npos) << error_of(nested);
+  EXPECT_EQ(key_of(m, version("re:" + std::string(16, '(') + "v0" + std::string(16, ')'))), "v0.3.0");
+  EXPECT_NE(error_of("re:((a{32}){32}){32}").find("more than 4096 instructions"), std::string::npos);
+  EXPECT_NE(error_of("re:a{33}").find("repetition bound above 32"), std::string::npos);
+}
+
+TEST(ManagerVersioning, ThePatternSubsetMatchesAsECMAScriptSearchDoes) {
+  struct Case {
+    const char* pattern;
+    const char* text;
+    bool hit;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"", "anything", true},
+           {"rc", "v0.3.0-rc7", true},
+           {"^v0\\.3\\.", "v0.3.0", true},
+           {"^v0\\.3\\.", "xv0.3.0", false},
+           {"0$", "v0.3.0", true},
+           {"0$", "v0.3.0-rc7", false},
+           {"^v0\\.3\\.[0-3]$", "v0.3.3", true},
+           {"^v0\\.3\\.[0-3]$", "v0.3.4", false},
+           {"^v0\\.3\\.[^0-3]$", "v0.3.4", true},
+           {"^v\\d+\\.\\d+\\.\\d+$", "v12.0.345", true},
+           {"^v\\d+\\.\\d+\\.\\d+$", "v12.0.x", false},
+           {"^v0\\.(2|3)\\.", "v0.2.17", true},
+           {"^v0\\.(?:2|3)\\.", "v0.4.1", false},
+           {"^v0\\.3\\.0(-rc\\d+)?$", "v0.3.0", true},
+           {"^v0\\.3\\.0(-rc\\d+)?$", "v0.3.0-rc12", true},
+           {"^v0\\.3\\.0(-rc\\d+)?$", "v0.3.0-beta", false},
+           {"^v0\\.3\\.\\d{1,2}$", "v0.3.17", true},
+           {"^v0\\.3\\.\\d{1,2}$", "v0.3.170", false},
+           {"^v0\\.3\\.\\d{2,}$", "v0.3.170", true},
+           {"^v0\\.3\\.\\d{2}$", "v0.3.1", false},
+           {"^.*rc.*$", "v0.3.0-rc7", true},
+           {"^v.?0", "v0.1.0", true},
+           {"\\brc", "v0.3.0-rc7", true},
+           {"\\Brc", "v0.3.0-rc7", false},
+           {"[\\w.-]+", "-", true},
+           {"[a\\-z]", "-", true},
+           {"[a-]", "-", true},
+           {"\\x76", "v0", true},
+           {"a+?b", "aab", true},
+           {"(a*)*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", false},
+           {"(|x)v", "v0", true},
+       }) {
+    auto p = VersionPattern::compile(c.pattern);
+    ASSERT_TRUE(p.ok()) << c.pattern << ": " << p.error().message;
+    EXPECT_EQ(p->search(c.text), c.hit) << c.pattern << " on " << c.text;
+  }
+  for (const char* bad : {"(", ")", "a)", "[a", "*a", "a**", "a{2,1}", "a{", "\\1", "(?=a)", "(?<n>a)", "\\u0041",
+                          "\\q", "^*", "[z-a]", "\\", "\\x4"}) {
+    EXPECT_FALSE(VersionPattern::compile(bad).ok()) << bad;
+  }
 }
 
 TEST(ManagerVersioning, DetectedMajorIsReadAsDetectMajorSpecReadsIt) {
