@@ -129,7 +129,8 @@ Result<Config> parse_root(const YAML::Node& root) {
                           {"executors_dir", "manifest_path", "executor", "executor_protocol", "log_level", "env_pass_through",
                            "execution_retention", "max_message_bytes", "permits", "debug_mode", "trusted", "containment",
                            "host", "port", "socket", "threads", "blocking_threads", "log_disable", "extra_args",
-                           "connections", "modules", "executor_memory_max"});
+                           "connections", "modules", "executor_memory_max", "retention", "ownership",
+                           "allowed_origins"});
       !s) {
     return s.take_error();
   }
@@ -248,8 +249,14 @@ Result<Config> parse_root(const YAML::Node& root) {
     }
   }
   if (const auto& n = root["connections"]) {
-    if (auto s = check_keys(n, "connections", {"max", "idle_timeout", "max_queued_bytes", "stall_timeout"}); !s) {
+    if (auto s = check_keys(n, "connections", {"max", "idle_timeout", "max_queued_bytes", "stall_timeout", "max_per_peer"});
+        !s) {
       return s.take_error();
+    }
+    if (n["max_per_peer"]) {
+      auto v = positive(n["max_per_peer"], "connections.max_per_peer");
+      if (!v) return v.take_error();
+      c.connections.max_per_peer = *v;
     }
     if (n["max"]) {
       auto v = positive(n["max"], "connections.max");
@@ -269,6 +276,26 @@ Result<Config> parse_root(const YAML::Node& root) {
       if (d->count() <= 0) return bad(std::string("connections.") + k + ": must be positive");
       (std::string_view(k) == "idle_timeout" ? c.connections.idle_timeout : c.connections.stall_timeout) = *d;
     }
+  }
+  if (const auto& r = root["retention"]) {
+    if (auto s = check_keys(r, "retention", {"max_bytes", "max_bytes_per_peer"}); !s) return s.take_error();
+    for (const char* k : {"max_bytes", "max_bytes_per_peer"}) {
+      if (!r[k]) continue;
+      auto v = positive(r[k], std::string("retention.") + k);
+      if (!v) return v.take_error();
+      (std::string_view(k) == "max_bytes" ? c.retention.max_bytes : c.retention.max_bytes_per_peer) = *v;
+    }
+  }
+  if (root["ownership"]) {
+    auto v = root["ownership"].IsScalar() ? root["ownership"].as<std::string>() : std::string();
+    if (v == "shared") c.ownership = RunOwnership::kShared;
+    else if (v == "per_caller") c.ownership = RunOwnership::kPerCaller;
+    else return bad("ownership: must be shared or per_caller");
+  }
+  if (root["allowed_origins"]) {
+    auto v = strings(root["allowed_origins"], "allowed_origins");
+    if (!v) return v.take_error();
+    c.allowed_origins = std::move(*v);
   }
   if (root["modules"]) {
     if (auto s = parse_modules(root["modules"], c.modules); !s) return s.take_error();

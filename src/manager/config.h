@@ -41,6 +41,18 @@ struct ConnectionLimits {
   // reading its requests; still above it after stall_timeout, the client is dropped.
   std::size_t max_queued_bytes = 16 * 1024 * 1024;
   Millis stall_timeout = std::chrono::seconds(10);
+  // Open connections from one peer (Caller::peer: a TCP remote address, a unix peer's uid) at
+  // most, so no one peer takes every connection; 0: half of the connection cap. One past it is
+  // answered 429 and closed.
+  std::size_t max_per_peer = 0;
+};
+
+// What retained runs may hold (config `retention`): a terminal run keeps its outcome (event,
+// result, artifacts), never its request. Over a cap, the oldest terminal runs not yet acked go
+// first: the same peer's for the per-peer cap, anyone's for the total.
+struct RetentionLimits {
+  std::uint64_t max_bytes = 1ull << 30;
+  std::uint64_t max_bytes_per_peer = 256ull << 20;
 };
 
 // How a manager starts one module type (config `modules.llm` / `modules.web`; ours: the public
@@ -93,6 +105,15 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   std::vector<std::string> env_pass_through;  // beyond the supervisor's essential allowlist
   Millis execution_retention = std::chrono::minutes(5);
+  RetentionLimits retention;
+  // Who may use a run (policy.h RunOwnership): `shared` (default, the public manager) or
+  // `per_caller`.
+  RunOwnership ownership = RunOwnership::kShared;
+  // Origins (exact, "https://host:port") whose browser pages may use the manager. A request
+  // from a page (an Origin header, or Sec-Fetch-Site naming a page) whose origin is not listed
+  // is refused with 403: the manager serves no pages, and a page must not start, read or cancel
+  // runs on a local manager. Default none.
+  std::vector<std::string> allowed_origins;
   std::size_t max_message_bytes = 64 * 1024 * 1024;
   PermitsConfig permits;
   DebugPolicy debug;

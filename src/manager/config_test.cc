@@ -28,6 +28,11 @@ TEST(ManagerConfig, EmptyFileIsEveryDocumentedDefault) {
   EXPECT_EQ(c->connections.idle_timeout, std::chrono::seconds(60));
   EXPECT_EQ(c->connections.max_queued_bytes, 16u * 1024 * 1024);
   EXPECT_EQ(c->connections.stall_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(c->connections.max_per_peer, 0u) << "half the connection cap";
+  EXPECT_EQ(c->ownership, RunOwnership::kShared) << "the public manager's model";
+  EXPECT_EQ(c->retention.max_bytes, 1ull << 30);
+  EXPECT_EQ(c->retention.max_bytes_per_peer, 256ull << 20);
+  EXPECT_TRUE(c->allowed_origins.empty()) << "no browser page by default";
   // 2.5 x the 4 GiB run budget + 1 GiB: the executor's measured host cost with room.
   EXPECT_EQ(c->executor_memory_max_bytes, 4294967295ull * 5 / 2 + (1ull << 30));
 }
@@ -46,7 +51,10 @@ permits: {total: 16, per_gib: "1/4", sync: 2, nondet: 3}
 debug_mode: {untrusted_max: safe-unbounded, on_untrusted_above_max: clamp}
 trusted: {uids: [0, 1000], tokens: ["0123456789abcdef0123"]}
 extra_args: {untrusted_allowed: ["--nondet-fuel=*", "--x"]}
-connections: {max: 200, idle_timeout: 30s, max_queued_bytes: 4096, stall_timeout: 2s}
+connections: {max: 200, idle_timeout: 30s, max_queued_bytes: 4096, stall_timeout: 2s, max_per_peer: 20}
+retention: {max_bytes: 1000000, max_bytes_per_peer: 2000}
+ownership: per_caller
+allowed_origins: ["https://dashboard.example:8443"]
 containment: false
 host: 0.0.0.0
 port: 4000
@@ -74,6 +82,11 @@ socket: /tmp/m.sock
   EXPECT_EQ(c->connections.idle_timeout, std::chrono::seconds(30));
   EXPECT_EQ(c->connections.max_queued_bytes, 4096u);
   EXPECT_EQ(c->connections.stall_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(c->connections.max_per_peer, 20u);
+  EXPECT_EQ(c->retention.max_bytes, 1000000u);
+  EXPECT_EQ(c->retention.max_bytes_per_peer, 2000u);
+  EXPECT_EQ(c->ownership, RunOwnership::kPerCaller);
+  EXPECT_EQ(c->allowed_origins, (std::vector<std::string>{"https://dashboard.example:8443"}));
   EXPECT_FALSE(c->containment);
   EXPECT_EQ(c->port, 4000);
   EXPECT_EQ(c->socket, "/tmp/m.sock");
@@ -106,7 +119,12 @@ TEST(ManagerConfig, ModuleProgramsAndTheirDefaults) {
 
 TEST(ManagerConfig, RejectsWithOneLineNamingTheKey) {
   struct Case { const char* yaml; const char* mentions; };
-  for (auto c : {Case{"retention: 5m", "unknown key \"retention\""},
+  for (auto c : {Case{"retention: 5m", "retention: must be a mapping"},
+                 Case{"retention: {max_bytes: 0}", "retention.max_bytes"},
+                 Case{"retention: {per_peer: 1}", "unknown key \"per_peer\""},
+                 Case{"ownership: mine", "shared or per_caller"},
+                 Case{"allowed_origins: https://x", "allowed_origins"},
+                 Case{"connections: {max_per_peer: 0}", "connections.max_per_peer"},
                  Case{"execution_retention: 300", "execution_retention"},
                  Case{"permits: {sync: 0}", "permits.sync"},
                  Case{"permits: {total: -3}", "permits.total"},

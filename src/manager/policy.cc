@@ -41,7 +41,9 @@ PolicyDecision decide_debug_mode(const Caller& caller, std::string_view requeste
   return d;
 }
 
-bool may_use_run(const Caller& caller, std::string_view owner) { return caller.trusted || caller.owner == owner; }
+bool may_use_run(const Caller& caller, std::string_view owner, RunOwnership mode) {
+  return mode == RunOwnership::kShared || caller.trusted || caller.owner == owner;
+}
 
 bool is_reserved_executor_flag(std::string_view arg) {
   static constexpr std::string_view kReserved[] = {

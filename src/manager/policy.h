@@ -31,18 +31,24 @@ struct DebugPolicy {
 
 // How the caller was identified, for the log; `trusted` is what the decision uses.
 struct Caller {
-  Caller(bool trusted = false, std::string identity = {}, std::string owner = {})
-      : trusted(trusted), identity(std::move(identity)), owner(std::move(owner)) {}
+  Caller(bool trusted = false, std::string identity = {}, std::string owner = {}, std::string peer = {})
+      : trusted(trusted), identity(std::move(identity)), owner(std::move(owner)), peer(std::move(peer)) {}
   bool trusted = false;
   std::string identity;  // "uid:1000", "token", "tcp:127.0.0.1", ...
   // Who a run it starts belongs to (server.h "Trust"): "token:<digest>" when the request bore
   // a bearer token, else "uid:<n>" on the unix socket, else "conn:<n>", its connection alone.
   std::string owner;
+  // The machine or user behind the connection, which no request can choose: "tcp:<address>"
+  // or "uid:<n>" (config `connections.max_per_peer`, `retention.max_bytes_per_peer`).
+  std::string peer;
 };
 
-// Whether `caller` may act on (cancel, ack, read, attach to) a run owned by `owner`: a trusted
-// caller always, any other only on its own runs.
-bool may_use_run(const Caller& caller, std::string_view owner);
+// Who may act on (cancel, ack, read, attach to, repeat the host_genvm_id of) a run (config
+// `ownership`). kShared, the default and the public manager's model (a trusted local
+// deployment): every caller, from any connection. kPerCaller, for a manager shared by parties
+// that do not trust each other: a trusted caller always, any other only on its own runs.
+enum class RunOwnership { kShared, kPerCaller };
+bool may_use_run(const Caller& caller, std::string_view owner, RunOwnership mode);
 
 // ---- extra_args (GenvmRunRequest.extra_args) ------------------------------------------------
 // Flags the manager sets itself, or that no request may choose (the module cache, the config

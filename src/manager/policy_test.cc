@@ -105,10 +105,17 @@ TEST(ManagerPolicy, ExtraArgsAreAllowedToTrustedCallersAndTheAllowlistOnly) {
   EXPECT_TRUE(refuse_extra_args(untrusted, {"--module-cache=/tmp"}, {{"*"}})) << "'*' never reaches a reserved flag";
 }
 
-TEST(ManagerPolicy, ARunIsUsableByItsOwnerAndTrustedCallers) {
-  EXPECT_TRUE(may_use_run({false, "tcp:x", "conn:1"}, "conn:1"));
-  EXPECT_FALSE(may_use_run({false, "tcp:x", "conn:2"}, "conn:1"));
-  EXPECT_TRUE(may_use_run({true, "uid:0", "uid:0"}, "conn:1"));
+TEST(ManagerPolicy, PerCallerARunIsUsableByItsOwnerAndTrustedCallers) {
+  constexpr auto kStrict = RunOwnership::kPerCaller;
+  EXPECT_TRUE(may_use_run({false, "tcp:x", "conn:1"}, "conn:1", kStrict));
+  EXPECT_FALSE(may_use_run({false, "tcp:x", "conn:2"}, "conn:1", kStrict));
+  EXPECT_TRUE(may_use_run({true, "uid:0", "uid:0"}, "conn:1", kStrict));
+}
+
+// The public manager's model: a host that reconnects uses its runs from the new connection.
+TEST(ManagerPolicy, SharedEveryCallerMayUseEveryRun) {
+  EXPECT_TRUE(may_use_run({false, "tcp:x", "conn:2"}, "conn:1", RunOwnership::kShared));
+  EXPECT_TRUE(may_use_run({false, "uid:5", "uid:5"}, "token:ab", RunOwnership::kShared));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <list>
 #include <cstring>
 #include <ctime>
 #include <random>
@@ -104,6 +105,11 @@ struct Registry::Run {
   explicit Run(asio::io_context& io) : deadline_timer(io), drain_timer(io), retention_timer(io) {}
   std::uint64_t id = 0;
   std::string owner;  // Caller::owner of the request that started it
+  std::string peer;   // Caller::peer of that request: whose retention quota it counts against
+  // Once terminal: what it holds (held_bytes) as counted against the retention caps, and its
+  // place in retained_order_.
+  std::uint64_t retained_bytes = 0;
+  std::optional<std::list<std::uint64_t>::iterator> retained_pos;
   std::optional<std::string> host_genvm_id;
   // kSpawning: handed to the supervisor thread, its outcome not yet back.
   enum class State { kValidating, kQueued, kSpawning, kRunning, kDone } state = State::kValidating;
@@ -259,7 +265,7 @@ Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std:
     if (it != by_host_id_.end()) {
       auto& run = runs_.at(it->second);
       // Another caller's key neither joins nor reveals that caller's run.
-      if (!may_use_run(caller, run->owner)) {
+      if (!may_use_run(caller, run->owner, config_.ownership)) {
         return request_failure(RequestFailure::kMalformed, "host_genvm_id is in use by another caller");
       }
       (void)subscribe(run->id, sink);  // the repeat's caller hears the same events
@@ -269,6 +275,7 @@ Result<Submitted> Registry::submit(const Value& body, const Caller& caller, std:
   auto run = std::make_shared<Run>(io_);
   run->id = next_id_++;
   run->owner = caller.owner;
+  run->peer = caller.peer;
   run->host_genvm_id = req->host_genvm_id;
   run->request = std::move(*req);
   run->modules = std::move(modules);
@@ -304,11 +311,6 @@ void Registry::start(const std::shared_ptr<Run>& run, const Caller& caller) {
   if (d.outcome == PolicyOutcome::kRejected) return fail_to_start(run, d.reason);
   run->mode = d.granted;
   run->cost = run->request.needs_modules() ? config_.permits.nondet : config_.permits.sync;
-  if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
-    run->exec_data = calldata::encode(to_execution_data(run->request, run->mode));
-  } else {
-    run->exec_data = calldata::encode(run->request.body);
-  }
   run->state = Run::State::kQueued;
   queue_.push_back(run);
   pump();
@@ -363,6 +365,15 @@ Result<std::vector<std::string>> Registry::executor_command(const std::shared_pt
 
 void Registry::spawn(const std::shared_ptr<Run>& run) {
   auto sr = std::make_shared<sup::SpawnRequest>();
+  // Encoded only now (a nested run's comes with its plan): a queued run holds its request
+  // once, not twice.
+  if (!run->nested()) {
+    if (config_.executor_protocol == Config::ExecutorProtocol::kGenvm) {
+      run->exec_data = calldata::encode(to_execution_data(run->request, run->mode));
+    } else {
+      run->exec_data = calldata::encode(run->request.body);
+    }
+  }
   auto argv = executor_command(run);
   if (!argv) {
     permits_used_ -= run->cost;
@@ -506,7 +517,9 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
   if (!run->nested()) publish(run, run->tag("started"));  // a nested run has no events of its own
 
   if (run->in) {
-    auto data = std::make_shared<std::vector<std::uint8_t>>(run->exec_data);
+    // The write owns the bytes and frees them once written: the run keeps no copy.
+    auto data = std::make_shared<std::vector<std::uint8_t>>(std::move(run->exec_data));
+    run->exec_data = {};
     asio::async_write(*run->in, asio::buffer(*data), [run, data](boost::system::error_code, std::size_t) {
       // Written or refused (the executor closed its stdin): either way, EOF from here on.
       run->in.reset();
@@ -812,17 +825,80 @@ void Registry::terminal(const std::shared_ptr<Run>& run, Value event, const std:
     w.key("outcome").string(outcome).end_object();
     log_.line(w.take());
   }
+  shed(*run);
   publish(run, std::move(event));
   run->sinks.clear();  // nothing follows a terminal event
   if (shutting_down_) {
     check_shutdown_done();
     return;
   }
-  run->retention_timer.expires_after(config_.execution_retention);
   std::uint64_t id = run->id;
+  auto it = runs_.find(id);
+  if (it == runs_.end() || it->second != run) return;  // a sink acked it while being told
+  run->retention_timer.expires_after(config_.execution_retention);
   run->retention_timer.async_wait([this, id](boost::system::error_code ec) {
     if (!ec) forget(id);
   });
+  run->retained_bytes = held_bytes(*run);
+  retained_total_ += run->retained_bytes;
+  retained_by_peer_[run->peer] += run->retained_bytes;
+  run->retained_pos = retained_order_.insert(retained_order_.end(), id);
+  enforce_retention_caps(run->peer);
+}
+
+// A terminal run keeps what attach, get_artifact, GET /genvm/{id} and /status answer from
+// (its last event, its result, its version and times), and nothing it needed to run.
+void Registry::shed(Run& run) {
+  run.request = RunRequest{};
+  std::vector<std::uint8_t>().swap(run.exec_data);
+  run.out_cap.reset();
+  run.err_cap.reset();
+  run.log.reset();
+  run.host1_parser.reset();
+  run.consumed.reset();  // the result holds it
+}
+
+// What a run holds, as the retention caps count it: every byte it keeps, the request included
+// (shed() leaves it empty), plus a fixed overhead per run and per log entry.
+std::uint64_t Registry::held_bytes(const Run& run) {
+  constexpr std::uint64_t kPerRun = 1024, kPerEntry = 64;
+  std::uint64_t n = kPerRun + run.owner.size() + run.peer.size() + run.version_key.size() + run.exec_data.size() +
+                    calldata::encode(run.request.body).size() + calldata::encode(run.last_event).size();
+  if (run.host_genvm_id) n += run.host_genvm_id->size();
+  if (const auto& r = run.result) {
+    n += r->stdout_data.size() + r->stderr_data.size() + calldata::encode(r->metrics).size();
+    for (const auto& e : r->genvm_log) n += e.size() + kPerEntry;
+    if (r->consumed_result) n += r->consumed_result->size();
+  }
+  return n;
+}
+
+// Over a cap, the oldest terminal runs go first (they were not acked): the peer's own for its
+// cap, anyone's for the total. A result larger than a cap on its own is not kept at all.
+void Registry::enforce_retention_caps(const std::string& peer) {
+  auto evict = [&](std::uint64_t id, const char* cap) {
+    auto& run = runs_.at(id);
+    JsonWriter w;
+    w.begin_object().key("event").string("retained_run_evicted").key("genvm_id").unsigned_number(id);
+    w.key("peer").string(run->peer).key("bytes").unsigned_number(run->retained_bytes);
+    w.key("cap").string(cap).end_object();
+    log_.line(w.take(), LogLevel::kWarn);
+    forget(id);
+  };
+  while (retained_by_peer_[peer] > config_.retention.max_bytes_per_peer) {
+    std::optional<std::uint64_t> oldest;
+    for (std::uint64_t id : retained_order_) {
+      if (runs_.at(id)->peer == peer) {
+        oldest = id;
+        break;
+      }
+    }
+    if (!oldest) break;
+    evict(*oldest, "retention.max_bytes_per_peer");
+  }
+  while (retained_total_ > config_.retention.max_bytes && !retained_order_.empty()) {
+    evict(retained_order_.front(), "retention.max_bytes");
+  }
 }
 
 void Registry::forget(std::uint64_t id) {
@@ -830,6 +906,13 @@ void Registry::forget(std::uint64_t id) {
   if (it == runs_.end()) return;
   auto run = it->second;
   run->retention_timer.cancel();
+  if (run->retained_pos) {
+    retained_order_.erase(*run->retained_pos);
+    run->retained_pos.reset();
+    retained_total_ -= run->retained_bytes;
+    auto p = retained_by_peer_.find(run->peer);
+    if (p != retained_by_peer_.end() && (p->second -= run->retained_bytes) == 0) retained_by_peer_.erase(p);
+  }
   if (run->host_genvm_id) {
     auto h = by_host_id_.find(*run->host_genvm_id);
     if (h != by_host_id_.end() && h->second == id) by_host_id_.erase(h);
@@ -871,6 +954,11 @@ Status Registry::ack(std::uint64_t genvm_id) {
   if (it->second->state != Run::State::kDone) return request_failure(RequestFailure::kNotFinished, "run has not finished");
   forget(genvm_id);
   return {};
+}
+
+std::uint64_t Registry::retained_bytes(const std::string& peer) const {
+  auto it = retained_by_peer_.find(peer);
+  return it == retained_by_peer_.end() ? 0 : it->second;
 }
 
 const std::string* Registry::owner(std::uint64_t genvm_id) const {
@@ -1072,6 +1160,7 @@ RegistryStats Registry::stats() const {
   for (const auto& [id, run] : runs_) {
     if (run->state == Run::State::kDone) ++s.retained;
   }
+  s.retained_bytes = retained_total_;
   return s;
 }
 
@@ -1106,6 +1195,8 @@ std::string Registry::prometheus() const {
   render_gauge(out, "genvm_manager_permits_total", "The permit budget.", static_cast<double>(s.permits_total));
   render_gauge(out, "genvm_manager_retained_results", "Terminal runs kept until ack or retention.",
                static_cast<double>(s.retained));
+  render_gauge(out, "genvm_manager_retained_bytes", "Bytes those runs hold, as the retention caps count them.",
+               static_cast<double>(s.retained_bytes));
   std::vector<std::pair<std::string, std::uint64_t>> nested;
   for (const char* o : {"Return", "UserError", "VmError", "FatalVmError", "InternalError", "refused"}) {
     auto it = nested_outcomes_.find(o);

@@ -18,6 +18,10 @@
 //  - Ids count from 1 per manager process; `boot_id` (random, per process) makes (boot_id, id)
 //    durable. `host_genvm_id` is an idempotency key: a repeat while the first run is retained
 //    answers the same id and starts nothing.
+//  - Retention: a terminal run sheds its request (and everything it needed to run) and keeps
+//    its last event and result until ack, `execution_retention`, or eviction by the caps in
+//    config `retention` (oldest unacked first: the same peer's, then anyone's; one
+//    `retained_run_evicted` log line each).
 //  - Admission by permits: a run that needs modules costs `permits.nondet`, any other
 //    `permits.sync` (run.rs permits_for); runs wait in FIFO order (a cheap run never overtakes
 //    a dear one, so none starves). A run waiting for permits is `queued` in an attach snapshot;
@@ -49,6 +53,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +118,7 @@ struct ExecutionStatus {
 struct RegistryStats {
   std::uint64_t permits_total = 0, permits_in_use = 0, per_sync = 0, per_nondet = 0;
   std::size_t queued = 0, running = 0, retained = 0;
+  std::uint64_t retained_bytes = 0;  // what the retained runs hold (retention caps)
 };
 
 class Registry {
@@ -153,6 +159,10 @@ class Registry {
   // The Caller::owner that started the run (nullptr: unknown id). A repeated host_genvm_id
   // from a caller that may not use the run (policy.h may_use_run) is refused.
   const std::string* owner(std::uint64_t genvm_id) const;
+  // What terminal runs not yet acked hold, as config `retention` caps it: in all, or of one
+  // peer (Caller::peer). A terminal run keeps its outcome, never its request.
+  std::uint64_t retained_bytes() const { return retained_total_; }
+  std::uint64_t retained_bytes(const std::string& peer) const;
 
   // The permit budget (GET/POST /permits). set_permits refuses (and answers the unchanged
   // budget) a value below the dearest run's cost; lowering it never stops a running run.
@@ -193,6 +203,9 @@ class Registry {
   void publish(const std::shared_ptr<Run>& run, Value event);
   void terminal(const std::shared_ptr<Run>& run, Value event, const std::string& outcome);
   void forget(std::uint64_t id);
+  static void shed(Run& run);
+  static std::uint64_t held_bytes(const Run& run);
+  void enforce_retention_caps(const std::string& peer);
   void check_shutdown_done();
   Result<std::vector<std::string>> executor_command(const std::shared_ptr<Run>& run);
 
@@ -215,6 +228,9 @@ class Registry {
   ModuleSet* modules_ = nullptr;
   std::map<std::uint64_t, std::shared_ptr<Run>> runs_;
   std::map<std::string, std::uint64_t> by_host_id_;
+  std::list<std::uint64_t> retained_order_;  // terminal runs, oldest first
+  std::uint64_t retained_total_ = 0;
+  std::map<std::string, std::uint64_t> retained_by_peer_;
   std::deque<std::shared_ptr<Run>> queue_;
   std::uint64_t permits_total_;
   std::uint64_t permits_used_ = 0;

@@ -424,6 +424,67 @@ TEST_F(RegistryTest, MetricsCountOutcomes) {
 }
 
 
+// Retention keeps the outcome, not the request: a run whose request carried 4 MB of code holds
+// a few KiB once it has finished. Failed (about 8 MB held: the request twice, as decoded and as
+// encoded for the executor's stdin) while terminal runs kept their request.
+TEST_F(RegistryTest, ARetainedRunHoldsItsOutcomeNotItsRequest) {
+  make();
+  const std::size_t kCode = 4u << 20;
+  Caller caller{false, "test", "o", "tcp:10.0.0.1"};
+  std::uint64_t id = run("cat >/dev/null; printf done", {{"code", calldata::Bytes(kCode, 0x61)}}, true, caller);
+  ASSERT_TRUE(wait_terminal(id));
+  EXPECT_EQ(artifact(id, "stdout"), "done") << "the executor read the whole request";
+  EXPECT_GT(reg_->retained_bytes(), 0u);
+  EXPECT_LT(reg_->retained_bytes(), 64u * 1024) << "the retained run still holds its request";
+  EXPECT_EQ(reg_->retained_bytes("tcp:10.0.0.1"), reg_->retained_bytes());
+  EXPECT_EQ(reg_->stats().retained_bytes, reg_->retained_bytes());
+  EXPECT_NE(reg_->prometheus().find("genvm_manager_retained_bytes "), std::string::npos);
+  // A failed_to_start run keeps nothing of its request either.
+  std::uint64_t bad = run("exit 0", {{"code", calldata::Bytes(kCode, 0x61)}, {"debug_mode", "unsafe"}}, true, caller);
+  ASSERT_TRUE(wait_terminal(bad));
+  EXPECT_LT(reg_->retained_bytes(), 2u * 64 * 1024);
+  ASSERT_TRUE(reg_->ack(id).ok());
+  ASSERT_TRUE(reg_->ack(bad).ok());
+  EXPECT_EQ(reg_->retained_bytes(), 0u) << "ack releases what the run held";
+  EXPECT_EQ(reg_->retained_bytes("tcp:10.0.0.1"), 0u);
+}
+
+// Runs never acked: over the per-peer cap the peer's oldest goes, over the total anyone's
+// oldest; each eviction is a log line. Without the caps all of them stayed for the retention
+// time, whatever they held.
+TEST_F(RegistryTest, RetentionCapsEvictTheOldestUnackedRunsFirst) {
+  make("retention: {max_bytes_per_peer: 300000, max_bytes: 350000}\n");
+  Caller a{false, "a", "oa", "tcp:10.0.0.1"}, b{false, "b", "ob", "tcp:10.0.0.2"};
+  auto finished = [&](const Caller& c) {
+    std::uint64_t id = run("head -c 100000 /dev/zero", {}, true, c);
+    EXPECT_TRUE(wait_terminal(id));
+    return id;
+  };
+  auto kept = [&](std::uint64_t id) { return reg_->attach(reg_->boot_id(), id, nullptr).ok(); };
+  std::uint64_t a1 = finished(a), a2 = finished(a);
+  EXPECT_TRUE(kept(a1) && kept(a2));
+  std::uint64_t a3 = finished(a);
+  EXPECT_FALSE(kept(a1)) << "the peer's oldest goes first";
+  EXPECT_TRUE(kept(a2) && kept(a3));
+  EXPECT_LE(reg_->retained_bytes("tcp:10.0.0.1"), 300000u);
+  std::string log = log_text();
+  EXPECT_NE(log.find("\"event\":\"retained_run_evicted\",\"genvm_id\":" + std::to_string(a1) +
+                     ",\"peer\":\"tcp:10.0.0.1\""),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("\"cap\":\"retention.max_bytes_per_peer\""), std::string::npos) << log;
+  // b is under its own cap, but the total is not: the oldest of anyone's (a2) goes.
+  std::uint64_t b1 = finished(b), b2 = finished(b);
+  EXPECT_FALSE(kept(a2));
+  EXPECT_TRUE(kept(a3) && kept(b1) && kept(b2));
+  EXPECT_LE(reg_->retained_bytes(), 350000u);
+  EXPECT_NE(log_text().find("\"cap\":\"retention.max_bytes\""), std::string::npos);
+  // An acked run is no longer counted.
+  ASSERT_TRUE(reg_->ack(a3).ok());
+  EXPECT_EQ(reg_->retained_bytes("tcp:10.0.0.1"), 0u);
+}
+
+
 // A ReportedResult (domain.rs) with every field, `kind` the variant name.
 Value reported(const char* kind) {
   Value buckets = Value::map({{"storage", 0}, {"message_receipt", 0}, {"nondet_output", 0}, {"message_fee", 0}, {"event", 0}});

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <deque>
 #include <functional>
@@ -163,6 +164,22 @@ struct SessionBase {
   virtual void shutdown() = 0;
 };
 
+// One open connection of a peer (Caller::peer), counted against connections.max_per_peer for
+// as long as the connection lives (an HTTP session hands it on to its WebSocket).
+struct PeerSlot {
+  PeerSlot(std::map<std::string, std::size_t>& counts, std::string peer) : counts(counts), peer(std::move(peer)) {
+    ++counts[this->peer];
+  }
+  ~PeerSlot() {
+    auto it = counts.find(peer);
+    if (it != counts.end() && --it->second == 0) counts.erase(it);
+  }
+  PeerSlot(const PeerSlot&) = delete;
+  PeerSlot& operator=(const PeerSlot&) = delete;
+  std::map<std::string, std::size_t>& counts;
+  std::string peer;
+};
+
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Impl(asio::io_context& io, Registry& reg, const Config& cfg, Log& log)
       : io(io), reg(reg), cfg(cfg), log(log), tcp_backoff_timer(io), unix_backoff_timer(io) {}
@@ -178,8 +195,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::uint64_t next_connection = 1;
   asio::steady_timer tcp_backoff_timer, unix_backoff_timer;
   Millis accept_backoff{0};
-  std::optional<std::chrono::steady_clock::time_point> last_accept_log, last_refusal_log;
-  std::uint64_t refused_since_log = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_accept_log, last_refusal_log, last_peer_refusal_log;
+  std::uint64_t refused_since_log = 0, peer_refused_since_log = 0;
+  // Open connections by peer (PeerSlot); refusals whose 429 is still being written.
+  std::map<std::string, std::size_t> per_peer;
+  std::size_t refusals_in_flight = 0;
 
   void track(const std::shared_ptr<SessionBase>& s) {
     std::erase_if(sessions, [](const auto& w) { return w.expired(); });
@@ -192,7 +212,34 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void accept_tcp();
   void accept_unix();
   void accept_failed(const beast::error_code& ec, asio::steady_timer& timer, std::function<void()> again);
-  bool admit();
+  enum class Admission { kAdmit, kOverCap, kOverPeerCap };
+  Admission admit(const std::string& peer);
+  template <class Socket>
+  void refuse_over_peer_cap(Socket socket, const std::string& peer);
+  std::size_t peer_cap() const {
+    std::size_t total = cap();
+    std::size_t configured = cfg.connections.max_per_peer;
+    return configured != 0 ? std::min(configured, total) : std::max<std::size_t>(total / 2, 1);
+  }
+  // A request a browser page made: an Origin header not in allowed_origins, or (a browser that
+  // sends no Origin, e.g. a link or an image) Sec-Fetch-Site naming a page. The reason, or
+  // nullopt for any other client.
+  template <class Request>
+  std::optional<std::string> from_browser_page(const Request& req) const {
+    auto origin = req.find(http::field::origin);
+    if (origin != req.end()) {
+      std::string o(origin->value());
+      for (const auto& allowed : cfg.allowed_origins) {
+        if (o == allowed) return std::nullopt;
+      }
+      return "a request from a browser page (Origin: " + o.substr(0, 128) + ")";
+    }
+    auto site = req.find("Sec-Fetch-Site");
+    if (site != req.end() && site->value() != "none") {
+      return "a request from a browser page (Sec-Fetch-Site: " + std::string(site->value().substr(0, 32)) + ")";
+    }
+    return std::nullopt;
+  }
 
   std::size_t cap() const {
     rlimit rl{};
@@ -229,7 +276,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   // status and results stay hidden.
   bool foreign(std::uint64_t id, const Caller& c) const {
     const std::string* o = reg.owner(id);
-    return o != nullptr && !may_use_run(c, *o);
+    return o != nullptr && !may_use_run(c, *o, cfg.ownership);
   }
   std::optional<std::string> refuse_extra_args(const Value& body, const Caller& c) const {
     auto args = extra_args_of(body);
@@ -256,10 +303,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 template <class Socket>
 class WsSession : public SessionBase, public EventSink, public std::enable_shared_from_this<WsSession<Socket>> {
  public:
-  WsSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
+  WsSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl, std::shared_ptr<PeerSlot> slot)
       : ws_(std::move(socket)),
         caller_(std::move(caller)),
         impl_(std::move(impl)),
+        slot_(std::move(slot)),
         idle_timer_(impl_->io),
         stall_timer_(impl_->io) {}
 
@@ -484,6 +532,7 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
   beast::flat_buffer buf_;
   Caller caller_;
   std::shared_ptr<Server::Impl> impl_;
+  std::shared_ptr<PeerSlot> slot_;
   std::deque<std::shared_ptr<std::vector<std::uint8_t>>> high_, low_;
   std::size_t queued_ = 0;  // bytes in high_, low_ and the write in flight
   asio::steady_timer idle_timer_, stall_timer_;
@@ -497,10 +546,11 @@ class WsSession : public SessionBase, public EventSink, public std::enable_share
 template <class Socket>
 class HttpSession : public SessionBase, public std::enable_shared_from_this<HttpSession<Socket>> {
  public:
-  HttpSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl)
+  HttpSession(Socket socket, Caller caller, std::shared_ptr<Server::Impl> impl, std::shared_ptr<PeerSlot> slot)
       : socket_(std::move(socket)),
         caller_(std::move(caller)),
         impl_(std::move(impl)),
+        slot_(std::move(slot)),
         timer_(impl_->io),
         deadline_(impl_->io) {}
 
@@ -562,9 +612,21 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     Caller caller = impl_->with_token(caller_, std::string_view(auth.data(), auth.size()));
     Target t = parse_target(std::string_view(target.data(), target.size()));
     auto& seg = t.segments;
+    // Before any route, the upgrade included: a page in a browser must not reach a manager
+    // that trusts its network position (config allowed_origins).
+    if (auto why = impl_->from_browser_page(req)) {
+      JsonWriter w;
+      w.begin_object().key("event").string("browser_request_refused").key("caller").string(caller.identity);
+      w.key("reason").string(*why).end_object();
+      impl_->log.line(w.take(), LogLevel::kWarn);
+      keep_alive_ = false;
+      return respond(http::status::forbidden,
+                     error_json("refused " + *why + ": the manager serves no pages; list the origin in allowed_origins "
+                                "to let one use it"));
+    }
     if (websocket::is_upgrade(req)) {
       if (seg.size() == 1 && seg[0] == "ws") {
-        auto ws = std::make_shared<WsSession<Socket>>(std::move(socket_), caller, impl_);
+        auto ws = std::make_shared<WsSession<Socket>>(std::move(socket_), caller, impl_, slot_);
         impl_->track(ws);
         ws->accept(std::move(req));
         return;  // this HTTP session ends; the socket now belongs to the WebSocket
@@ -585,7 +647,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     if (route({"ws"}) && get) {
       return respond(http::status::upgrade_required, error_json("GET /ws upgrades to the manager socket protocol"));
     }
-    if (route({"status"}) && get) return status();
+    if (route({"status"}) && get) return status(caller);
     if (route({"metrics"}) && get) return respond(http::status::ok, impl_->reg.prometheus(), "text/plain; version=0.0.4");
     if (route({"genvm", "run"}) && post) return run(req.body(), caller);
     if (route({"permits"}) && get) return permits_get();
@@ -621,7 +683,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
   void bad_request(std::string_view message) { respond(http::status::bad_request, error_json(message)); }
   void internal_error(std::string_view message) { respond(http::status::internal_server_error, error_json(message)); }
 
-  void status() {
+  void status(const Caller& caller) {
     ManagerStatus s;
     if (ModuleSet* m = impl_->reg.modules()) {
       s.llm_module = std::string(to_string(m->state(ModuleType::kLlm)));
@@ -629,6 +691,8 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
     }
     s.stats = impl_->reg.stats();
     s.executions = impl_->reg.executions();
+    // Per caller, another's runs are not listed (their ids, times and lines stay theirs).
+    std::erase_if(s.executions, [&](const ExecutionStatus& e) { return impl_->foreign(e.genvm_id, caller); });
     s.boot_id = impl_->reg.boot_id();
     s.shutting_down = impl_->reg.shutting_down();
     s.containment = supervisor::to_string(impl_->reg.containment());
@@ -899,6 +963,7 @@ class HttpSession : public SessionBase, public std::enable_shared_from_this<Http
   Socket socket_;
   Caller caller_;
   std::shared_ptr<Server::Impl> impl_;
+  std::shared_ptr<PeerSlot> slot_;
   asio::steady_timer timer_;
   asio::steady_timer deadline_;
   beast::flat_buffer buf_;
@@ -928,23 +993,102 @@ void Server::Impl::accept_failed(const beast::error_code& ec, asio::steady_timer
 }
 
 // The connection cap: a connection past it is closed at once (one log line per kAcceptLogEvery
-// says how many were).
-bool Server::Impl::admit() {
+// says how many were). Then the peer's own cap: one past it is answered 429.
+Server::Impl::Admission Server::Impl::admit(const std::string& peer) {
   accept_backoff = Millis(0);
   std::size_t open = open_sessions(), limit = cap();
-  if (open < limit) return true;
-  ++refused_since_log;
   auto now = std::chrono::steady_clock::now();
-  if (!last_refusal_log || now - *last_refusal_log >= kAcceptLogEvery) {
-    last_refusal_log = now;
-    JsonWriter w;
-    w.begin_object().key("event").string("connection_refused").key("reason").string("connection cap");
-    w.key("open_connections").unsigned_number(open).key("cap").unsigned_number(limit);
-    w.key("refused").unsigned_number(refused_since_log).end_object();
-    log.line(w.take(), LogLevel::kWarn);
-    refused_since_log = 0;
+  if (open >= limit) {
+    ++refused_since_log;
+    if (!last_refusal_log || now - *last_refusal_log >= kAcceptLogEvery) {
+      last_refusal_log = now;
+      JsonWriter w;
+      w.begin_object().key("event").string("connection_refused").key("reason").string("connection cap");
+      w.key("open_connections").unsigned_number(open).key("cap").unsigned_number(limit);
+      w.key("refused").unsigned_number(refused_since_log).end_object();
+      log.line(w.take(), LogLevel::kWarn);
+      refused_since_log = 0;
+    }
+    return Admission::kOverCap;
   }
-  return false;
+  auto it = per_peer.find(peer);
+  std::size_t mine = it == per_peer.end() ? 0 : it->second, peer_limit = peer_cap();
+  if (mine < peer_limit) return Admission::kAdmit;
+  ++peer_refused_since_log;
+  if (!last_peer_refusal_log || now - *last_peer_refusal_log >= kAcceptLogEvery) {
+    last_peer_refusal_log = now;
+    JsonWriter w;
+    w.begin_object().key("event").string("connection_refused").key("reason").string("connections.max_per_peer");
+    w.key("peer").string(peer).key("open_connections").unsigned_number(mine).key("cap").unsigned_number(peer_limit);
+    w.key("refused").unsigned_number(peer_refused_since_log).end_object();
+    log.line(w.take(), LogLevel::kWarn);
+    peer_refused_since_log = 0;
+  }
+  return Admission::kOverPeerCap;
+}
+
+// The refusal is an HTTP answer, so a client learns why (a WebSocket handshake sees the status):
+// written at once, then the request is read and dropped for at most kRefusalLinger so closing
+// does not reset the connection before the client has read the answer. Refusals are not
+// sessions; at most kMaxRefusalsInFlight linger, others are closed at once.
+constexpr std::size_t kMaxRefusalsInFlight = 32;
+constexpr Millis kRefusalLinger{1000};
+
+template <class Socket>
+class PeerRefusal : public std::enable_shared_from_this<PeerRefusal<Socket>> {
+ public:
+  PeerRefusal(Socket socket, std::shared_ptr<Server::Impl> impl, std::string response)
+      : socket_(std::move(socket)), impl_(std::move(impl)), timer_(impl_->io), response_(std::move(response)) {
+    ++impl_->refusals_in_flight;
+  }
+  ~PeerRefusal() { --impl_->refusals_in_flight; }
+
+  void start() {
+    auto self = this->shared_from_this();
+    timer_.expires_after(kRefusalLinger);
+    timer_.async_wait([self](beast::error_code ec) {
+      if (!ec) self->close();
+    });
+    asio::async_write(socket_, asio::buffer(response_), [self](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      beast::error_code ignored;
+      self->socket_.shutdown(Socket::shutdown_send, ignored);
+      self->drain();
+    });
+  }
+
+ private:
+  // Until the client closes (or the linger ends, which closes the socket and aborts the read).
+  void drain() {
+    auto self = this->shared_from_this();
+    socket_.async_read_some(asio::buffer(sink_), [self](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->drain();
+    });
+  }
+  void close() {
+    beast::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+  }
+
+  Socket socket_;
+  std::shared_ptr<Server::Impl> impl_;
+  asio::steady_timer timer_;
+  std::string response_;
+  std::array<char, 4096> sink_{};
+};
+
+template <class Socket>
+void Server::Impl::refuse_over_peer_cap(Socket socket, const std::string& peer) {
+  if (refusals_in_flight >= kMaxRefusalsInFlight) return;  // `socket` closes here
+  std::string body = error_json("too many connections from " + peer + " (connections.max_per_peer " +
+                                std::to_string(peer_cap()) + ")");
+  std::string response =
+      "HTTP/1.1 429 Too Many Requests\r\nServer: genvm-manager\r\nContent-Type: application/json\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::make_shared<PeerRefusal<Socket>>(std::move(socket), shared_from_this(), std::move(response))->start();
 }
 
 void Server::Impl::accept_tcp() {
@@ -952,18 +1096,23 @@ void Server::Impl::accept_tcp() {
   tcp_acceptor->async_accept([self](beast::error_code ec, tcp::socket socket) {
     if (self->stopped || !self->tcp_acceptor) return;
     if (ec) return self->accept_failed(ec, self->tcp_backoff_timer, [self] { self->accept_tcp(); });
-    if (self->admit()) {
-      // Events are small messages written back to back (a run's reply, then `started`): with
-      // Nagle on, the second waits for the client's delayed ACK, ~40 ms per run.
-      beast::error_code nd_ec;
-      socket.set_option(tcp::no_delay(true), nd_ec);
-      beast::error_code ep_ec;
-      auto ep = socket.remote_endpoint(ep_ec);
-      Caller c{false, "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string()),
-               "conn:" + std::to_string(self->next_connection++)};
-      auto s = std::make_shared<HttpSession<tcp::socket>>(std::move(socket), c, self);
-      self->track(s);
-      s->start();
+    beast::error_code ep_ec;
+    auto ep = socket.remote_endpoint(ep_ec);
+    std::string peer = "tcp:" + (ep_ec ? std::string("?") : ep.address().to_string());
+    switch (self->admit(peer)) {
+      case Admission::kOverCap: break;
+      case Admission::kOverPeerCap: self->refuse_over_peer_cap(std::move(socket), peer); break;
+      case Admission::kAdmit: {
+        // Events are small messages written back to back (a run's reply, then `started`): with
+        // Nagle on, the second waits for the client's delayed ACK, ~40 ms per run.
+        beast::error_code nd_ec;
+        socket.set_option(tcp::no_delay(true), nd_ec);
+        Caller c{false, peer, "conn:" + std::to_string(self->next_connection++), peer};
+        auto slot = std::make_shared<PeerSlot>(self->per_peer, peer);
+        auto s = std::make_shared<HttpSession<tcp::socket>>(std::move(socket), c, self, std::move(slot));
+        self->track(s);
+        s->start();
+      }
     }
     self->accept_tcp();
   });
@@ -974,20 +1123,26 @@ void Server::Impl::accept_unix() {
   unix_acceptor->async_accept([self](beast::error_code ec, unix_socket::socket socket) {
     if (self->stopped || !self->unix_acceptor) return;
     if (ec) return self->accept_failed(ec, self->unix_backoff_timer, [self] { self->accept_unix(); });
-    if (self->admit()) {
-      Caller c{false, "uid:?", "conn:" + std::to_string(self->next_connection++)};
-      ucred cred{};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-        c.identity = "uid:" + std::to_string(cred.uid);
-        c.owner = c.identity;  // one user's connections share its runs
-        for (uid_t u : self->cfg.trusted_uids) {
-          if (u == cred.uid) c.trusted = true;
-        }
+    Caller c{false, "uid:?", "conn:" + std::to_string(self->next_connection++), "uid:?"};
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      c.identity = "uid:" + std::to_string(cred.uid);
+      c.owner = c.identity;  // one user's connections share its runs
+      c.peer = c.identity;
+      for (uid_t u : self->cfg.trusted_uids) {
+        if (u == cred.uid) c.trusted = true;
       }
-      auto s = std::make_shared<HttpSession<unix_socket::socket>>(std::move(socket), c, self);
-      self->track(s);
-      s->start();
+    }
+    switch (self->admit(c.peer)) {
+      case Admission::kOverCap: break;
+      case Admission::kOverPeerCap: self->refuse_over_peer_cap(std::move(socket), c.peer); break;
+      case Admission::kAdmit: {
+        auto slot = std::make_shared<PeerSlot>(self->per_peer, c.peer);
+        auto s = std::make_shared<HttpSession<unix_socket::socket>>(std::move(socket), c, self, std::move(slot));
+        self->track(s);
+        s->start();
+      }
     }
     self->accept_unix();
   });

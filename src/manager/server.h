@@ -16,17 +16,23 @@
 // Trust (docs/PROTOCOLS.md, "Trust model"): a unix-socket peer whose uid (SO_PEERCRED) is
 // listed in `trusted.uids`, or a request carrying `Authorization: Bearer <t>` with t in
 // `trusted.tokens`, is trusted; every other caller is not.
-//  - Ownership: a run belongs to the bearer token its request carried (any token, trusted or
-//    not, by its digest), else to the unix peer's uid, else to its TCP connection alone. Cancel,
-//    ack, status (GET /genvm/{id}), attach and artifacts on another's run are answered as for an
-//    unknown id; a trusted caller may act on every run.
+//  - Ownership (config `ownership`, policy.h RunOwnership): `shared` (default, the public
+//    model): every caller may use every run. `per_caller`: a run belongs to the bearer token its
+//    request carried (any token, trusted or not, by its digest), else to the unix peer's uid,
+//    else to its TCP connection alone; cancel, ack, status (GET /genvm/{id}), attach and
+//    artifacts on another's run are answered as for an unknown id, /status lists only the
+//    caller's runs; a trusted caller may act on every run.
+//  - Browser pages: a request with an Origin not in `allowed_origins`, or without Origin but
+//    with Sec-Fetch-Site other than `none`, is answered 403 on every route, the upgrade included.
 //  - extra_args: flags the manager owns (policy.h is_reserved_executor_flag) are refused from
 //    every caller; an untrusted caller may pass only `extra_args.untrusted_allowed` (default
 //    none). Refused before a run exists: an `internal` error reply (socket), a 500 (HTTP).
 // Connections (config `connections`): at most connection_cap() open, a connection past it is
-// closed at once; idle ones are closed after idle_timeout; a client whose queued output stays
-// above max_queued_bytes for stall_timeout is dropped (not read from meanwhile); a failed
-// accept (EMFILE) is retried after a backoff. Each drop, refusal and failure is a log line.
+// closed at once; one peer (TCP remote address, unix uid) at most max_per_peer (default half
+// the cap), one past it answered 429 and closed; idle ones are closed after idle_timeout; a
+// client whose queued output stays above max_queued_bytes for stall_timeout is dropped (not
+// read from meanwhile); a failed accept (EMFILE) is retried after a backoff. Each drop, refusal
+// and failure is a log line.
 // A WebSocket message above max_message_bytes drops the connection without a close frame
 // (spec: the client observes 1006); HTTP bodies above it answer 413.
 #pragma once

@@ -32,11 +32,12 @@ using testing::run_body;
 // The manager under test, on its own thread.
 // The executor is `sh` running the request's extra_args[0] as a script; `scripts` lets an
 // untrusted caller pass any (extra_args.untrusted_allowed: ["*"]), as the tests of other things
-// need. `log_fd`: where the manager's log goes (-1: nowhere).
+// need. `log_fd`: where the manager's log goes (-1: nowhere). `stand_in` false: no `sh`, the
+// yaml's executors_dir and manifest_path resolve every run's line.
 class Manager {
  public:
-  explicit Manager(const std::string& yaml, bool scripts = true, int log_fd = -1) {
-    std::string base = "executor: [sh, -c, 'eval \"$3\"', sh]\nexecutor_protocol: plain\n";
+  explicit Manager(const std::string& yaml, bool scripts = true, int log_fd = -1, bool stand_in = true) {
+    std::string base = stand_in ? "executor: [sh, -c, 'eval \"$3\"', sh]\nexecutor_protocol: plain\n" : "";
     if (scripts) base += "extra_args: {untrusted_allowed: [\"*\"]}\n";
     auto c = parse_config(base + yaml);
     EXPECT_TRUE(c.ok()) << c.error().to_string();
@@ -45,6 +46,7 @@ class Manager {
                    std::to_string(counter_++) + ".sock";
     log_ = std::make_unique<Log>(log_fd);
     registry_ = std::make_unique<Registry>(io_, config_, *log_, 64ull << 30);
+    EXPECT_TRUE(registry_->load_manifest().ok());
     server_ = std::make_unique<Server>(io_, *registry_, config_, *log_);
     EXPECT_TRUE(server_->listen_tcp("127.0.0.1", 0).ok());
     EXPECT_TRUE(server_->listen_unix(socket_path_).ok());
@@ -209,6 +211,25 @@ inline http::response<http::string_body> http_call(std::uint16_t port, http::ver
   http::response_parser<http::string_body> p;
   p.body_limit(1 << 30);
   http::read(s, buf, p);
+  return p.release();
+}
+
+// One HTTP exchange with extra header fields (a browser's Origin, an upgrade, ...).
+inline http::response<http::string_body> http_with(std::uint16_t port, http::verb verb, const std::string& target,
+                                                   const std::vector<std::pair<std::string, std::string>>& fields,
+                                                   std::string body = "") {
+  asio::io_context io;
+  tcp::socket s = TcpWs::connect(io, port);
+  http::request<http::string_body> req(verb, target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  for (const auto& [k, v] : fields) req.set(k, v);
+  req.body() = std::move(body);
+  req.prepare_payload();
+  http::write(s, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> p;
+  http::read_header(s, buf, p);
+  if (p.get().result() != http::status::switching_protocols) http::read(s, buf, p);
   return p.release();
 }
 

@@ -114,8 +114,9 @@ TEST(ManagerTrust, ExtraArgsFromAnUntrustedCallerAreLimitedToTheAllowlistAndRese
 // ---- run ownership (item 3) ----------------------------------------------------------------
 
 // Fails without the ownership check: the anonymous connection could read, ack and cancel.
-TEST(ManagerTrust, RunsBelongToTheConnectionOrTokenThatStartedThem) {
-  Manager m(std::string("trusted: {tokens: [\"") + kTrustedToken + "\"]}\n");
+// Ownership per caller is a configuration (the default is the public model, shared).
+TEST(ManagerTrust, PerCallerRunsBelongToTheConnectionOrTokenThatStartedThem) {
+  Manager m(std::string("ownership: per_caller\ntrusted: {tokens: [\"") + kTrustedToken + "\"]}\n");
   asio::io_context io;
   TcpWs owner(io, m.port());
   owner.send(Method::kRun, 1, run_payload("printf abc", {{"debug_mode", "safe"}}));
@@ -217,7 +218,7 @@ TEST(ManagerConnections, IdleConnectionsAreClosedButNotOnesWithARunGoing) {
 // Fails without the cap: the fourth connection is served.
 TEST(ManagerConnections, AConnectionPastTheCapIsClosedAndLogged) {
   LogFile log;
-  Manager m("connections: {max: 3}\n", true, log.fd);
+  Manager m("connections: {max: 3, max_per_peer: 3}\n", true, log.fd);
   asio::io_context io;
   std::vector<std::unique_ptr<TcpWs>> held;
   for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<TcpWs>(io, m.port()));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -45,7 +46,23 @@ constexpr const char* kUsage =
     "  --port P        TCP port (default from config, 3999; 0 picks a free one)\n"
     "  --socket PATH   listen on a unix socket instead of TCP\n"
     "  --print-port    print the bound TCP port on stdout once listening\n"
-    "  --help          this text\n";
+    "  --help          this text\n"
+    "\n"
+    "Config keys that decide who may reach what (docs/PROTOCOLS.md, \"Trust model\"):\n"
+    "  ownership: shared        (default, the public manager's model) any connection may\n"
+    "                           attach to, read, cancel and ack any run; keep the listener on\n"
+    "                           loopback or a unix socket. per_caller: a run is its caller's\n"
+    "                           (bearer token, unix uid, else its connection) and /status lists\n"
+    "                           only the caller's runs.\n"
+    "  allowed_origins: []      browser origins that may use the manager; any other request\n"
+    "                           with an Origin (or a page's Sec-Fetch-Site) is refused with 403\n"
+    "  connections.max_per_peer open connections of one peer (TCP address, unix uid); default\n"
+    "                           half of connections.max; one past it is answered 429\n"
+    "  retention.max_bytes / retention.max_bytes_per_peer\n"
+    "                           what finished, unacked runs may hold (default 1 GiB / 256 MiB);\n"
+    "                           over a cap the oldest is forgotten. A run keeps its outcome,\n"
+    "                           never its request.\n"
+    "A `re:` version selector is a bounded pattern: at most 256 bytes, groups 16 deep.\n";
 
 int fail(const std::string& line) {
   std::fprintf(stderr, "genvm-manager: %s\n", line.c_str());
@@ -149,8 +166,21 @@ int main(int argc, char** argv) {
     } else {
       w.key("socket").string(config.socket);
     }
+    w.key("ownership").string(config.ownership == genvm::manager::RunOwnership::kShared ? "shared" : "per_caller");
     w.end_object();
     log.line(w.take());
+  }
+  if (config.socket.empty() && config.ownership == genvm::manager::RunOwnership::kShared) {
+    // Shared ownership trusts the network position: every client that reaches the listener may
+    // read and cancel every run.
+    boost::system::error_code ec;
+    auto addr = boost::asio::ip::make_address(config.host, ec);
+    if (ec || !addr.is_loopback()) {
+      JsonWriter w;
+      w.begin_object().key("event").string("shared_ownership_on_a_network_address").key("host").string(config.host);
+      w.key("hint").string("any client that reaches it may use every run; set ownership: per_caller").end_object();
+      log.line(w.take(), genvm::manager::LogLevel::kWarn);
+    }
   }
   if (print_port) {
     std::printf("%u\n", static_cast<unsigned>(server.tcp_port()));
