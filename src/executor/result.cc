@@ -283,8 +283,9 @@ std::optional<std::string> check_leader_entry(std::span<const std::uint8_t> entr
     return derived(VmError::leader_fault().nondet_output().malformed());
   }
   if (*code != ResultCode::kVmError) {
-    // calldata::decode rejects trailing bytes.
-    if (!calldata::decode(data)) return derived(VmError::leader_fault().nondet_output().malformed());
+    // Checked, not decoded: the host's bytes may be many tiny items (56 octets each decoded).
+    // validate() rejects what decode() rejects, trailing bytes included.
+    if (!calldata::validate(data)) return derived(VmError::leader_fault().nondet_output().malformed());
     return std::nullopt;
   }
   if (!valid_utf8(data)) return derived(VmError::leader_fault().nondet_output().malformed());
