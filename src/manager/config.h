@@ -93,6 +93,9 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   std::vector<std::string> env_pass_through;  // beyond the supervisor's essential allowlist
   Millis execution_retention = std::chrono::minutes(5);
+  // An HTTP request body or WebSocket message from a client. Not a result's bound: an
+  // executor's consume_result is read up to host::kMaxHostSlice (common/host/wire.h), the one
+  // limit the executor sizes results by, so a result it sends is never refused here.
   std::size_t max_message_bytes = 64 * 1024 * 1024;
   PermitsConfig permits;
   DebugPolicy debug;
