@@ -185,7 +185,7 @@ class Reader {
     auto text = std::string_view(reinterpret_cast<const char*>(in_.data() + pos_), len);
     size_t bad = 0;
     if (!is_valid_utf8(text, &bad)) return error("invalid_utf8", "invalid UTF-8", pos_ + bad);
-    out->assign(text);
+    if (out != nullptr) out->assign(text);
     pos_ += len;
     return {};
   }
@@ -211,6 +211,8 @@ class Reader {
     return {};
   }
 
+  void skip(size_t len) { pos_ += len; }
+
   void read_bytes(size_t len, Bytes* out) {
     out->assign(in_.begin() + static_cast<std::ptrdiff_t>(pos_),
                 in_.begin() + static_cast<std::ptrdiff_t>(pos_ + len));
@@ -224,9 +226,40 @@ class Reader {
 
 // A container being filled; the decoder keeps these on an explicit stack instead of recursing.
 struct Frame {
-  Value container;
-  uint64_t remaining;  // elements still to read
-  std::string key;     // maps: the key of the element being read
+  Value container;       // null when only validating
+  bool is_map = false;
+  uint64_t remaining;    // elements still to read
+  std::string key;       // maps: the key of the element being read
+  std::string prev_key;  // maps, when only validating: the key before it
+};
+
+// Host memory of one heap block as glibc's malloc takes it on 64-bit hosts: the request plus an
+// 8-byte header, rounded up to 16, at least 32.
+uint64_t heap_block(uint64_t n) { return std::max<uint64_t>(32, (n + 8 + 15) & ~uint64_t{15}); }
+
+// A std::string of len bytes assigned into an empty one: inline up to 15 bytes (libstdc++'s
+// short-string buffer), otherwise a block of at least 31 (the growth policy doubles the inline
+// capacity of 15 first).
+uint64_t string_heap(uint64_t len) { return len <= 15 ? 0 : heap_block(std::max<uint64_t>(len, 30) + 1); }
+
+// A std::map node: the tree links (colour and three pointers) and the (key, value) pair.
+constexpr uint64_t kMapNodeBytes = 4 * sizeof(void*) + sizeof(Value::Map::value_type);
+
+// The footprint of what a decode holds, against DecodeLimits::max_footprint.
+class Footprint {
+ public:
+  explicit Footprint(uint64_t max) : max_(max) {}
+  // False (nothing added) when `bytes` more would pass the limit.
+  bool add(uint64_t bytes) {
+    if (bytes > max_ - total_) return false;
+    total_ += bytes;
+    return true;
+  }
+  uint64_t total() const { return total_; }
+
+ private:
+  uint64_t max_;
+  uint64_t total_ = 0;
 };
 
 }  // namespace
@@ -292,14 +325,40 @@ std::vector<uint8_t> encode(const Value& value) {
   return out;
 }
 
-Result<Value> decode(std::span<const uint8_t> bytes) {
+namespace {
+
+// The decoder. With `build` it makes the value, counting its footprint against `limits`;
+// without, it only checks the bytes (validate()), and holds nothing per item.
+Result<Value> decode_impl(std::span<const uint8_t> bytes, const DecodeLimits& limits, bool build,
+                          uint64_t* footprint_out, const ValueVisitor* visit) {
   Reader r(bytes);
   std::vector<Frame> stack;
   Header h;
+  Footprint fp(build ? limits.max_footprint : UINT64_MAX);
+  auto too_big = [&](size_t at) {
+    Error e = r.error("footprint_exceeded",
+                      "decoded value above " + std::to_string(limits.max_footprint) + " octets of memory", at);
+    e.errc = static_cast<int>(DecodeErrc::kFootprintExceeded);
+    return e;
+  };
+  if (!fp.add(sizeof(Value))) return too_big(0);  // the top value
   for (;;) {
     // Read one value; containers with elements are pushed and their elements read next.
     size_t start = r.pos();
     if (Status s = r.read_header(&h); !s) return s.take_error();
+    if (visit != nullptr && *visit && h.type != kTypeReserved) {
+      static constexpr Value::Kind kKinds[] = {Value::Kind::kNull,  Value::Kind::kInt,    Value::Kind::kInt,
+                                               Value::Kind::kBytes, Value::Kind::kString, Value::Kind::kArray,
+                                               Value::Kind::kMap};
+      Value::Kind kind = kKinds[h.type];
+      if (h.type == kTypeAtom && !h.wide) {
+        kind = h.payload == kAtomAddress ? Value::Kind::kAddress
+               : h.payload == kAtomNull  ? Value::Kind::kNull
+                                         : Value::Kind::kBool;
+      }
+      bool in_map = !stack.empty() && stack.back().is_map;
+      (*visit)(stack.size(), in_map ? std::string_view(stack.back().key) : std::string_view(), kind);
+    }
     Value v;
     switch (h.type) {
       case kTypeAtom:
@@ -337,22 +396,31 @@ Result<Value> decode(std::span<const uint8_t> bytes) {
           }
           if (carry) mag.push_back(1);
         }
-        v = Value(BigInt::from_magnitude(h.type == kTypeNegInt, std::move(mag)));
+        // The limbs already exist (at most the integer's own wire bytes); counted before the
+        // value is kept.
+        if (!fp.add(heap_block(mag.capacity() * sizeof(uint32_t)))) return too_big(start);
+        if (build) v = Value(BigInt::from_magnitude(h.type == kTypeNegInt, std::move(mag)));
         break;
       }
       case kTypeBytes: {
         uint64_t len = 0;
         if (Status s = r.check_length(h, start, 1, &len); !s) return s.take_error();
+        if (len != 0 && !fp.add(heap_block(len))) return too_big(start);
         Bytes b;
-        r.read_bytes(len, &b);
+        if (build) {
+          r.read_bytes(len, &b);
+        } else {
+          r.skip(len);
+        }
         v = Value(std::move(b));
         break;
       }
       case kTypeString: {
         uint64_t len = 0;
         if (Status s = r.check_length(h, start, 1, &len); !s) return s.take_error();
+        if (!fp.add(string_heap(len))) return too_big(start);
         std::string str;
-        if (Status s = r.read_utf8(len, &str); !s) return s.take_error();
+        if (Status s = r.read_utf8(len, build ? &str : nullptr); !s) return s.take_error();
         v = Value(std::move(str));
         break;
       }
@@ -371,9 +439,24 @@ Result<Value> decode(std::span<const uint8_t> bytes) {
           return r.error("depth_exceeded",
                          "nesting deeper than " + std::to_string(kMaxDepth) + " containers", start);
         }
-        stack.push_back(Frame{is_map ? Value(Value::Map{}) : Value(Value::Array{}), len, {}});
+        // An array's elements are allocated at once, to the claimed length: counted first.
+        // A map's nodes are counted one by one, with their keys.
+        if (!is_map && !fp.add(heap_block(len * sizeof(Value)))) return too_big(start);
+        Value container;
+        if (build) {
+          if (is_map) {
+            container = Value(Value::Map{});
+          } else {
+            Value::Array items;
+            items.reserve(len);
+            container = Value(std::move(items));
+          }
+        }
+        stack.push_back(Frame{std::move(container), is_map, len, {}, {}});
         if (is_map) {
+          size_t key_at = r.pos();
           if (Status s = r.read_key(&stack.back().key, nullptr); !s) return s.take_error();
+          if (!fp.add(heap_block(kMapNodeBytes) + string_heap(stack.back().key.size()))) return too_big(key_at);
         }
         continue;
       }
@@ -384,10 +467,13 @@ Result<Value> decode(std::span<const uint8_t> bytes) {
     for (;;) {
       if (stack.empty()) {
         if (r.remaining() != 0) return r.error("trailing_bytes", "bytes after the value", r.pos());
+        if (footprint_out != nullptr) *footprint_out = fp.total();
         return v;
       }
       Frame& f = stack.back();
-      if (f.container.is_map()) {
+      if (!build) {
+        if (f.is_map) std::swap(f.prev_key, f.key);
+      } else if (f.is_map) {
         Value::Map& m = f.container.as_map();
         m.emplace_hint(m.end(), std::move(f.key), std::move(v));
       } else {
@@ -398,13 +484,31 @@ Result<Value> decode(std::span<const uint8_t> bytes) {
         stack.pop_back();
         continue;
       }
-      if (f.container.is_map()) {
-        const std::string& prev = f.container.as_map().rbegin()->first;
+      if (f.is_map) {
+        const std::string& prev = build ? f.container.as_map().rbegin()->first : f.prev_key;
+        size_t key_at = r.pos();
         if (Status s = r.read_key(&f.key, &prev); !s) return s.take_error();
+        if (!fp.add(heap_block(kMapNodeBytes) + string_heap(f.key.size()))) return too_big(key_at);
       }
       break;
     }
   }
+}
+
+}  // namespace
+
+Result<Value> decode(std::span<const uint8_t> bytes) {
+  return decode_impl(bytes, DecodeLimits{}, true, nullptr, nullptr);
+}
+
+Result<Value> decode(std::span<const uint8_t> bytes, const DecodeLimits& limits, uint64_t* footprint) {
+  return decode_impl(bytes, limits, true, footprint, nullptr);
+}
+
+Status validate(std::span<const uint8_t> bytes, const ValueVisitor& visit) {
+  auto v = decode_impl(bytes, DecodeLimits{}, false, nullptr, &visit);
+  if (!v) return v.take_error();
+  return {};
 }
 
 bool is_valid_utf8(std::string_view s, size_t* bad_offset) {

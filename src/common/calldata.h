@@ -113,6 +113,30 @@ void encode_to(const Value& value, std::vector<uint8_t>& out);  // appends
 
 Result<Value> decode(std::span<const uint8_t> bytes);
 
+// Error::errc of a decode error a caller branches on; every other decode error has errc 0.
+enum class DecodeErrc : int { kOther = 0, kFootprintExceeded = 1 };
+
+// What a decode may hold in host memory. A value's footprint counts its real allocations: a
+// Value per array element and for the top value, a tree node per map entry, and the heap
+// blocks of long strings and keys, bytes and integer limbs, each sized as the allocator rounds
+// it. Arrays are allocated to their exact length, so the count is what the process holds
+// (within a few percent). It is per item, not per input byte: a null is one wire byte and
+// 56 octets decoded.
+struct DecodeLimits {
+  // Past this, decode fails with "footprint_exceeded" (errc kFootprintExceeded; at the
+  // offending item's offset) before
+  // allocating the item that would pass it.
+  uint64_t max_footprint = UINT64_MAX;
+};
+// As decode(bytes); *footprint (if given) is set to the decoded value's footprint on success.
+Result<Value> decode(std::span<const uint8_t> bytes, const DecodeLimits& limits, uint64_t* footprint = nullptr);
+// Accepts exactly what decode() accepts, with the same errors, without building the value:
+// memory is bounded by the nesting depth, not by the number of items. `visit` (if given) sees
+// each value as its header is read, in wire order: its depth (0 for the top value), its key
+// when its container is a map (else empty), its kind.
+using ValueVisitor = std::function<void(size_t depth, std::string_view key, Value::Kind kind)>;
+Status validate(std::span<const uint8_t> bytes, const ValueVisitor& visit = {});
+
 // Text form: one line, ASCII only, exact round trip. See docs/PROTOCOLS.md for the grammar.
 // A string holding invalid UTF-8 (only possible for a Value built in code) prints as U+FFFD.
 std::string to_text(const Value& value);

@@ -1,6 +1,7 @@
 #include "common/calldata.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <random>
 #include <string>
@@ -30,10 +31,13 @@ std::string to_hex(std::span<const uint8_t> bytes) {
 
 BigInt big(const char* decimal) { return *BigInt::parse_decimal(decimal); }
 
-// The error code of decoding `hex`, or "ok".
+// The error code of decoding `hex`, or "ok"; validate() must say the same.
 std::string decode_code(std::string_view hex) {
   Result<Value> r = decode(from_hex(hex));
-  return r ? "ok" : r.error().code;
+  std::string code = r ? "ok" : r.error().code;
+  Status checked = validate(from_hex(hex));
+  EXPECT_EQ(checked ? "ok" : checked.error().code, code) << hex;
+  return code;
 }
 
 std::string text_code(std::string_view text) {
@@ -348,6 +352,101 @@ TEST(CalldataText, DepthLimitMatchesTheDecoder) {
   }
 }
 
+// ------------------------------------------------------------------------------- footprint
+
+// Host memory in use by this process's malloc (arena chunks and mmapped blocks, headers
+// included), what the footprint of a decode is meant to predict.
+uint64_t heap_in_use() {
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+// Values of many small items, where host memory per input byte is largest.
+std::vector<std::pair<const char*, Value>> many_item_values() {
+  std::vector<std::pair<const char*, Value>> out;
+  out.emplace_back("nulls", Value(Value::Array(1000000)));
+  Value::Map ints;
+  for (int i = 0; i < 100000; ++i) ints["k" + std::to_string(1000000 + i)] = Value(i - 50000);
+  out.emplace_back("map of ints", Value(std::move(ints)));
+  Value::Map long_keys;
+  for (int i = 0; i < 50000; ++i) long_keys[std::string(24, 'k') + std::to_string(1000000 + i)] = Value(true);
+  out.emplace_back("long keys", Value(std::move(long_keys)));
+  Value::Array strings, bytes, bigs, nested;
+  for (int i = 0; i < 100000; ++i) {
+    strings.emplace_back(std::string(20 + i % 40, 's'));
+    bytes.emplace_back(Bytes(1 + i % 50, 0xb));
+    bigs.emplace_back(BigInt::from_magnitude(i % 2 == 1, BigInt::Limbs(1 + i % 9, 0x9999u)));
+    nested.emplace_back(Value::array({i, "x", Value::map({{"a", Value()}})}));
+  }
+  out.emplace_back("strings", Value(std::move(strings)));
+  out.emplace_back("bytes", Value(std::move(bytes)));
+  out.emplace_back("big ints", Value(std::move(bigs)));
+  out.emplace_back("nested", Value(std::move(nested)));
+  return out;
+}
+
+// Fails when the footprint is the input length (the executor charged a request that much): a
+// million nulls are 1 MB of input and 56 MB decoded. The footprint must match what malloc
+// really holds for the decoded value.
+TEST(CalldataFootprint, IsWhatTheDecodedValueHoldsInHostMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan's allocator keeps its own books (mallinfo2 does not see them)";
+#endif
+  for (auto& [name, value] : many_item_values()) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> wire = encode(value);
+    uint64_t footprint = 0;
+    uint64_t before = heap_in_use();
+    Result<Value> back = decode(wire, DecodeLimits{}, &footprint);
+    uint64_t after = heap_in_use();
+    ASSERT_TRUE(back) << back.error().to_string();
+    ASSERT_EQ(*back, value);
+    double real = double(after - before);
+    EXPECT_GT(double(footprint), 20.0 * double(wire.size()) / 100.0) << "at least a fifth of the input";
+    // Within 5% either way (plus the Result around the value), for every kind of item.
+    EXPECT_NEAR(double(footprint), real, 0.05 * real + 4096) << "wire " << wire.size();
+  }
+}
+
+// The limit is checked before the item that would pass it is allocated: a decode at the
+// footprint passes, one octet less fails with its own code, and validate() holds nothing.
+TEST(CalldataFootprint, DecodeStopsAtTheLimitWithItsOwnCode) {
+  for (auto& [name, value] : many_item_values()) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> wire = encode(value);
+    uint64_t footprint = 0;
+    ASSERT_TRUE(decode(wire, DecodeLimits{}, &footprint));
+    uint64_t at_limit = 0;
+    Result<Value> ok = decode(wire, DecodeLimits{.max_footprint = footprint}, &at_limit);
+    ASSERT_TRUE(ok) << ok.error().to_string();
+    EXPECT_EQ(at_limit, footprint);
+    Result<Value> over = decode(wire, DecodeLimits{.max_footprint = footprint - 1});
+    ASSERT_FALSE(over);
+    EXPECT_EQ(over.error().code, "footprint_exceeded");
+    EXPECT_EQ(over.error().errc, static_cast<int>(DecodeErrc::kFootprintExceeded));
+    EXPECT_TRUE(validate(wire));
+  }
+  // The array's elements are counted at its header (offset 0), before they are allocated.
+  std::vector<uint8_t> nulls = encode(Value(Value::Array(1000000)));
+  Result<Value> r = decode(nulls, DecodeLimits{.max_footprint = 50u << 20});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("at byte offset 0"), std::string::npos) << r.error().message;
+  // A malformed input still gets its own error when the limit is not reached first.
+  EXPECT_EQ(decode(from_hex("0000"), DecodeLimits{.max_footprint = 1000}).error().code, "trailing_bytes");
+  EXPECT_EQ(decode(from_hex("00"), DecodeLimits{.max_footprint = 10}).error().code, "footprint_exceeded");
+}
+
+// validate() accepts every valid encoding (its rejections match decode()'s: decode_code and the
+// corruption property check both).
+TEST(CalldataFootprint, ValidateAcceptsWhatDecodeAccepts) {
+  EXPECT_TRUE(validate(encode(Value(Value::Array(1000000)))));
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> wire = encode(random_value(rng, 4));
+    ASSERT_TRUE(validate(wire)) << i;
+  }
+}
+
 // ------------------------------------------------------------------------------- properties
 
 TEST(CalldataProperty, RandomValuesRoundTripThroughBytesAndText) {
@@ -387,7 +486,12 @@ TEST(CalldataProperty, CorruptedInputsAreRejectedOrCanonical) {
         break;
     }
     Result<Value> r = decode(wire);
-    if (!r) continue;
+    Status checked = validate(wire);
+    ASSERT_EQ(checked.ok(), r.ok()) << i;
+    if (!r) {
+      ASSERT_EQ(checked.error().to_string(), r.error().to_string()) << i;
+      continue;
+    }
     ++accepted;
     ASSERT_EQ(encode(*r), wire) << i;
   }

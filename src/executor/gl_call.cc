@@ -144,10 +144,15 @@ std::optional<Trap> VmState::gl_call(Caller& c, std::uint32_t req_ptr, std::uint
     return std::nullopt;
   }
   // The decoded request is a host copy of guest bytes: charged while it is served (and, for
-  // Return / UserError, until the result has been handed on).
-  auto copy = charge_copy(len);
-  if (!copy) return out_of_memory();
-  auto v = calldata::decode(*guest);
+  // Return / UserError, until the result has been handed on). It is charged at its footprint,
+  // what its items take in host memory (56 octets a null), and the decode stops before it holds
+  // more than the budget has left: that is the sub-VM's OOM, as deterministic as the budget.
+  std::uint64_t footprint = 0;
+  auto v = calldata::decode(*guest, calldata::DecodeLimits{.max_footprint = ctx_.ram->left()}, &footprint);
+  if (!v && v.error().errc == static_cast<int>(calldata::DecodeErrc::kFootprintExceeded)) return out_of_memory();
+  std::optional<RamCharge> copy;
+  if (v) copy = charge_copy(footprint);
+  if (v && !copy) return out_of_memory();  // not reached: the decode held at most what was left
   if (!v || !v->is_map() || v->as_map().size() != 1) {
     ret = kInval;
     return std::nullopt;

@@ -103,9 +103,16 @@ std::optional<Trap> VmState::call_contract_nested(GlCall& g, const VmFrame& chil
   call.memory_limit = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctx_.ram->left(), 0xffffffffu));
   auto envelope = nested_envelope(call);
   if (!envelope) return failed("building nested envelope", envelope.error());
-  auto reply = ctx_.host->run_nested(*envelope);
+  // The reply's value is held in host memory until its buffer is made: charged at its decoded
+  // footprint, and a reply larger than the budget has left is this sub-VM's OOM (the callee's
+  // result and the budget are both deterministic).
+  std::uint64_t footprint = 0;
+  auto reply = ctx_.host->run_nested(*envelope, ctx_.ram->left(), &footprint);
+  if (!reply && host_error(reply.error()) == HostError::kReplyFootprint) return out_of_memory();
   if (!reply) return failed("running nested executor", reply.error());
-  auto outcome = accept_nested_reply(*reply);
+  auto held = charge_copy(footprint);
+  if (!held) return out_of_memory();
+  auto outcome = accept_nested_reply(std::move(*reply));
   if (!outcome) return failed("reading nested result", outcome.error());
   // The callee's small hash, forwarded unchanged, is what an in-process call folds too.
   subvm_.fold(outcome->small_hash);

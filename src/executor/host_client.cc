@@ -387,7 +387,8 @@ Result<std::optional<calldata::Bytes>> HostClient::resolve_callcontract_executor
   if (!payload) return payload.take_error();
   // Calldata `Option<Bytes>` (the public host's Option<bytes::Bytes>): null and an empty
   // payload stay distinct. The bytes are the host's, carried to run_nested unread.
-  auto v = calldata::decode(*payload);
+  // Null or bytes: anything that decodes to more than that could take is refused unbuilt.
+  auto v = calldata::decode(*payload, calldata::DecodeLimits{.max_footprint = payload->size() + 256});
   if (v && v->is_null()) return Routing{};
   if (v && v->is_bytes()) return Routing{v->as_bytes()};
   // The slice was read whole, so the stream is still in step: refused, not poisoned.
@@ -395,7 +396,8 @@ Result<std::optional<calldata::Bytes>> HostClient::resolve_callcontract_executor
                                        : "resolve_callcontract_executor: reply is not calldata: " + v.error().to_string());
 }
 
-Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
+Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope, std::uint64_t max_footprint,
+                                           std::uint64_t* footprint) {
   auto c = begin(HostMethod::kRunNested);
   if (!c) return c.take_error();
   std::vector<std::uint8_t> body = calldata::encode(envelope);
@@ -409,9 +411,14 @@ Result<NestedReply> HostClient::run_nested(const calldata::Value& envelope) {
   if (!payload) return payload.take_error();
   // The slice was read whole, so a reply of the wrong shape leaves the stream in step: it is
   // refused without poisoning the connection (the run still delivers its result there).
-  auto v = calldata::decode(*payload);
+  auto v = calldata::decode(*payload, calldata::DecodeLimits{.max_footprint = max_footprint}, footprint);
+  if (!v && v.error().errc == static_cast<int>(calldata::DecodeErrc::kFootprintExceeded)) {
+    return make_error(HostError::kReplyFootprint, "host_reply_footprint", "run_nested: " + v.error().message);
+  }
   if (!v) return make_error(HostError::kProtocol, "host_protocol", "run_nested: reply is not calldata: " + v.error().to_string());
-  auto reply = host::nested_reply_from_value(*v);
+  payload->clear();
+  payload->shrink_to_fit();
+  auto reply = host::nested_reply_from_value(std::move(*v));
   if (!reply) return make_error(HostError::kProtocol, "host_protocol", "run_nested: " + reply.error().message);
   return std::move(*reply);
 }

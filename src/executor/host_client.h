@@ -36,6 +36,7 @@
 #include "common/vm_error.h"
 #include "common/host/nested_run.h"
 #include "common/host/protocol.h"
+#include "common/host/wire.h"
 
 namespace genvm::executor {
 
@@ -57,7 +58,8 @@ using U256Le = std::array<std::uint8_t, kU256Size>;  // 256-bit unsigned, little
 // name): the host's own answers kEvmReverted "host_evm_reverted" and kForbidden "host_forbidden"
 // (the connection stays usable); kClosed, kProtocol, kOversized, kIo (the connection is
 // poisoned); kUri, kRoute (bad --host / method_hosts, at connect); kRequest (a request too large
-// to send).
+// to send); kReplyFootprint "host_reply_footprint" (a run_nested reply that would take more host
+// memory decoded than the caller allowed; the connection stays usable).
 enum class HostError : int {
   kOther = 0,
   kEvmReverted,
@@ -69,12 +71,14 @@ enum class HostError : int {
   kUri,
   kRoute,
   kRequest,
+  kReplyFootprint,
 };
 inline HostError host_error(const Error& e) { return static_cast<HostError>(e.errc); }
 
 struct HostLimits {
-  // Largest slice a host may announce (eth_call answers, resolve/run_nested replies).
-  std::size_t max_slice = 64u << 20;
+  // Largest slice a host may announce (eth_call answers, resolve/run_nested replies): the
+  // protocol's one limit, so a nested run's largest result reaches its caller.
+  std::size_t max_slice = host::kMaxHostSlice;
 };
 
 // One byte stream to one host.
@@ -142,8 +146,11 @@ class HostClient {
                                                                        StorageType state,
                                                                        std::uint8_t advisory_major);
   // Sends the NestedRunEnvelope and reads the reply slice (no status byte). A reply that is not
-  // a NestedRunReply is "host_protocol".
-  Result<NestedReply> run_nested(const calldata::Value& envelope);
+  // a NestedRunReply is "host_protocol". The reply is decoded within `max_footprint` octets of
+  // host memory (calldata::DecodeLimits), else kReplyFootprint; *footprint (if given) is what
+  // the decoded reply took.
+  Result<NestedReply> run_nested(const calldata::Value& envelope, std::uint64_t max_footprint = UINT64_MAX,
+                                 std::uint64_t* footprint = nullptr);
 
   std::size_t connection_count() const { return conns_.size(); }
 

@@ -37,7 +37,7 @@ calldata::Bytes major_selector(std::uint8_t major) {
   return calldata::encode(Value::map({{"kind", "major"}, {"major", major}}));
 }
 
-Result<NestedOutcome> accept_nested_reply(const NestedReply& reply) {
+Result<NestedOutcome> accept_nested_reply(NestedReply reply) {
   auto refuse = [](std::string why) { return make_error("nested_reply", std::move(why)); };
   if (!reply.effect_free) return refuse("nested CallContract result contains effects");
   if (reply.small_hash.size() != 32) {
@@ -46,17 +46,17 @@ Result<NestedOutcome> accept_nested_reply(const NestedReply& reply) {
   }
   NestedOutcome out;
   out.kind = reply.kind;
-  out.data = reply.data;
+  out.data = std::move(reply.data);
   std::copy(reply.small_hash.begin(), reply.small_hash.end(), out.small_hash.begin());
   switch (reply.kind) {
     case ResultCode::kReturn:
     case ResultCode::kUserError:
       return out;
     case ResultCode::kVmError:
-      if (!reply.data.is_string()) return refuse("nested CallContract VM error is not a string");
+      if (!out.data.is_string()) return refuse("nested CallContract VM error is not a string");
       return out;
     case ResultCode::kFatalVmError:
-      if (!reply.data.is_string()) return refuse("nested CallContract fatal VM error is not a string");
+      if (!out.data.is_string()) return refuse("nested CallContract fatal VM error is not a string");
       return out;
     case ResultCode::kInternalError:
       break;

@@ -66,7 +66,7 @@ struct NestedOutcome {
   calldata::Value data;
   Digest32 small_hash{};
 };
-Result<NestedOutcome> accept_nested_reply(const NestedReply& reply);
+Result<NestedOutcome> accept_nested_reply(NestedReply reply);  // moves the data out
 
 // What the top sub-VM of a run takes from ExecutionData. Not nested: the command line's
 // permissions in deterministic mode, the default view, the full RAM budget, depth 0. Nested:

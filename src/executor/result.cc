@@ -187,10 +187,27 @@ calldata::Bytes encode_consumed_result(RunOutcome&& o) {
   return out;
 }
 
+namespace {
+
+// Octets of a calldata header (ULEB128 of length << 3 | type) for `len` items or bytes; the
+// type's 3 bits never change the count.
+std::uint64_t header_size(std::uint64_t len) {
+  std::uint64_t n = 1;
+  for (std::uint64_t v = len >> 4; v != 0; v >>= 7) ++n;
+  return n;
+}
+
+}  // namespace
+
 bool apply_result_size_limit(RunOutcome& o, std::uint64_t max_bytes) {
   if (o.kind != ResultCode::kReturn && o.kind != ResultCode::kUserError) return false;
+  // The storage changes as the report encodes them (storage_changes_value), counted without
+  // building it: [key, value] pairs of byte strings. Their headers are 5 of a page's 73 octets,
+  // too many to leave to the slice's margin (the arrays' own headers, like the report's, are).
   std::uint64_t size = 0;
-  for (const StorageDelta& d : o.storage_changes) size += d.key.size() + d.value.size();
+  for (const StorageDelta& d : o.storage_changes) {
+    size += header_size(2) + header_size(d.key.size()) + d.key.size() + header_size(d.value.size()) + d.value.size();
+  }
   if (size <= max_bytes) {
     for (const Value& e : o.emissions) size += calldata::encode(e).size();
   }
@@ -283,8 +300,9 @@ std::optional<std::string> check_leader_entry(std::span<const std::uint8_t> entr
     return derived(VmError::leader_fault().nondet_output().malformed());
   }
   if (*code != ResultCode::kVmError) {
-    // calldata::decode rejects trailing bytes.
-    if (!calldata::decode(data)) return derived(VmError::leader_fault().nondet_output().malformed());
+    // Checked, not decoded: the host's bytes may be many tiny items (56 octets each decoded).
+    // validate() rejects what decode() rejects, trailing bytes included.
+    if (!calldata::validate(data)) return derived(VmError::leader_fault().nondet_output().malformed());
     return std::nullopt;
   }
   if (!valid_utf8(data)) return derived(VmError::leader_fault().nondet_output().malformed());

@@ -262,19 +262,29 @@ TEST(LeaderEntry, StripsTheDetailForTheNondetChannel) {
 }
 
 // A result the host protocol could not carry becomes the contract's VM error, delivered; one at
-// the limit is left alone.
+// the limit is left alone. The limit counts the storage changes as the report encodes them,
+// headers included (a page's change is 73 octets there, not its 68 of key and value: counting
+// 68, changes of just under the limit took more than a host slice and were lost).
 TEST(ResultSizeLimit, AResultAboveTheLimitIsOutOfMemoryWithNothingWritten) {
   RunOutcome o;
   o.kind = ResultCode::kReturn;
   o.data = calldata::Value(calldata::Bytes(1000, 7));
-  StorageDelta d{};
-  d.value = calldata::Bytes(64, 1);
-  o.storage_changes.push_back(d);
-  std::uint64_t exact = calldata::encode(o.data).size() + d.key.size() + d.value.size();
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    StorageDelta d{};
+    d.key[0] = static_cast<std::uint8_t>(i);
+    d.key[1] = static_cast<std::uint8_t>(i >> 8);
+    d.value = calldata::Bytes(i == 0 ? 64 : kPageSize, 1);
+    o.storage_changes.push_back(d);
+  }
+  std::uint64_t exact = calldata::encode(o.data).size();
+  const calldata::Value changes = storage_changes_value(o.storage_changes);
+  for (const calldata::Value& change : changes.as_array()) {
+    exact += calldata::encode(change).size();
+  }
   RunOutcome fits = o;
   EXPECT_FALSE(apply_result_size_limit(fits, exact));
   EXPECT_EQ(fits.kind, ResultCode::kReturn);
-  EXPECT_EQ(fits.storage_changes.size(), 1u);
+  EXPECT_EQ(fits.storage_changes.size(), 1000u);
   ASSERT_TRUE(apply_result_size_limit(o, exact - 1));
   EXPECT_EQ(o.kind, ResultCode::kVmError);
   EXPECT_EQ(o.data, calldata::Value("out_of memory # result too large"));

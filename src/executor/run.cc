@@ -271,9 +271,8 @@ static int run_execution_on_this_thread(const RunOptions& opts, std::string* err
   if (data->leader_nondet_results && o.kind != ResultCode::kInternalError && o.kind != ResultCode::kFatalVmError) {
     apply_leader_surplus(o, data->leader_nondet_results->size(), ctx.nondet_calls);
   }
-  // What one host slice can carry, less room for the report's other fields (hashes, fees,
-  // nondet results are bounded far below it).
-  apply_result_size_limit(o, host::kMaxHostSlice - (std::uint64_t(16) << 20));
+  // What one host slice can carry, less room for the report's other fields (common/host/wire.h).
+  apply_result_size_limit(o, host::kMaxResultBytes);
   o = publish(std::move(o));
   // ram_peak: the most the run's one RAM budget held at once (docs/PROTOCOLS.md, "Memory model
   // of a run"), what its host memory is a constant factor of.

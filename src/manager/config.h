@@ -114,6 +114,9 @@ struct Config {
   // is refused with 403: the manager serves no pages, and a page must not start, read or cancel
   // runs on a local manager. Default none.
   std::vector<std::string> allowed_origins;
+  // An HTTP request body or WebSocket message from a client. Not a result's bound: an
+  // executor's consume_result is read up to host::kMaxHostSlice (common/host/wire.h), the one
+  // limit the executor sizes results by, so a result it sends is never refused here.
   std::size_t max_message_bytes = 64 * 1024 * 1024;
   PermitsConfig permits;
   DebugPolicy debug;

@@ -510,7 +510,7 @@ void Registry::on_spawned(const std::shared_ptr<Run>& run, const std::shared_ptr
   run->pidfd = adopt(out->pidfd);
 
   if (run->host1) {
-    run->host1_parser.emplace(config_.max_message_bytes,
+    run->host1_parser.emplace(host::kMaxHostSlice,
                               run->nested() ? HostOneParser::Role::kNested : HostOneParser::Role::kTopLevel);
     read_host1(run);
   }

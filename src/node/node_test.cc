@@ -1,6 +1,7 @@
 // Node: deploy, call and view the example contracts through real `genvm run` processes, and
 // the vote rule that decides what is committed.
 #include "node/node.h"
+#include "common/host/wire.h"
 #include "node/test_state_dir.h"
 
 #include "executor/storage.h"
@@ -681,6 +682,30 @@ TEST_F(NodeTest, UnknownAddressIsAnError) {
   auto v = node.view(account(0x77), make_entry("get", {}));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code, "unknown_address");
+}
+
+// The one size limit end to end: a result above the manager's client message limit
+// (max_message_bytes, 64 MiB) but below the host protocol's (host::kMaxResultBytes) passes the
+// manager's host connection and reaches the node whole. Fails when the manager reads
+// consume_result up to max_message_bytes: the connection is dropped and nothing is delivered
+// (`host_closed`, every round undetermined for a transaction). Above kMaxResultBytes the executor
+// makes it VMError `out_of memory # result too large` (result_test's ResultSizeLimit; a run at
+// that size peaks above 1 GB, too much here).
+TEST_F(NodeTest, AResultAboveTheManagersMessageLimitIsDelivered) {
+  static_assert(host::kMaxResultBytes > (std::uint64_t(65) << 20));
+  const std::string contract = binary_dir() + "/tests/executor/memory_budget.wasm";
+  if (::access(contract.c_str(), R_OK) != 0) GTEST_SKIP() << "needs " << contract << " (genvm_executor_test_contracts)";
+  Node node(*state_, opts(1));
+  auto d = node.deploy(account(0xa1), read_file(contract), make_entry("", {}));
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  ASSERT_EQ(d->record.result_kind, 0) << d->record.result_text;
+  const std::uint64_t n = std::uint64_t(65) << 20;
+  auto r = node.view(d->record.target, make_entry("ret", {Value(n)}));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_TRUE(r->report.is_map()) << "nothing delivered: " << r->stderr_text;
+  ASSERT_EQ(*r->report.find("kind"), Value("Return"));
+  ASSERT_TRUE(r->report.find("data")->is_bytes());
+  EXPECT_EQ(r->report.find("data")->as_bytes(), Bytes(n, 0x5a));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 // Contract tests/executor/contracts/gl_probe.c: "raw" sends a request the test builds and
 // returns {ret, fd, data}; "raw_nondet" does the same from a RunNondet block's leader; "call"
 // is a CallContract of {"": "get"} (which returns 7) that returns the [code][data] result.
+#include <fcntl.h>
+
 #include "executor/result.h"
 #include "executor/vm.h"
 #include "executor_fixture.h"
@@ -368,6 +370,72 @@ TEST_F(GlCallTest, AResolveReplyThatIsNotNullOrBytesIsAnInternalError) {
   ASSERT_TRUE(r.report.is_map()) << r.stderr_text;
   EXPECT_EQ(*r.report.find("kind"), Value("InternalError"));
   EXPECT_TRUE(envelopes().empty());
+}
+
+// ---- Requests of many tiny items ----
+
+// A request is charged what it takes decoded in host memory, not its length: 4M nulls are 4 MB
+// of request and 224 MB of decoded values (charged its length, a 50 MB request of nulls took
+// 3.7 GB of RSS while charged 234 MB, and a 6 GiB address-space limit aborted the run with no
+// result). With the
+// charge, host memory stays within the documented 1.25x of the budget's peak plus a constant,
+// and a budget too small for the decoded request is the sub-VM's deterministic OOM. Fails when
+// the request is charged its length: the peak is then far below the decoded size (and RSS
+// above 1.25x of it), and the small budget still "fits" the request.
+class ManyItemsTest : public GlCallTest {
+ protected:
+  // One run of gl_call({"Trace": [nulls...]}) (not a valid Trace: error_inval once decoded),
+  // with the run's budget peak (ram_peak) read back from --log-fd.
+  RunResult run_nulls(std::optional<std::uint32_t> memory_limit, std::uint64_t* ram_peak) {
+    auto d = probe_data("raw", Value::map({{"Trace", Value(Value::Array(kNulls))}}));
+    if (memory_limit) {
+      host::NestedExecutionData n;
+      n.memory_limit = *memory_limit;
+      n.stack = {addr(0x70)};
+      n.permissions = Value(1 | 2 | 16);
+      n.state_mode = host::StorageType::kLatestNonFinal;
+      n.topmost_runner_id = Value("contract");
+      n.remaining_det_fuel = BigInt(99);
+      d.nested = std::move(n);
+      d.remaining_recursion = 6;
+    }
+    std::string path = dir_ + "/log.jsonl";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);  // inherited by genvm
+    EXPECT_GE(fd, 0);
+    RunResult r = run(d, "wscn", {"--log-fd", std::to_string(fd)}, false);
+    ::close(fd);
+    auto text = read_file(path);
+    std::string log(text.begin(), text.end());
+    auto at = log.find("\"ram_peak\":");
+    *ram_peak = at == std::string::npos ? 0 : std::stoull(log.substr(at + 11));
+    return r;
+  }
+  static constexpr std::size_t kNulls = 4000000;
+  static constexpr std::uint64_t kDecodedNulls = kNulls * sizeof(Value);
+};
+
+TEST_F(ManyItemsTest, ARequestIsChargedItsDecodedSizeAndHostMemoryStaysWithinTheBound) {
+  std::uint64_t peak = 0;
+  RunResult r = run_nulls(std::nullopt, &peak);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
+  EXPECT_EQ(parse_probe(*r.report.find("data")).ret, 2);  // decoded, then error_inval
+  EXPECT_GE(peak, executor::kVmSpawnCost + kDecodedNulls) << "the decoded request is charged";
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(double(r.peak_rss_bytes), 1.25 * double(peak) + double(64 << 20))
+      << "peak RSS " << r.peak_rss_bytes << ", budget peak " << peak;
+#endif
+  // The same run with half the decoded request's room taken away: the decode stops at the
+  // budget, the sub-VM's VM error (deterministic: the budget is).
+  const std::uint64_t small = peak - kDecodedNulls / 2;
+  ASSERT_LT(small, 0xffffffffu);
+  std::uint64_t small_peak = 0;
+  RunResult oom = run_nulls(static_cast<std::uint32_t>(small), &small_peak);
+  ASSERT_EQ(oom.exit_code, 0) << oom.stderr_text;
+  ASSERT_TRUE(oom.report.is_map()) << oom.stderr_text;
+  EXPECT_EQ(*oom.report.find("kind"), Value("VmError")) << calldata::to_text(*oom.report.find("data"));
+  EXPECT_EQ(public_code(oom), "out_of memory");
+  EXPECT_LE(small_peak, small);
 }
 
 // ---- Being a nested run ----

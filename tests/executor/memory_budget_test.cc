@@ -132,7 +132,8 @@ TEST_F(MemoryBudgetTest, StorageWritesCostLessThanTheirChargeAndTheResultIsDeliv
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_GE(ram_peak_, n / executor::kPageSize * 256) << "every new page is charged";
   expect_host_cost_bounded(r);
-  if (n > host::kMaxHostSlice - 16 * kMiB) {
+  // A page's change as the report encodes it: [key (36 octets), value (32)] with its headers.
+  if (n / executor::kPageSize * 73 > host::kMaxResultBytes) {
     // The bench's 256 MiB: more than one host slice carries, so (before: lost, exit 1) the
     // contract's VM error, delivered (result.h apply_result_size_limit).
     ASSERT_EQ(kind(r), "VmError") << data_text(r);
@@ -158,6 +159,36 @@ TEST_F(MemoryBudgetTest, AReturnValueCostsAConstantFactorOfItsCharge) {
   ASSERT_TRUE(r.report.find("data")->is_bytes());
   EXPECT_EQ(r.report.find("data")->as_bytes().size(), n);
   expect_host_cost_bounded(r);
+}
+
+// The bytes the result limit counts for a Return of n bytes: the value's encoding, a ULEB128
+// header (length << 3 | type 3) and the bytes.
+std::uint64_t returned_bytes_size(std::uint64_t n) {
+  std::uint64_t header = 1;
+  for (std::uint64_t v = (n << 3 | 3) >> 7; v != 0; v >>= 7) ++header;
+  return header + n;
+}
+
+// The one size limit (common/host/wire.h kMaxResultBytes), at its edge: a Return whose bytes are
+// exactly the limit is delivered whole, one byte more is the contract's deterministic VM error,
+// delivered (not a result the host refuses). A run at the limit peaks at about 1.3 GB of RSS, so
+// this runs with the bench (GENVM_MEMORY_BENCH=1) only; the edge itself is result_test's
+// ResultSizeLimit, and genvm-node's path node_test's AResultAboveTheManagersMessageLimitIsDelivered.
+TEST_F(MemoryBudgetTest, AResultAtTheSizeLimitIsDeliveredAndOneByteMoreIsTheVmError) {
+  if (!sizes().touch_nested) GTEST_SKIP() << "bench only (GENVM_MEMORY_BENCH=1): about 1.3 GB of RSS";
+  std::uint64_t n = host::kMaxResultBytes - 8;
+  while (returned_bytes_size(n + 1) <= host::kMaxResultBytes) ++n;
+  ASSERT_EQ(returned_bytes_size(n), host::kMaxResultBytes);
+  RunResult at = call_contract("ret", {Value(n)});
+  ASSERT_EQ(at.exit_code, 0) << at.stderr_text;
+  ASSERT_EQ(kind(at), "Return") << data_text(at);
+  ASSERT_TRUE(at.report.find("data")->is_bytes());
+  EXPECT_EQ(at.report.find("data")->as_bytes().size(), n);
+  at = RunResult{};
+  RunResult over = call_contract("ret", {Value(n + 1)});
+  ASSERT_EQ(over.exit_code, 0) << over.stderr_text;
+  ASSERT_EQ(kind(over), "VmError") << data_text(over);
+  EXPECT_EQ(*over.report.find("data"), Value("out_of memory # result too large"));
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ Value nested_reply_to_value(const NestedRunReply& r) {
   });
 }
 
-Result<NestedRunReply> nested_reply_from_value(const Value& v) {
+Result<NestedRunReply> nested_reply_from_value(Value v) {
   Fields f("nested_reply", "reply.");
   if (auto s = f.open(v, {"result", "small_hash", "effect_free"}); !s) return s.take_error();
   Fields result("nested_reply", "reply.result.");
@@ -128,10 +128,11 @@ Result<NestedRunReply> nested_reply_from_value(const Value& v) {
   auto code = kind.is_string() ? parse_result_code_name(kind.as_string()) : Result<ResultCode>(make_error("", ""));
   if (!code) return result.fail("kind", "a result code name");
   r.kind = *code;
-  r.data = result.at("data");
   GENVM_NESTED_TRY(r.small_hash, f.bytes("small_hash"));
   if (!f.at("effect_free").is_bool()) return f.fail("effect_free", "a bool");
   r.effect_free = f.at("effect_free").as_bool();
+  // Checked: both maps and the field exist.
+  r.data = std::move(v.as_map().find("result")->second.as_map().find("data")->second);
   return r;
 }
 

@@ -60,6 +60,7 @@ struct NestedRunReply {
   bool effect_free = false;
 };
 calldata::Value nested_reply_to_value(const NestedRunReply& r);
-Result<NestedRunReply> nested_reply_from_value(const calldata::Value& v);
+// Takes the value so that `data`, which may be large, is moved into the reply, not copied.
+Result<NestedRunReply> nested_reply_from_value(calldata::Value v);
 
 }  // namespace genvm::host

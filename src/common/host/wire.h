@@ -16,8 +16,17 @@
 
 namespace genvm::host {
 
-// A bound on any slice a peer claims, so a broken peer cannot make us allocate gigabytes.
+// The one size limit of the host protocol, read by every layer: the executor's host client,
+// genvm-node's host server, the test host and the manager's host connection 1 (consume_result,
+// run_nested) all take slices up to kMaxHostSlice, a bound on any length a peer claims (so a
+// broken peer cannot make them allocate gigabytes). A run's result must fit in one slice: the
+// executor turns a Return / UserError whose deterministic bytes (the value's encoding, the
+// storage changes, the emissions) exceed kMaxResultBytes into VMError `out_of memory # result
+// too large` before anything is sent, the same on every node. The 16 MiB between the two is
+// room for the report's other fields (hashes, fees, backtrace, nondet results).
 inline constexpr std::uint32_t kMaxHostSlice = 256u << 20;
+inline constexpr std::uint64_t kMaxResultBytes = kMaxHostSlice - (std::uint64_t(16) << 20);
+static_assert(kMaxResultBytes < kMaxHostSlice);
 
 // Reads exactly n bytes (retrying short reads and EINTR); false on EOF or error.
 bool read_exact(int fd, std::uint8_t* out, std::size_t n);
