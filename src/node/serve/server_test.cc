@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -330,6 +331,42 @@ TEST_F(ServeServer, CancelTurnsAPendingTransactionCanceledAndNothingElse) {
   const eth::Hash32 third = queue_deploy(k, 2, 3);
   EXPECT_NE(call("sim_cancelTransaction", "[" + quoted(eth::to_hex(third)) + "]").find("\"CANCELED\""), std::string::npos);
   expect_alive();
+}
+
+TEST_F(ServeServer, TheWorkerNeverRunsACanceledTransaction) {
+  const Key k = key_of(14);
+  const eth::Hash32 canceled = queue_deploy(k, 0, 1);
+  ASSERT_NE(call("sim_cancelTransaction", "[" + quoted(eth::to_hex(canceled)) + "]").find("\"CANCELED\""),
+            std::string::npos);
+  const eth::Hash32 next = queue_deploy(k, 1, 2);
+  svc_->start();
+  // The worker decides the transaction after the canceled one (its code is not wasm: it runs
+  // and fails); the canceled one stays CANCELED without a receipt.
+  std::string status;
+  for (int i = 0; i < 600; ++i) {
+    status = call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(next)) + "]");
+    if (status.find("PENDING") == std::string::npos && status.find("PROPOSING") == std::string::npos &&
+        status.find("COMMITTING") == std::string::npos && status.find("REVEALING") == std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  svc_->stop();
+  EXPECT_TRUE(status.find("ACCEPTED") != std::string::npos || status.find("UNDETERMINED") != std::string::npos ||
+              status.find("FINALIZED") != std::string::npos)
+      << status;
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(canceled)) + "]").find("\"CANCELED\""),
+            std::string::npos);
+  Hash ch;
+  std::copy(canceled.begin(), canceled.end(), ch.begin());
+  auto row = store_->get(ch);
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->state_tx, 0);
+  auto st = State::open(path_, OpenMode::kExisting);
+  ASSERT_TRUE(st.ok());
+  auto receipts = (*st)->txs(10, 0, std::nullopt, nullptr);
+  ASSERT_TRUE(receipts.ok());
+  EXPECT_LE(receipts->size(), 1u);  // the second one's, if its run left a receipt
 }
 
 TEST_F(ServeServer, ANodeNotOnLoopbackNeedsTheSendersSignatureAndServesNoAdministration) {
