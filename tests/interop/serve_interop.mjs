@@ -5,7 +5,9 @@
 // Starts nothing: tests/node_serve/run_interop.sh starts the server and passes its URL.
 // deployContract(counter.wasm) -> waitForTransactionReceipt (ACCEPTED, then FINALIZED) ->
 // readContract get -> writeContract add(5) -> readContract shows 5; getContractSchemaForCode on
-// listener.wasm (a wasm contract with a #get-schema). Exit 0 pass, 1 fail, 77 skip (no npm).
+// listener.wasm (a wasm contract with a #get-schema); viem's getBlock and getLogs over the two
+// transactions; cancelTransaction of a decided one is refused after its signature is checked.
+// Exit 0 pass, 1 fail, 77 skip (no npm).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,4 +75,30 @@ if (!schema?.methods?.last || schema.methods.last.readonly !== true) fail(`schem
 console.log(`schema of listener.wasm: ${Object.keys(schema.methods).join(", ")}`);
 const nonce = await client.getCurrentNonce({ address: account.address });
 if (Number(nonce) !== 2) fail(`nonce after two transactions: ${nonce}`);
+
+// Blocks and logs through viem's own parsers: each transaction is its block.
+const height = await client.getBlockNumber();
+if (height !== 2n) fail(`block number after two transactions: ${height}`);
+const block1 = await client.getBlock({ blockNumber: 1n });
+if (block1.number !== 1n || block1.hash !== deployHash || block1.transactions[0] !== deployHash) {
+  fail(`block 1: ${JSON.stringify(block1, (_, v) => (typeof v === "bigint" ? v.toString() : v))}`);
+}
+const latest = await client.getBlock({ blockTag: "latest", includeTransactions: true });
+if (latest.number !== 2n || latest.parentHash !== deployHash || latest.transactions[0]?.hash !== writeHash) {
+  fail(`latest block: ${JSON.stringify(latest, (_, v) => (typeof v === "bigint" ? v.toString() : v))}`);
+}
+const logs = await client.getLogs({ address: localnet.consensusMainContract.address, fromBlock: 0n, toBlock: "latest" });
+const ids = logs.map((l) => l.topics[1]);
+if (ids.length !== 2 || ids[0] !== deployHash || ids[1] !== writeHash) fail(`logs: ${JSON.stringify(ids)}`);
+console.log(`blocks 1..${height} and their ${logs.length} NewTransaction logs`);
+
+// genlayer-js signs the cancel; the node checks the signer, then refuses a decided transaction.
+try {
+  await client.cancelTransaction({ hash: writeHash });
+  fail("a decided transaction was canceled");
+} catch (e) {
+  const text = `${e.message ?? ""} ${e.details ?? ""} ${e.cause?.message ?? ""}`;
+  if (!text.includes("cannot be cancelled")) fail(`cancel of a decided transaction: ${text.slice(0, 300)}`);
+}
+console.log("cancelTransaction of a decided transaction: refused");
 console.log("serve_interop: OK");

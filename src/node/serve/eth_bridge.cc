@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/sha3.h"
 #include "eth/eth.h"
 
 namespace genvm::node::serve {
@@ -60,5 +61,22 @@ Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data, bool dep
 Result<GenTxData> decode_call_data(std::span<const std::uint8_t> data) { return decode_tx_data(data, false); }
 
 Hash new_transaction_topic() { return eth::new_transaction_topic(); }
+
+Result<Address> recover_personal_signer(const Hash& message, std::span<const std::uint8_t> signature) {
+  if (signature.size() != 65) return make_error("bad_signature", "a signature is 65 octets (r, s, v)");
+  int v = signature[64];
+  if (v >= 27) v -= 27;
+  if (v != 0 && v != 1) return make_error("bad_signature", "a signature's v is 27, 28, 0 or 1");
+  static constexpr std::string_view kPrefix = "\x19" "Ethereum Signed Message:\n32";
+  Bytes prefixed(kPrefix.begin(), kPrefix.end());
+  prefixed.insert(prefixed.end(), message.begin(), message.end());
+  eth::Hash32 digest = keccak256(prefixed);
+  eth::U256 r{}, s{};
+  std::memcpy(r.data(), signature.data(), 32);
+  std::memcpy(s.data(), signature.data() + 32, 32);
+  auto who = eth::recover_address(digest, r, s, v);
+  if (!who) return who.take_error();
+  return to_address(*who);
+}
 
 }  // namespace genvm::node::serve

@@ -45,5 +45,9 @@ Result<GenTxData> decode_tx_data(std::span<const std::uint8_t> tx_data, bool dep
 Result<GenTxData> decode_call_data(std::span<const std::uint8_t> data);
 // The NewTransaction(bytes32,address,address) event's topic 0.
 Hash new_transaction_topic();
+// Who signed the 32 octets `message` with Ethereum's personal_sign (EIP-191 version 0x45:
+// keccak256("\x19Ethereum Signed Message:\n32" ‖ message)): `signature` is r ‖ s ‖ v, 65 octets,
+// v 27/28 or 0/1, s in the lower half.
+Result<Address> recover_personal_signer(const Hash& message, std::span<const std::uint8_t> signature);
 
 }  // namespace genvm::node::serve

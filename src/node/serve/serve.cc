@@ -1,5 +1,6 @@
 #include "node/serve/serve.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -26,6 +27,14 @@ void on_signal(int) {
 bool parse_int(std::string_view s, long long lo, long long hi, long long* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size() && *out >= lo && *out <= hi;
+}
+
+// 127.0.0.0/8 or ::1: only this machine reaches the server (Studio's local mode).
+bool is_loopback(const std::string& host) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 int usage_error(const std::string& line) {
@@ -78,6 +87,7 @@ int serve_main(int argc, char** argv, const std::string& default_genvm) {
       return usage_error("unknown or incomplete option '" + std::string(a) + "' (see genvm-node serve --help)");
     }
   }
+  o.local = is_loopback(host);
   if (::access(o.genvm.c_str(), X_OK) != 0) {
     return usage_error("the executor '" + o.genvm + "' is not an executable file (use --genvm PATH)");
   }

@@ -18,7 +18,9 @@ inline constexpr const char* kServeUsage =
     "COMMITTING -> REVEALING -> ACCEPTED | UNDETERMINED, then FINALIZED after the finality\n"
     "window (default 2000 ms). --port 0 picks a free port. The first stdout line is\n"
     "`listening on http://HOST:PORT/api`. SIGINT/SIGTERM stop it; a transaction in progress\n"
-    "rolls back and runs again at the next start.\n";
+    "rolls back and runs again at the next start. On a loopback --host (the default) the\n"
+    "administrative methods (snapshots, sim_clearDbTables) and unsigned cancels are open, as in\n"
+    "Studio's local mode; on another address they are refused.\n";
 
 // argv[0] is "serve". Returns the process's exit status.
 int serve_main(int argc, char** argv, const std::string& default_genvm);

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
@@ -99,32 +102,73 @@ eth::Bytes add_transaction(const eth::Address& sender, const eth::Address& recip
   return eth::encode_add_transaction(c);
 }
 
+// genlayer-js's cancelTransaction signature: personal_sign (EIP-191) of
+// keccak256("cancel_transaction" ‖ hash), as r ‖ s ‖ v (27/28), hex.
+std::string cancel_signature(const Key& k, const eth::Hash32& hash) {
+  eth::Bytes m{'c', 'a', 'n', 'c', 'e', 'l', '_', 't', 'r', 'a', 'n', 's', 'a', 'c', 't', 'i', 'o', 'n'};
+  m.insert(m.end(), hash.begin(), hash.end());
+  auto message = keccak256(m);
+  std::string prefix = "\x19" "Ethereum Signed Message:\n32";
+  eth::Bytes signed_bytes(prefix.begin(), prefix.end());
+  signed_bytes.insert(signed_bytes.end(), message.begin(), message.end());
+  auto digest = keccak256(signed_bytes);
+  secp256k1_context* ctx = secp256k1_context_create(SECP256K1_CONTEXT_SIGN);
+  secp256k1_ecdsa_recoverable_signature sig;
+  EXPECT_TRUE(secp256k1_ecdsa_sign_recoverable(ctx, &sig, digest.data(), k.data(), nullptr, nullptr));
+  std::uint8_t rs[65];
+  int recid = 0;
+  secp256k1_ecdsa_recoverable_signature_serialize_compact(ctx, rs, &recid, &sig);
+  secp256k1_context_destroy(ctx);
+  rs[64] = static_cast<std::uint8_t>(27 + recid);
+  return eth::to_hex(eth::ByteView(rs, 65));
+}
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// How many times `needle` occurs in `hay`.
+int count_of(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (auto i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++n;
+  return n;
+}
+
 class ServeServer : public node::testing::StateDir {
  protected:
   void SetUp() override {
     StateDir::SetUp();
     ASSERT_TRUE(open_state());
     state_.reset();
+    start_server(true);
+  }
+  void TearDown() override {
+    stop_server();
+    StateDir::TearDown();
+  }
+  // A server over path_ with a fresh store and service (no worker: transactions stay queued).
+  void start_server(bool local, int max_snapshots = 16) {
     auto store = open_sqlite_store(path_, 5000);
     ASSERT_TRUE(store.ok()) << store.error().to_string();
     store_ = std::move(*store);
     ServeOptions o;
     o.state_path = path_;
     o.genvm = std::string(GENVM_BINARY_DIR) + "/tools/genvm/genvm";
-    svc_ = std::make_unique<Service>(o, *store_);  // no worker: transactions stay queued
-    svc_->register_methods(rpc_);
-    auto server = HttpServer::listen("127.0.0.1", 0, rpc_);
+    o.local = local;
+    o.max_snapshots = max_snapshots;
+    rpc_ = std::make_unique<Rpc>();
+    svc_ = std::make_unique<Service>(o, *store_);
+    svc_->register_methods(*rpc_);
+    auto server = HttpServer::listen("127.0.0.1", 0, *rpc_);
     ASSERT_TRUE(server.ok()) << server.error().to_string();
     server_ = std::move(*server);
     thread_ = std::thread([this] { server_->run(); });
   }
-  void TearDown() override {
+  void stop_server() {
     if (server_) server_->stop();
     if (thread_.joinable()) thread_.join();
     server_.reset();
     svc_.reset();
+    rpc_.reset();
     store_.reset();
-    StateDir::TearDown();
   }
 
   // One POST on a fresh connection: the status and the body.
@@ -150,8 +194,15 @@ class ServeServer : public node::testing::StateDir {
   }
   void expect_alive() { EXPECT_EQ(call("ping", "[]"), R"({"jsonrpc":"2.0","result":"OK","id":1})"); }
   std::string send_raw(const eth::Bytes& raw) { return call("eth_sendRawTransaction", "[\"" + eth::to_hex(raw) + "\"]"); }
+  // A deploy signed by `k` with `nonce`, queued; its hash.
+  eth::Hash32 queue_deploy(const Key& k, std::uint64_t nonce, std::uint8_t code_byte) {
+    eth::Bytes raw = sign_legacy(k, nonce, eth::kStudioConsensusMain, add_transaction(address_of(k), {}, eth::Bytes{code_byte}));
+    std::string r = send_raw(raw);
+    EXPECT_NE(r.find("\"result\":\"0x"), std::string::npos) << r;
+    return keccak256(raw);
+  }
 
-  Rpc rpc_;
+  std::unique_ptr<Rpc> rpc_;
   std::unique_ptr<TxStore> store_;
   std::unique_ptr<Service> svc_;
   std::unique_ptr<HttpServer> server_;
@@ -236,6 +287,245 @@ TEST_F(ServeServer, UnknownContract) {
   EXPECT_TRUE(has_code(call("eth_getTransactionByHash", "[\"0x" + std::string(64, '1') + "\"]"), -32001));
   EXPECT_EQ(call("eth_getTransactionReceipt", "[\"0x" + std::string(64, '1') + "\"]"),
             R"({"jsonrpc":"2.0","result":null,"id":1})");
+  expect_alive();
+}
+
+TEST_F(ServeServer, CancelTurnsAPendingTransactionCanceledAndNothingElse) {
+  const Key k = key_of(5);
+  const eth::Hash32 first = queue_deploy(k, 0, 1), second = queue_deploy(k, 1, 2);
+  const std::string h1 = eth::to_hex(first), h2 = eth::to_hex(second);
+  // Someone else's signature, and one that is not a signature.
+  std::string r = call("sim_cancelTransaction", "[" + quoted(h1) + "," + quoted(cancel_signature(key_of(6), first)) + "]");
+  EXPECT_TRUE(has_code(r, kServerError)) << r;
+  EXPECT_NE(r.find("Only transaction sender can cancel"), std::string::npos) << r;
+  EXPECT_TRUE(has_code(call("sim_cancelTransaction", "[" + quoted(h1) + ",\"0x1234\"]"), kServerError));
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(h1) + "]").find("\"PENDING\""), std::string::npos);
+  // The sender's signature, as genlayer-js makes it.
+  r = call("sim_cancelTransaction", "[" + quoted(h1) + "," + quoted(cancel_signature(k, first)) + "]");
+  EXPECT_EQ(r, R"({"jsonrpc":"2.0","result":{"transaction_hash":")" + h1 + R"(","status":"CANCELED"},"id":1})");
+  EXPECT_EQ(call("gen_getTransactionStatus", "[" + quoted(h1) + "]"),
+            R"({"jsonrpc":"2.0","result":{"status":"CANCELED","statusCode":8},"id":1})");
+  EXPECT_NE(call("eth_getTransactionByHash", "[" + quoted(h1) + "]").find("\"status\":\"CANCELED\""), std::string::npos);
+  // Never run: the worker's next transaction is the second, and the first cannot be claimed.
+  auto next = store_->next_undecided();
+  ASSERT_TRUE(next.ok() && next->has_value());
+  EXPECT_EQ(eth::to_hex((*next)->hash), h2);
+  Hash fh;
+  std::copy(first.begin(), first.end(), fh.begin());
+  auto claimed = store_->claim(fh);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(*claimed);
+  // Past PENDING: canceled already, or claimed by the worker.
+  r = call("sim_cancelTransaction", "[" + quoted(h1) + "," + quoted(cancel_signature(k, first)) + "]");
+  EXPECT_NE(r.find("cannot be cancelled: it is CANCELED"), std::string::npos) << r;
+  auto claimed2 = store_->claim((*next)->hash);
+  ASSERT_TRUE(claimed2.ok() && *claimed2);
+  r = call("sim_cancelTransaction", "[" + quoted(h2) + "," + quoted(cancel_signature(k, second)) + "]");
+  EXPECT_TRUE(has_code(r, kServerError)) << r;
+  EXPECT_NE(r.find("cannot be cancelled: it is PROPOSING"), std::string::npos) << r;
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(h2) + "]").find("\"PROPOSING\""), std::string::npos);
+  // Unknown and malformed hashes.
+  EXPECT_TRUE(has_code(call("sim_cancelTransaction", "[\"0x" + std::string(64, '2') + "\"]"), -32001));
+  EXPECT_TRUE(has_code(call("sim_cancelTransaction", R"(["0x12"])"), -32602));
+  // A local node (loopback) also takes an unsigned cancel, as Studio's local mode does.
+  const eth::Hash32 third = queue_deploy(k, 2, 3);
+  EXPECT_NE(call("sim_cancelTransaction", "[" + quoted(eth::to_hex(third)) + "]").find("\"CANCELED\""), std::string::npos);
+  expect_alive();
+}
+
+TEST_F(ServeServer, TheWorkerNeverRunsACanceledTransaction) {
+  const Key k = key_of(14);
+  const eth::Hash32 canceled = queue_deploy(k, 0, 1);
+  ASSERT_NE(call("sim_cancelTransaction", "[" + quoted(eth::to_hex(canceled)) + "]").find("\"CANCELED\""),
+            std::string::npos);
+  const eth::Hash32 next = queue_deploy(k, 1, 2);
+  svc_->start();
+  // The worker decides the transaction after the canceled one (its code is not wasm: it runs
+  // and fails); the canceled one stays CANCELED without a receipt.
+  std::string status;
+  for (int i = 0; i < 600; ++i) {
+    status = call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(next)) + "]");
+    if (status.find("PENDING") == std::string::npos && status.find("PROPOSING") == std::string::npos &&
+        status.find("COMMITTING") == std::string::npos && status.find("REVEALING") == std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  svc_->stop();
+  EXPECT_TRUE(status.find("ACCEPTED") != std::string::npos || status.find("UNDETERMINED") != std::string::npos ||
+              status.find("FINALIZED") != std::string::npos)
+      << status;
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(canceled)) + "]").find("\"CANCELED\""),
+            std::string::npos);
+  Hash ch;
+  std::copy(canceled.begin(), canceled.end(), ch.begin());
+  auto row = store_->get(ch);
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->state_tx, 0);
+  auto st = State::open(path_, OpenMode::kExisting);
+  ASSERT_TRUE(st.ok());
+  auto receipts = (*st)->txs(10, 0, std::nullopt, nullptr);
+  ASSERT_TRUE(receipts.ok());
+  EXPECT_LE(receipts->size(), 1u);  // the second one's, if its run left a receipt
+}
+
+TEST_F(ServeServer, ANodeNotOnLoopbackNeedsTheSendersSignatureAndServesNoAdministration) {
+  stop_server();
+  start_server(false);
+  const Key k = key_of(7);
+  const eth::Hash32 h = queue_deploy(k, 0, 1);
+  std::string r = call("sim_cancelTransaction", "[" + quoted(eth::to_hex(h)) + "]");
+  EXPECT_NE(r.find("requires the sender's signature"), std::string::npos) << r;
+  EXPECT_TRUE(has_code(call("sim_createSnapshot", "[]"), kServerError));
+  EXPECT_TRUE(has_code(call("sim_restoreSnapshot", "[1]"), kServerError));
+  EXPECT_TRUE(has_code(call("sim_deleteAllSnapshots", "[]"), kServerError));
+  EXPECT_TRUE(has_code(call("sim_clearDbTables", R"([["transactions"]])"), kServerError));
+  r = call("sim_cancelTransaction", "[" + quoted(eth::to_hex(h)) + "," + quoted(cancel_signature(k, h)) + "]");
+  EXPECT_NE(r.find("\"CANCELED\""), std::string::npos) << r;
+}
+
+TEST_F(ServeServer, BlocksAreTheQueuedTransactions) {
+  auto genesis = call("eth_getBlockByNumber", R"(["latest",false])");
+  EXPECT_NE(genesis.find("\"number\":\"0x0\""), std::string::npos) << genesis;
+  EXPECT_NE(genesis.find("\"hash\":\"0x" + std::string(64, '0') + "\""), std::string::npos) << genesis;
+  EXPECT_NE(genesis.find("\"transactions\":[]"), std::string::npos) << genesis;
+  const Key k = key_of(8), k2 = key_of(9);
+  const eth::Hash32 b1 = queue_deploy(k, 0, 1), b2 = queue_deploy(k, 1, 2), b3 = queue_deploy(k2, 0, 3);
+  std::string block = call("eth_getBlockByNumber", R"(["0x2",false])");
+  EXPECT_NE(block.find("\"number\":\"0x2\""), std::string::npos) << block;
+  EXPECT_NE(block.find("\"hash\":\"" + eth::to_hex(b2) + "\""), std::string::npos) << block;
+  EXPECT_NE(block.find("\"parentHash\":\"" + eth::to_hex(b1) + "\""), std::string::npos) << block;
+  EXPECT_NE(block.find("\"transactions\":[\"" + eth::to_hex(b2) + "\"]"), std::string::npos) << block;
+  // The receipt names the same block.
+  std::string receipt = call("eth_getTransactionReceipt", "[" + quoted(eth::to_hex(b2)) + "]");
+  EXPECT_NE(receipt.find("\"blockNumber\":\"0x2\""), std::string::npos) << receipt;
+  std::string full = call("eth_getBlockByNumber", R"(["0x3",true])");
+  EXPECT_NE(full.find("\"from\":\"" + eth::to_hex(address_of(k2)) + "\""), std::string::npos) << full;
+  EXPECT_NE(full.find("\"blockNumber\":\"0x3\""), std::string::npos) << full;
+  EXPECT_NE(call("eth_getBlockByNumber", R"(["latest",false])").find("\"number\":\"0x3\""), std::string::npos);
+  EXPECT_EQ(call("eth_blockNumber", "[]"), R"({"jsonrpc":"2.0","result":"0x3","id":1})");
+  EXPECT_EQ(call("eth_getBlockByNumber", R"(["0x4",false])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("eth_getBlockByNumber", R"(["12",false])"), -32602));
+  EXPECT_TRUE(has_code(call("eth_getBlockByNumber", R"(["0x1","yes"])"), -32602));
+  std::string by_hash = call("eth_getBlockByHash", "[" + quoted(eth::to_hex(b3)) + ",false]");
+  EXPECT_NE(by_hash.find("\"number\":\"0x3\""), std::string::npos) << by_hash;
+  EXPECT_EQ(call("eth_getBlockByHash", "[\"0x" + std::string(64, '3') + "\",false]"),
+            R"({"jsonrpc":"2.0","result":null,"id":1})");
+  expect_alive();
+}
+
+TEST_F(ServeServer, LogsFilterByRangeAddressAndTopics) {
+  const Key k = key_of(10), k2 = key_of(11);
+  const eth::Hash32 b1 = queue_deploy(k, 0, 1), b2 = queue_deploy(k, 1, 2), b3 = queue_deploy(k2, 0, 3);
+  (void)b1;
+  const std::string topic0 = eth::to_hex(eth::new_transaction_topic());
+  const std::string consensus = eth::to_hex(eth::kStudioConsensusMain);
+  auto logs = [&](const std::string& filter) { return call("eth_getLogs", "[" + filter + "]"); };
+  std::string all = logs(R"({"fromBlock":"0x1","toBlock":"latest"})");
+  EXPECT_EQ(count_of(all, "\"logIndex\""), 3) << all;
+  EXPECT_EQ(count_of(logs(R"({"fromBlock":"0x2","toBlock":"0x2"})"), "\"logIndex\""), 1);
+  EXPECT_EQ(count_of(logs("{}"), "\"logIndex\""), 1);  // latest only
+  EXPECT_EQ(count_of(logs(R"({"fromBlock":"earliest","address":")" + consensus + "\"}"), "\"logIndex\""), 3);
+  EXPECT_EQ(count_of(logs(R"({"fromBlock":"earliest","address":["0x0000000000000000000000000000000000000001"]})"),
+                     "\"logIndex\""),
+            0);
+  // Topic 3 is the sender, left-padded; topic 1 the transaction.
+  const std::string pad2 = "0x000000000000000000000000" + eth::to_hex(address_of(k2)).substr(2);
+  std::string by_sender = logs(R"({"fromBlock":"0x0","topics":[")" + topic0 + R"(",null,null,[")" + pad2 + "\"]]}");
+  EXPECT_EQ(count_of(by_sender, "\"logIndex\""), 1) << by_sender;
+  EXPECT_NE(by_sender.find(eth::to_hex(b3)), std::string::npos);
+  std::string by_tx = logs(R"({"fromBlock":"0x0","topics":[null,[")" + eth::to_hex(b2) + "\"]]}");
+  EXPECT_EQ(count_of(by_tx, "\"logIndex\""), 1) << by_tx;
+  std::string by_hash = logs(R"({"blockHash":")" + eth::to_hex(b2) + "\"}");
+  EXPECT_EQ(count_of(by_hash, "\"logIndex\""), 1) << by_hash;
+  EXPECT_EQ(count_of(logs(R"({"topics":["0x)" + std::string(64, '5') + "\"]}"), "\"logIndex\""), 0);
+  // Bounds and malformed filters.
+  std::string wide = logs(R"({"fromBlock":"0x0","toBlock":"0x3e8"})");
+  EXPECT_TRUE(has_code(wide, -32005)) << wide;
+  EXPECT_NE(wide.find("at most 1000"), std::string::npos) << wide;
+  EXPECT_EQ(count_of(logs(R"({"fromBlock":"0x0","toBlock":"0x3e7"})"), "\"logIndex\""), 3);
+  EXPECT_TRUE(has_code(logs(R"({"fromBlock":"0x3","toBlock":"0x1"})"), -32602));
+  EXPECT_TRUE(has_code(logs(R"({"topics":[null,null,null,null,null]})"), -32602));
+  EXPECT_TRUE(has_code(logs(R"({"topics":["0x12"]})"), -32602));
+  EXPECT_TRUE(has_code(logs(R"({"blockHash":")" + eth::to_hex(b2) + R"(","fromBlock":"0x1"})"), -32602));
+  EXPECT_TRUE(has_code(call("eth_getLogs", "[5]"), -32602));
+  expect_alive();
+}
+
+TEST_F(ServeServer, SnapshotsRestoreBalancesContractsReceiptsAndTheQueue) {
+  stop_server();
+  start_server(true, 3);
+  const std::string a = "\"0x00000000000000000000000000000000000000aa\"";
+  const Key k = key_of(12);
+  const std::string me = quoted(eth::to_hex(address_of(k)));
+  ASSERT_NE(call("sim_fundAccount", "[" + a + ",100]").find("\"result\""), std::string::npos);
+  const eth::Hash32 before = queue_deploy(k, 0, 1);
+  EXPECT_EQ(call("sim_createSnapshot", "[]"), R"({"jsonrpc":"2.0","result":1,"id":1})");
+  ASSERT_NE(call("sim_fundAccount", "[" + a + ",50]").find("\"result\""), std::string::npos);
+  const eth::Hash32 after = queue_deploy(k, 1, 2);
+  EXPECT_NE(call("eth_getBalance", "[" + a + "]").find("\"0x96\""), std::string::npos);
+  // Durable: a new server process over the same file restores it.
+  stop_server();
+  start_server(true, 3);
+  EXPECT_EQ(call("sim_restoreSnapshot", "[1]"), R"({"jsonrpc":"2.0","result":true,"id":1})");
+  EXPECT_NE(call("eth_getBalance", "[" + a + "]").find("\"0x64\""), std::string::npos);
+  EXPECT_NE(call("eth_getTransactionCount", "[" + me + "]").find("\"0x1\""), std::string::npos);
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(before)) + "]").find("PENDING"),
+            std::string::npos);
+  EXPECT_TRUE(has_code(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(after)) + "]"), -32001));
+  EXPECT_EQ(call("eth_blockNumber", "[]"), R"({"jsonrpc":"2.0","result":"0x1","id":1})");
+  {
+    auto st = State::open(path_, OpenMode::kExisting);
+    ASSERT_TRUE(st.ok());
+    auto ok = (*st)->check_consistency();
+    EXPECT_TRUE(ok.ok()) << ok.error().to_string();
+    auto fund_receipts = (*st)->txs(10, 0, std::nullopt, nullptr);
+    ASSERT_TRUE(fund_receipts.ok());
+    EXPECT_EQ(fund_receipts->size(), 1u);
+  }
+  // The same nonce again after the restore: the queue continues from the snapshot.
+  queue_deploy(k, 1, 3);
+  EXPECT_EQ(call("sim_restoreSnapshot", "[99]"), R"({"jsonrpc":"2.0","result":false,"id":1})");
+  EXPECT_TRUE(has_code(call("sim_restoreSnapshot", R"(["x"])"), -32602));
+  // At most 3 kept.
+  EXPECT_EQ(call("sim_createSnapshot", "[]"), R"({"jsonrpc":"2.0","result":2,"id":1})");
+  EXPECT_EQ(call("sim_createSnapshot", "[]"), R"({"jsonrpc":"2.0","result":3,"id":1})");
+  std::string full = call("sim_createSnapshot", "[]");
+  EXPECT_TRUE(has_code(full, kServerError)) << full;
+  EXPECT_NE(full.find("at most 3"), std::string::npos) << full;
+  EXPECT_EQ(call("sim_deleteAllSnapshots", "[]"), R"({"jsonrpc":"2.0","result":{"deleted_count":3},"id":1})");
+  EXPECT_EQ(call("sim_restoreSnapshot", "[1]"), R"({"jsonrpc":"2.0","result":false,"id":1})");
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".snapshots/1.db"));
+  EXPECT_EQ(call("sim_createSnapshot", "[]"), R"({"jsonrpc":"2.0","result":4,"id":1})");  // ids are never reused
+  expect_alive();
+}
+
+TEST_F(ServeServer, ClearDbTables) {
+  const std::string a = "\"0x00000000000000000000000000000000000000bb\"";
+  const Key k = key_of(13);
+  const std::string me = quoted(eth::to_hex(address_of(k)));
+  ASSERT_NE(call("sim_fundAccount", "[" + a + ",7]").find("\"result\""), std::string::npos);
+  const eth::Hash32 h = queue_deploy(k, 0, 1);
+  EXPECT_TRUE(has_code(call("sim_clearDbTables", R"([["validators"]])"), -32602));
+  EXPECT_TRUE(has_code(call("sim_clearDbTables", R"(["transactions"])"), -32602));
+  // "transactions": the served transactions go, the node's balances stay.
+  EXPECT_EQ(call("sim_clearDbTables", R"([["transactions"]])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(h)) + "]"), -32001));
+  EXPECT_NE(call("eth_getTransactionCount", "[" + me + "]").find("\"0x0\""), std::string::npos);
+  EXPECT_EQ(call("eth_blockNumber", "[]"), R"({"jsonrpc":"2.0","result":"0x0","id":1})");
+  EXPECT_NE(call("eth_getBalance", "[" + a + "]").find("\"0x7\""), std::string::npos);
+  // Block numbers start again at 1.
+  const eth::Hash32 again = queue_deploy(k, 0, 2);
+  EXPECT_NE(call("eth_getTransactionReceipt", "[" + quoted(eth::to_hex(again)) + "]").find("\"blockNumber\":\"0x1\""),
+            std::string::npos);
+  // "current_state": everything.
+  EXPECT_EQ(call("sim_clearDbTables", R"([["current_state"]])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_NE(call("eth_getBalance", "[" + a + "]").find("\"0x0\""), std::string::npos);
+  EXPECT_TRUE(has_code(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(again)) + "]"), -32001));
+  auto st = State::open(path_, OpenMode::kExisting);
+  ASSERT_TRUE(st.ok());
+  auto ok = (*st)->check_consistency();
+  EXPECT_TRUE(ok.ok()) << ok.error().to_string();
   expect_alive();
 }
 

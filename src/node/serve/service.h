@@ -8,15 +8,15 @@
 //                  // ACCEPTED | UNDETERMINED -> FINALIZED after opts.finality_ms
 //   ...            // HttpServer over rpc
 //   svc.stop();
+//
+// The methods live in one file per group (service_core.h lists them): accounts, transactions
+// and receipts, blocks and logs, contracts, and the simulator's administration (cancel,
+// snapshots, clearing); the worker in worker.cc.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "node/node.h"
 #include "node/serve/rpc.h"
@@ -38,12 +38,19 @@ struct ServeOptions {
   int busy_ms = 60000;               // how long a request's write waits for the worker's commit
   ModuleFiles modules;
   DebugMode debug_mode = DebugMode::kDisabled;
+  // Studio's local mode: the administrative sim_ methods (snapshots, clearing) and a cancel
+  // without the sender's signature are open to any caller. serve sets it only when it listens
+  // on a loopback address; otherwise they are refused (a cancel then needs the signature).
+  bool local = true;
+  int max_snapshots = 16;            // each is a full copy of the state file
 };
+
+struct ServiceCore;
 
 class Service {
  public:
-  Service(ServeOptions opts, TxStore& store) : opts_(std::move(opts)), store_(store) {}
-  ~Service() { stop(); }
+  Service(ServeOptions opts, TxStore& store);
+  ~Service();
   void register_methods(Rpc& rpc);
   void start();
   void stop();
@@ -51,36 +58,7 @@ class Service {
   void wake();
 
  private:
-  RpcResult send_raw_transaction(const Params& p);
-  RpcResult get_receipt(const Params& p);
-  RpcResult get_transaction(const Params& p);
-  RpcResult transaction_json(const QueuedTx& tx, bool with_consensus);
-  RpcResult gen_call(const Params& p);
-  RpcResult schema(const Params& p, bool for_code);
-  RpcResult contract_code(const Params& p);
-  RpcResult fund(const Params& p);
-  RpcResult balance(const Params& p);
-  RpcResult nonce(const Params& p);
-  RpcResult for_address(const Params& p);
-  RpcResult get_code(const Params& p);
-  RpcResult status(const Params& p);
-
-  void worker_loop();
-  // Runs one queued transaction to its decision (or resumes one a stopped worker claimed).
-  Status process(QueuedTx tx);
-  std::string live_status(const QueuedTx& tx);
-  NodeOptions node_options() const;
-
-  ServeOptions opts_;
-  TxStore& store_;
-  std::mutex store_mu_;  // TxStore implementations need not be thread-safe
-  std::mutex live_mu_;
-  std::map<Hash, std::string> live_;  // the in-memory steps between PROPOSING and the decision
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool woken_ = false;
-  std::atomic<bool> stop_{false};
-  std::thread worker_;
+  std::unique_ptr<ServiceCore> core_;
 };
 
 }  // namespace genvm::node::serve

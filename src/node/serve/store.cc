@@ -185,6 +185,17 @@ class SqliteStore final : public TxStore {
     return {};
   }
 
+  Result<bool> claim(const Hash& h) override { return move_from_pending(h, "PROPOSING"); }
+  Result<bool> cancel(const Hash& h) override { return move_from_pending(h, "CANCELED"); }
+
+  Result<bool> move_from_pending(const Hash& h, const char* status) {
+    Stmt q(db_, "UPDATE serve_txs SET status=? WHERE hash=? AND status='PENDING'");
+    if (!q.ok()) return db_error(db_, "update a status");
+    q.text(1, status).hash(2, h);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "update a status");
+    return sqlite3_changes(db_) == 1;
+  }
+
   Status decide(const QueuedTx& t) override {
     Stmt q(db_, "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=? WHERE hash=?");
     q.text(1, t.status).i64(2, t.state_tx).blob(3, t.result).text(4, t.error).i64(5, t.decided_at).addr(6, t.to);
@@ -209,6 +220,27 @@ class SqliteStore final : public TxStore {
     int rc;
     while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_row(q));
     if (rc != SQLITE_DONE) return db_error(db_, "list transactions");
+    return out;
+  }
+
+  Result<std::optional<QueuedTx>> by_seq(std::int64_t seq) override {
+    Stmt q(db_, (std::string("SELECT ") + kColumns + " FROM serve_txs WHERE seq=?").c_str());
+    if (!q.ok()) return db_error(db_, "read the queue");
+    q.i64(1, seq);
+    int rc = q.step();
+    if (rc == SQLITE_DONE) return std::optional<QueuedTx>();
+    if (rc != SQLITE_ROW) return db_error(db_, "read the queue");
+    return std::optional<QueuedTx>(read_row(q));
+  }
+
+  Result<std::vector<QueuedTx>> range(std::int64_t from, std::int64_t to, std::int64_t limit) override {
+    Stmt q(db_, (std::string("SELECT ") + kColumns + " FROM serve_txs WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?").c_str());
+    if (!q.ok()) return db_error(db_, "read the queue");
+    q.i64(1, from).i64(2, to).i64(3, limit);
+    std::vector<QueuedTx> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_row(q));
+    if (rc != SQLITE_DONE) return db_error(db_, "read the queue");
     return out;
   }
 

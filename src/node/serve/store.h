@@ -4,7 +4,7 @@
 // A queued transaction is what eth_sendRawTransaction accepted: its hash (Keccak-256 of the raw
 // signed bytes), the Ethereum sender and nonce, and the GenLayer transaction it carries (deploy,
 // call, or a plain value transfer). Its stored status is one of PENDING, PROPOSING (claimed by
-// the worker), ACCEPTED, UNDETERMINED, FINALIZED; the worker keeps the steps between PROPOSING
+// the worker), ACCEPTED, UNDETERMINED, FINALIZED, or CANCELED (a PENDING one never run); the worker keeps the steps between PROPOSING
 // and the decision (COMMITTING, REVEALING) in memory only, since the node holds the state's
 // write lock while its rounds run. `state_tx` links a processed transaction to the node's
 // receipt (node::State::tx), written in the receipt's own SQL transaction: a transaction with
@@ -62,12 +62,21 @@ class TxStore {
   // The oldest transaction not yet decided (PENDING, or PROPOSING left by a stopped worker).
   virtual Result<std::optional<QueuedTx>> next_undecided() = 0;
   virtual Status set_status(const Hash& hash, const std::string& status) = 0;
+  // PENDING -> PROPOSING in one statement; false (nothing changed) when it is no longer PENDING.
+  virtual Result<bool> claim(const Hash& hash) = 0;
+  // PENDING -> CANCELED in one statement; false (nothing changed) when it is not PENDING, so a
+  // transaction the worker claimed is never canceled and a canceled one never claimed.
+  virtual Result<bool> cancel(const Hash& hash) = 0;
   // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error.
   virtual Status decide(const QueuedTx& tx) = 0;
   // ACCEPTED and UNDETERMINED transactions decided at or before `before_ms` become FINALIZED.
   virtual Result<int> finalize_until(std::int64_t before_ms) = 0;
   virtual Result<std::vector<QueuedTx>> for_address(const Address& a, std::int64_t limit) = 0;
   virtual Result<std::int64_t> last_seq() = 0;
+  // The transaction queued as number `seq` (its block).
+  virtual Result<std::optional<QueuedTx>> by_seq(std::int64_t seq) = 0;
+  // Transactions with from <= seq <= to, oldest first, at most `limit`.
+  virtual Result<std::vector<QueuedTx>> range(std::int64_t from, std::int64_t to, std::int64_t limit) = 0;
 };
 
 // The queue as a table of the node's SQLite state file (so one file holds the whole node).

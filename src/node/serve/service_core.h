@@ -1,0 +1,74 @@
+// Internal to src/node/serve: what the method groups and the worker share (the options, the
+// queue and its lock, the worker's in-memory steps), the per-file registration functions, and
+// the small parsing and formatting helpers the methods use. Not part of the public API.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/calldata.h"
+#include "node/serve/service.h"
+
+namespace genvm::node::serve {
+
+struct ServiceCore {
+  ServiceCore(ServeOptions o, TxStore& s) : opts(std::move(o)), store(s) {}
+  ServeOptions opts;
+  TxStore& store;
+  std::mutex store_mu;  // TxStore implementations need not be thread-safe
+  // Held by the worker while it runs one transaction and by the methods that replace the
+  // state under it (snapshot restore, clearing), so neither sees the other half-done.
+  std::mutex run_mu;
+  std::mutex live_mu;
+  std::map<Hash, std::string> live;  // the in-memory steps between PROPOSING and the decision
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  bool woken = false;
+  std::atomic<bool> stop{false};
+  std::thread worker;
+
+  NodeOptions node_options() const;
+  // The status a reader sees: the stored one, or the worker's current step of a PROPOSING one.
+  std::string live_status(const QueuedTx& tx);
+  void wake();
+  // store.get under store_mu.
+  Result<std::optional<QueuedTx>> get(const Hash& h);
+};
+
+// One registration function per method group (its file).
+void add_account_methods(Rpc& rpc, ServiceCore& c);   // accounts.cc
+void add_tx_methods(Rpc& rpc, ServiceCore& c);        // transactions.cc
+void add_chain_methods(Rpc& rpc, ServiceCore& c);     // chain.cc: blocks and logs
+void add_contract_methods(Rpc& rpc, ServiceCore& c);  // contracts.cc: submission, reads, schemas
+void add_admin_methods(Rpc& rpc, ServiceCore& c);     // admin.cc: cancel, snapshots, clearing
+void worker_loop(ServiceCore& c);                     // worker.cc
+
+// ---- shared helpers (service_util.cc) ----
+std::int64_t now_ms();
+std::string hex_u64(std::uint64_t v);  // a JSON "0x..." quantity
+RpcError bad_params(const std::string& m);
+RpcError not_found(const std::string& m, const std::string& data_json = {});
+RpcError server_error(const std::string& m, const std::string& data_json = {});
+RpcError node_error(const Error& e);
+Result<std::string, RpcError> string_at(const Params& p, std::size_t i, const char* what);
+Result<Address, RpcError> address_at(const Params& p, std::size_t i);
+Result<Hash, RpcError> hash_at(const Params& p, std::size_t i);
+std::optional<Bytes> from_hex(std::string_view s);  // with or without 0x
+std::string b64(const Bytes& b);
+// Studio's result bytes: the result code (0 return, 1 user error, 2 VM error) and the payload.
+Bytes result_bytes(int kind, const calldata::Value* data);
+int status_code(const std::string& status);  // Studio's numbering of its status names
+RpcError tx_not_found(const Hash& h);
+
+// ---- shapes shared by transactions.cc and chain.cc ----
+// The receipt's one log (NewTransaction), as eth_getTransactionReceipt and eth_getLogs write it;
+// none for a value transfer.
+bool has_log(const QueuedTx& tx);
+void write_log(JsonWriter& w, const QueuedTx& tx);
+
+}  // namespace genvm::node::serve
