@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/loopback_listener.h"
 #include "common/module/server.h"
 
 #include "common/json.h"
@@ -417,14 +418,10 @@ TEST(module_llm_script, RemainingFuelBoundsMaxTokensAndAnEmptyBudgetExhausts) {
 class SilentServer {
  public:
   SilentServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd_, 16) != 0) return;
-    socklen_t len = sizeof(sa);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
+    auto listener = listen_on_loopback(16);
+    if (!listener) return;
+    fd_ = listener->fd;
+    port_ = listener->port;
     thread_ = std::thread([this] { loop(); });
   }
   ~SilentServer() {

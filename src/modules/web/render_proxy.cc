@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/loopback_listener.h"
+
 namespace genvm::web {
 
 namespace {
@@ -154,19 +156,9 @@ std::optional<Target> target_of(const Head& h) {
 Result<std::unique_ptr<RenderProxy>> RenderProxy::start(const WebConfig& config) {
   auto policy = UrlPolicy::create(config);
   if (!policy) return policy.take_error();
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return make_error("render_proxy", std::string("socket: ") + std::strerror(errno));
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(sa);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, 128) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-    std::string why = std::strerror(errno);
-    ::close(fd);
-    return make_error("render_proxy", "listen on 127.0.0.1: " + why);
-  }
-  return std::unique_ptr<RenderProxy>(new RenderProxy(std::move(*policy), fd, ntohs(sa.sin_port)));
+  auto listener = listen_on_loopback(128);
+  if (!listener) return make_error("render_proxy", listener.error().message);
+  return std::unique_ptr<RenderProxy>(new RenderProxy(std::move(*policy), listener->fd, listener->port));
 }
 
 RenderProxy::RenderProxy(std::unique_ptr<UrlPolicy> policy, int listen_fd, std::uint16_t port)

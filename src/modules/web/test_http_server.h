@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "common/loopback_listener.h"
 #include "common/json.h"
 
 namespace genvm::web {
@@ -35,14 +36,10 @@ class TestHttpServer {
   using Handler = std::function<std::string(const Request&)>;
 
   explicit TestHttpServer(Handler handler) : handler_(std::move(handler)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd_, 64) != 0) return;
-    socklen_t len = sizeof(sa);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
+    auto listener = listen_on_loopback(64);
+    if (!listener) return;
+    fd_ = listener->fd;
+    port_ = listener->port;
     thread_ = std::thread([this] { loop(); });
   }
   ~TestHttpServer() {

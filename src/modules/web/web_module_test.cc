@@ -16,6 +16,7 @@
 
 #include <fstream>
 
+#include "common/loopback_listener.h"
 #include "modules/web/fetch.h"
 #include "modules/web/web_module.h"
 
@@ -36,14 +37,10 @@ using module::AnswerKind;
 class TestServer {
  public:
   TestServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd_, 16) != 0) return;
-    socklen_t len = sizeof(sa);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
+    auto listener = listen_on_loopback(16);
+    if (!listener) return;
+    fd_ = listener->fd;
+    port_ = listener->port;
     thread_ = std::thread([this] { loop(); });
   }
   ~TestServer() {
