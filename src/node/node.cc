@@ -381,22 +381,35 @@ Result<std::vector<std::int64_t>> Node::run_follow_ups(std::int64_t first_tx) {
 
 Result<std::vector<std::int64_t>> Node::serve_pending() { return run_follow_ups(0); }
 
-Result<TxOutcome> Node::fund(const Address& to, std::uint64_t value) {
+namespace {
+
+// The receipt of a value movement that runs no contract: accepted, result null.
+TxRecord value_record(const char* kind, const Address& from, const Address& to, std::uint64_t value) {
   TxRecord rec;
-  rec.kind = "fund";
-  rec.sender = Address{};  // the faucet
+  rec.kind = kind;
+  rec.sender = from;
   rec.target = to;
   rec.value = value;
   rec.calldata = calldata::encode(Value());
   rec.status = "accepted";
   rec.result_kind = 0;
   rec.result_text = "null";
+  return rec;
+}
+
+}  // namespace
+
+Result<TxOutcome> Node::commit_value_record(TxRecord rec) {
   auto id = state_.commit(rec, Effects{});
   if (!id) return id.take_error();
   rec.id = *id;
   TxOutcome out;
   out.record = std::move(rec);
   return out;
+}
+
+Result<TxOutcome> Node::fund(const Address& to, std::uint64_t value) {
+  return commit_value_record(value_record("fund", Address{} /* the faucet */, to, value));
 }
 
 Result<TxOutcome> Node::deploy(const Address& sender, const Bytes& code, const Value& entry, std::uint64_t value) {
@@ -488,21 +501,7 @@ Result<TxOutcome> Node::transfer(const Address& from, const Address& to, std::ui
     state_.abort();
     return make_error("insufficient_balance", address_text(from) + " holds less than the value " + std::to_string(value));
   }
-  TxRecord rec;
-  rec.kind = "transfer";
-  rec.sender = from;
-  rec.target = to;
-  rec.value = value;
-  rec.calldata = calldata::encode(Value());
-  rec.status = "accepted";
-  rec.result_kind = 0;
-  rec.result_text = "null";
-  auto id = state_.commit(rec, Effects{});
-  if (!id) return id.take_error();
-  rec.id = *id;
-  TxOutcome out;
-  out.record = std::move(rec);
-  return out;
+  return commit_value_record(value_record("transfer", from, to, value));
 }
 
 }  // namespace genvm::node

@@ -139,6 +139,8 @@ class Node {
   Result<std::vector<std::int64_t>> serve_pending();
 
  private:
+  // Commits a value movement's receipt (fund, transfer) and answers it with its id.
+  Result<TxOutcome> commit_value_record(TxRecord rec);
   Result<TxOutcome> write_tx(TxRecord rec, const std::optional<Bytes>& code, const calldata::Value& entry,
                              Effects fx);
   Result<std::vector<std::int64_t>> run_follow_ups(std::int64_t tx);  // tx 0: every pending message

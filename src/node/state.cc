@@ -14,6 +14,7 @@
 #include "common/sha3.h"
 #include "common/host/wire.h"
 #include "executor/storage.h"
+#include "node/sqlite_stmt.h"
 
 namespace genvm::node {
 
@@ -50,52 +51,6 @@ constexpr const char* kTxColumns =
     "id, kind, sender, target, calldata, code_hash, status, result_kind, result_text, execution_hash, rounds, votes,"
     " parent, value";
 
-// A prepared statement that finalizes itself.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Stmt& blob(int i, const std::uint8_t* p, std::size_t n) {
-    sqlite3_bind_blob(s_, i, n ? p : reinterpret_cast<const std::uint8_t*>(""), static_cast<int>(n), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& blob(int i, const Bytes& b) { return blob(i, b.data(), b.size()); }
-  Stmt& addr(int i, const Address& a) { return blob(i, a.bytes.data(), a.bytes.size()); }
-  Stmt& text(int i, const std::string& t) {
-    sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& i64(int i, std::int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  int step() { return rc_ = sqlite3_step(s_); }
-  Bytes col_blob(int c) {
-    auto p = static_cast<const std::uint8_t*>(sqlite3_column_blob(s_, c));
-    int n = sqlite3_column_bytes(s_, c);
-    return p ? Bytes(p, p + n) : Bytes{};
-  }
-  Address col_addr(int c) {
-    Address a;
-    Bytes b = col_blob(c);
-    if (b.size() == 20) std::memcpy(a.bytes.data(), b.data(), 20);
-    return a;
-  }
-  std::string col_text(int c) {
-    auto p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, c))) : std::string();
-  }
-  std::int64_t col_i64(int c) { return sqlite3_column_int64(s_, c); }
-  bool col_null(int c) { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
-  int col_type(int c) { return sqlite3_column_type(s_, c); }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int rc_ = SQLITE_OK;
-};
 
 Error db_error(sqlite3* db, const std::string& what) {
   int rc = sqlite3_extended_errcode(db);

@@ -95,13 +95,9 @@ RpcResult get_code(ServiceCore&, const Params& p) {
 RpcResult contract_code(ServiceCore& c, const Params& p) {
   auto a = address_at(p, 0);
   if (!a) return a.take_error();
-  std::vector<QueuedTx> txs;
-  {
-    std::lock_guard g(c.store_mu);
-    auto r = c.store.for_address(*a, kMaxListed);
-    if (!r) return node_error(r.error());
-    txs = std::move(*r);
-  }
+  auto listed = c.for_address(*a, kMaxListed);
+  if (!listed) return node_error(listed.error());
+  std::vector<QueuedTx> txs = std::move(*listed);
   for (const auto& t : txs) {
     if (t.type == TxType::kDeploy && t.to == *a && !t.code.empty()) return json_string(b64(t.code));
   }

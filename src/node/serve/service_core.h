@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/calldata.h"
 #include "node/serve/service.h"
@@ -38,6 +39,8 @@ struct ServiceCore {
   void wake();
   // store.get under store_mu.
   Result<std::optional<QueuedTx>> get(const Hash& h);
+  // store.for_address under store_mu.
+  Result<std::vector<QueuedTx>> for_address(const Address& a, std::int64_t limit);
 };
 
 // One registration function per method group (its file).

@@ -122,4 +122,9 @@ Result<std::optional<QueuedTx>> ServiceCore::get(const Hash& h) {
   return store.get(h);
 }
 
+Result<std::vector<QueuedTx>> ServiceCore::for_address(const Address& a, std::int64_t limit) {
+  std::lock_guard g(store_mu);
+  return store.for_address(a, limit);
+}
+
 }  // namespace genvm::node::serve

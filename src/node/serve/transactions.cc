@@ -183,13 +183,9 @@ RpcResult status(ServiceCore& c, const Params& p) {
 RpcResult for_address(ServiceCore& c, const Params& p) {
   auto a = address_at(p, 0);
   if (!a) return a.take_error();
-  std::vector<QueuedTx> txs;
-  {
-    std::lock_guard g(c.store_mu);
-    auto r = c.store.for_address(*a, kMaxListed);
-    if (!r) return node_error(r.error());
-    txs = std::move(*r);
-  }
+  auto listed = c.for_address(*a, kMaxListed);
+  if (!listed) return node_error(listed.error());
+  std::vector<QueuedTx> txs = std::move(*listed);
   std::string out = "[";
   for (std::size_t i = 0; i < txs.size(); ++i) {
     auto j = transaction_json(c, txs[i], false);
