@@ -17,16 +17,7 @@ namespace {
 using namespace server_test;
 using namespace std::chrono_literals;
 
-constexpr const char* kTrustedToken = "0123456789abcdef0123";
-
 Value request(const char* key, Value::Map body) { return Value::map({{key, Value(std::move(body))}}); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // A directory with a manifest of one line, v0.1.0, whose executor does not exist (a run that
 // resolves to it fails at the spawn, which is enough to show the manager got that far).

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <future>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -25,6 +28,17 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
+
+// The token the trust tests configure as a trusted caller's.
+constexpr const char* kTrustedToken = "0123456789abcdef0123";
+
+// A whole file as text (a run's artifacts, the manager's log); empty when it cannot be read.
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 using tcp = asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 using testing::run_body;

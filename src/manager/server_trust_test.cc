@@ -19,15 +19,6 @@ namespace {
 using namespace server_test;
 using namespace std::chrono_literals;
 
-constexpr const char* kTrustedToken = "0123456789abcdef0123";
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // A file for the manager's log, removed with the object.
 struct LogFile {
   LogFile() : path(::testing::TempDir() + "mgr_log_" + std::to_string(::getpid()) + "_" + std::to_string(n++)) {

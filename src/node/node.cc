@@ -457,15 +457,22 @@ Result<TxOutcome> Node::call(const Address& sender, const Address& contract, con
   return out;
 }
 
+namespace {
+
+// Ends a read transaction begun with State::begin_read when the run over it returns.
+struct ReadGuard {
+  State& st;
+  ~ReadGuard() { st.abort(); }
+};
+
+}  // namespace
+
 Result<RunReport> Node::view(const Address& contract, const Value& entry) {
   auto c = state_.contract(contract);
   if (!c) return c.take_error();
   if (!*c) return make_error("unknown_address", "no contract at " + address_text(contract));
   if (auto s = state_.begin_read(); !s) return s.take_error();
-  struct EndRead {
-    State& st;
-    ~EndRead() { st.abort(); }
-  } end_read{state_};
+  ReadGuard end_read{state_};
   TxRecord rec;
   rec.sender = Address{};
   rec.target = contract;
@@ -477,10 +484,7 @@ Result<RunReport> Node::view(const Address& contract, const Value& entry) {
 
 Result<RunReport> Node::view_code(const Bytes& code, const Value& entry) {
   if (auto s = state_.begin_read(); !s) return s.take_error();
-  struct EndRead {
-    State& st;
-    ~EndRead() { st.abort(); }
-  } end_read{state_};
+  ReadGuard end_read{state_};
   TxRecord rec;
   Value d = execution_data(rec, code, entry, std::nullopt);
   // The executor runs supplied code without writing it when the message is not an init.
