@@ -43,6 +43,30 @@ RunDebug debug_record(const RunReport& run, int round, int node, const std::stri
   d.stdout_bytes = run.stdout_bytes;
   d.stderr_bytes = run.stderr_bytes;
   d.log_entries = run.log_entries;
+  d.kind = run.kind;
+  d.timed_out = run.timed_out;
+  d.run_us = run.run_us;
+  Bytes payload;
+  if (const Value* data = run.report.is_map() ? run.report.find("data") : nullptr) {
+    if (run.kind == 0) {
+      payload = calldata::encode(*data);
+    } else {
+      const std::string t = data->is_string() ? data->as_string() : calldata::to_text(*data);
+      payload.assign(t.begin(), t.end());
+    }
+  }
+  d.result_bytes = payload.size();
+  if (payload.size() > kDebugKeepResult) payload.clear();
+  std::vector<Bytes> eq;
+  std::size_t eq_bytes = 0;
+  if (const Value* nd = run.report.is_map() ? run.report.find("nondet_results") : nullptr; nd && nd->is_array()) {
+    for (const Value& b : nd->as_array()) {
+      if (!b.is_bytes()) continue;
+      eq_bytes += b.as_bytes().size();
+      eq.push_back(b.as_bytes());
+    }
+  }
+  if (eq_bytes > kDebugKeepResult) eq.clear(), eq_bytes = 0;
   auto keep_tail = [](const std::string& s) {
     return s.size() > kDebugKeepStream ? s.substr(s.size() - kDebugKeepStream) : s;
   };
@@ -54,12 +78,14 @@ RunDebug debug_record(const RunReport& run, int round, int node, const std::stri
     log.push_back(*it);
   }
   std::reverse(log.begin(), log.end());
-  const std::size_t size = out.size() + err.size() + log_bytes;
+  const std::size_t size = out.size() + err.size() + log_bytes + payload.size() + eq_bytes;
   if (size > *budget) {
     d.omitted = true;  // the sizes above still say what the run produced
     return d;
   }
   *budget -= size;
+  d.result = std::move(payload);
+  d.eq_outputs = std::move(eq);
   d.stdout_text = std::move(out);
   d.stderr_text = std::move(err);
   d.log = std::move(log);

@@ -61,11 +61,13 @@ struct Round {
 
 // What a receipt keeps of one run's capture at --debug-mode safe and above (docs/PROTOCOLS.md,
 // "genvm-node debug records"): the last kDebugKeepStream bytes of stdout and of stderr, the
-// newest genvm_log entries that fit in kDebugKeepLog bytes, and the sizes of all three; once a
+// newest genvm_log entries that fit in kDebugKeepLog bytes, the sizes of all three, the result
+// (code, payload and non-deterministic outputs within kDebugKeepResult) and run time; once a
 // transaction's records reach kDebugKeepPerTx, later runs keep their sizes only (omitted).
 inline constexpr std::size_t kDebugKeepStream = 16 * 1024;
 inline constexpr std::size_t kDebugKeepLog = 32 * 1024;
 inline constexpr std::size_t kDebugKeepPerTx = 1024 * 1024;
+inline constexpr std::size_t kDebugKeepResult = 16 * 1024;  // a run's result payload; its eq outputs
 // The bounded record of `run` (round 1-based, 0 for a view); `budget` is what the transaction
 // may still keep, and is reduced by what this record keeps.
 RunDebug debug_record(const RunReport& run, int round, int node, const std::string& role, DebugMode mode,

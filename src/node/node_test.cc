@@ -407,6 +407,47 @@ TEST(NodeDebugRecord, KeepsBoundedTailsAndSizes) {
   EXPECT_EQ(small, 10u);
 }
 
+// The result a record keeps: code, payload (a Return's calldata, an error's text), run time and
+// the leader's non-deterministic outputs; a payload past kDebugKeepResult only its size; an
+// omitted record its code and time only.
+TEST(NodeDebugRecord, KeepsTheResultPayloadTimeAndNondetOutputsWithinTheBound) {
+  RunReport ret;
+  ret.kind = 0;
+  ret.run_us = 4321;
+  ret.report = Value::map({{"data", Value(5)}, {"nondet_results", Value::array({Value(Bytes{0, 0x29})})}});
+  std::size_t budget = kDebugKeepPerTx;
+  RunDebug d = debug_record(ret, 1, 0, "leader", DebugMode::kSafe, &budget);
+  EXPECT_EQ(d.kind, 0);
+  EXPECT_EQ(d.result, calldata::encode(Value(5)));
+  EXPECT_EQ(d.result_bytes, 1u);
+  EXPECT_EQ(d.run_us, 4321u);
+  ASSERT_EQ(d.eq_outputs.size(), 1u);
+  EXPECT_EQ(d.eq_outputs[0], (Bytes{0, 0x29}));
+  EXPECT_EQ(budget, kDebugKeepPerTx - 3);
+
+  RunReport err;
+  err.kind = 1;
+  err.timed_out = false;
+  err.report = Value::map({{"data", Value("unknown method")}});
+  RunDebug e = debug_record(err, 1, 1, "validator", DebugMode::kSafe, &budget);
+  EXPECT_EQ(std::string(e.result.begin(), e.result.end()), "unknown method");
+
+  RunReport big;
+  big.kind = 1;
+  big.report = Value::map({{"data", Value(std::string(kDebugKeepResult + 1, 'm'))}});
+  RunDebug b = debug_record(big, 1, 2, "validator", DebugMode::kSafe, &budget);
+  EXPECT_TRUE(b.result.empty());
+  EXPECT_EQ(b.result_bytes, kDebugKeepResult + 1);
+
+  std::size_t none = 0;
+  RunDebug o = debug_record(ret, 1, 0, "leader", DebugMode::kSafe, &none);
+  EXPECT_TRUE(o.omitted);
+  EXPECT_TRUE(o.result.empty());
+  EXPECT_TRUE(o.eq_outputs.empty());
+  EXPECT_EQ(o.kind, 0);
+  EXPECT_EQ(o.run_us, 4321u);
+}
+
 // A leader still running at the deadline: its round says timeout, no validator runs, the
 // progress reports zero validators for it. Fails when a leader timeout reads as any other
 // failure ("none") or the progress counts validators that never ran.

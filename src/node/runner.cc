@@ -220,6 +220,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
   auto sink = std::make_shared<TerminalSink>();
   auto submitted = reg.submit(Value(std::move(body)), manager::Caller{true, "genvm-node", "genvm-node"}, sink);
   if (!submitted) return make_error("node_internal", "the manager refused the run request: " + submitted.error().message);
+  const auto started = std::chrono::steady_clock::now();
   HostSession session;
   std::vector<std::string> host_errors;
   std::thread server([&] { impl_->serve(state, session, host_errors); });
@@ -234,6 +235,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
     impl_->io.restart();
     impl_->io.run_one_for(std::chrono::milliseconds(100));
   }
+  const auto ended = std::chrono::steady_clock::now();
   std::uint8_t one = 1;
   while (::write(impl_->wake[1], &one, 1) < 0 && errno == EINTR) {
   }
@@ -246,6 +248,7 @@ Result<RunReport> Runner::run(const std::string& genvm, const Value& execution_d
     return interrupted_error(interrupt_signal());
   }
   RunReport out;
+  out.run_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(ended - started).count());
   const Value& t = *sink->terminal;
   if (sink->kind == "failed_to_start") {
     const Value* e = t.find("error");

@@ -46,6 +46,7 @@ struct RunReport {
   std::string stdout_text;     // the executor's stdout tail (the contract's stdout)
   std::vector<std::string> log;  // the newest genvm_log entries (JSON objects)
   std::uint64_t stdout_bytes = 0, stderr_bytes = 0, log_entries = 0;  // as captured in full
+  std::uint64_t run_us = 0;    // wall time from the request's submission to its terminal event
 };
 
 // The LLM and web modules a node's runs get (genvm-node --module-llm-config / --module-web-config):

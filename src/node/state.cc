@@ -43,8 +43,14 @@ constexpr const char* kRunDebugTable = R"sql(
 CREATE TABLE IF NOT EXISTS run_debug(tx INTEGER NOT NULL, seq INTEGER NOT NULL, round INTEGER NOT NULL,
   node INTEGER NOT NULL, role TEXT NOT NULL, debug_mode TEXT NOT NULL, exit_code INTEGER NOT NULL,
   stdout BLOB NOT NULL, stderr BLOB NOT NULL, log TEXT NOT NULL, stdout_bytes INTEGER NOT NULL,
-  stderr_bytes INTEGER NOT NULL, log_entries INTEGER NOT NULL, omitted INTEGER NOT NULL, PRIMARY KEY(tx, seq));
+  stderr_bytes INTEGER NOT NULL, log_entries INTEGER NOT NULL, omitted INTEGER NOT NULL, kind INTEGER NOT NULL DEFAULT -1,
+  result BLOB NOT NULL DEFAULT x'', result_bytes INTEGER NOT NULL DEFAULT 0, timed_out INTEGER NOT NULL DEFAULT 0,
+  run_us INTEGER NOT NULL DEFAULT 0, eq_outputs BLOB NOT NULL DEFAULT x'', PRIMARY KEY(tx, seq));
 )sql";
+// Added to run_debug after its first files: the result of each run (RunDebug::kind ...).
+constexpr const char* kRunDebugResultColumns[] = {
+    "kind INTEGER NOT NULL DEFAULT -1", "result BLOB NOT NULL DEFAULT x''", "result_bytes INTEGER NOT NULL DEFAULT 0",
+    "timed_out INTEGER NOT NULL DEFAULT 0", "run_us INTEGER NOT NULL DEFAULT 0", "eq_outputs BLOB NOT NULL DEFAULT x''"};
 
 // The transactions columns every receipt reader selects, in TxRecord order (read_tx_row).
 constexpr const char* kTxColumns =
@@ -308,6 +314,13 @@ Result<std::unique_ptr<State>> State::open(const std::string& path, OpenMode mod
     if (!has) return has.take_error();
     if (!*has) {
       if (auto s = st->exec(kRunDebugTable); !s) return s.take_error();
+    } else if (sqlite3_exec(db, "SELECT run_us FROM run_debug LIMIT 0", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      // A file whose debug records predate the results in them gets the columns (defaults: none).
+      for (const char* col : kRunDebugResultColumns) {
+        if (auto s = st->exec((std::string("ALTER TABLE run_debug ADD COLUMN ") + col).c_str()); !s) {
+          return s.take_error();
+        }
+      }
     }
   }
   return st;
@@ -464,9 +477,13 @@ Result<std::vector<RunDebug>> State::debug_of_tx(std::int64_t id) {
   auto has = has_table("run_debug");
   if (!has) return has.take_error();
   if (!*has) return out;
-  Stmt q(db_,
-         "SELECT round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes, stderr_bytes, log_entries,"
-         " omitted FROM run_debug WHERE tx=? ORDER BY seq");
+  // A file no writer opened since run_debug got its result columns reads them as none.
+  const bool with_results = sqlite3_exec(db_, "SELECT run_us FROM run_debug LIMIT 0", nullptr, nullptr, nullptr) == SQLITE_OK;
+  Stmt q(db_, with_results ? "SELECT round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes, stderr_bytes,"
+                             " log_entries, omitted, kind, result, result_bytes, timed_out, run_us, eq_outputs"
+                             " FROM run_debug WHERE tx=? ORDER BY seq"
+                           : "SELECT round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes, stderr_bytes,"
+                             " log_entries, omitted FROM run_debug WHERE tx=? ORDER BY seq");
   if (!q.ok()) return db_error(db_, "read debug records");
   q.i64(1, id);
   int rc;
@@ -491,6 +508,22 @@ Result<std::vector<RunDebug>> State::debug_of_tx(std::int64_t id) {
     d.stderr_bytes = static_cast<std::uint64_t>(q.col_i64(9));
     d.log_entries = static_cast<std::uint64_t>(q.col_i64(10));
     d.omitted = q.col_i64(11) != 0;
+    if (with_results) {
+      d.kind = static_cast<int>(q.col_i64(12));
+      d.result = q.col_blob(13);
+      d.result_bytes = static_cast<std::uint64_t>(q.col_i64(14));
+      d.timed_out = q.col_i64(15) != 0;
+      d.run_us = static_cast<std::uint64_t>(q.col_i64(16));
+      const Bytes eq = q.col_blob(17);
+      if (!eq.empty()) {
+        auto v = calldata::decode(eq);
+        if (v && v->is_array()) {
+          for (const calldata::Value& b : v->as_array()) {
+            if (b.is_bytes()) d.eq_outputs.push_back(b.as_bytes());
+          }
+        }
+      }
+    }
     out.push_back(std::move(d));
   }
   if (rc != SQLITE_DONE) return db_error(db_, "read debug records");
@@ -904,7 +937,8 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
   for (const RunDebug& d : rec.debug) {
     Stmt q(db_,
            "INSERT INTO run_debug(tx, seq, round, node, role, debug_mode, exit_code, stdout, stderr, log, stdout_bytes,"
-           " stderr_bytes, log_entries, omitted) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           " stderr_bytes, log_entries, omitted, kind, result, result_bytes, timed_out, run_us, eq_outputs)"
+           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!q.ok()) return db_error(db_, "insert debug record");
     std::string log;
     for (const auto& line : d.log) log += line + "\n";
@@ -913,6 +947,10 @@ Result<std::int64_t> State::commit(const TxRecord& rec, const Effects& fx) {
     q.blob(9, reinterpret_cast<const std::uint8_t*>(d.stderr_text.data()), d.stderr_text.size());
     q.text(10, log).i64(11, static_cast<std::int64_t>(d.stdout_bytes)).i64(12, static_cast<std::int64_t>(d.stderr_bytes));
     q.i64(13, static_cast<std::int64_t>(d.log_entries)).i64(14, d.omitted ? 1 : 0);
+    calldata::Value::Array eq;
+    for (const Bytes& b : d.eq_outputs) eq.emplace_back(b);
+    q.i64(15, d.kind).blob(16, d.result).i64(17, static_cast<std::int64_t>(d.result_bytes)).i64(18, d.timed_out ? 1 : 0);
+    q.i64(19, static_cast<std::int64_t>(d.run_us)).blob(20, eq.empty() ? Bytes{} : calldata::encode(calldata::Value(std::move(eq))));
     if (q.step() != SQLITE_DONE) return db_error(db_, "insert debug record");
   }
   if (commit_hook_) {

@@ -45,6 +45,18 @@ struct RunDebug {
   std::vector<std::string> log;  // the newest genvm_log entries, one JSON object each
   std::uint64_t stdout_bytes = 0, stderr_bytes = 0, log_entries = 0;  // what the run produced
   bool omitted = false;          // the transaction's debug bound was spent: sizes only
+  // The run's result: its code (0 Return .. 3 InternalError; -1 none delivered), its payload as
+  // serve's result bytes carry it (a Return's calldata encoding, an error's UTF-8 text), the
+  // payload's full size, whether the manager killed the run at its deadline, the run's wall
+  // time, and the leader's non-deterministic outputs (each block's result buffer). The payload
+  // and the outputs are kept within kDebugKeepResult each and count against the transaction's
+  // bound like the streams (none kept when larger, or when `omitted`).
+  int kind = -1;
+  Bytes result;
+  std::uint64_t result_bytes = 0;
+  bool timed_out = false;
+  std::uint64_t run_us = 0;
+  std::vector<Bytes> eq_outputs;
 };
 
 // One transaction's receipt as stored.

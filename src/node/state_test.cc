@@ -156,6 +156,11 @@ TEST_F(StateTest, DebugRecordsAreCommittedWithTheReceipt) {
   leader.stdout_bytes = 4;
   leader.log = {"{\"message\":\"a\"}", "{\"message\":\"b\"}"};
   leader.log_entries = 2;
+  leader.kind = 1;
+  leader.result = Bytes{'n', 'o'};
+  leader.result_bytes = 2;
+  leader.run_us = 12345;
+  leader.eq_outputs = {Bytes{0, 0x29}, Bytes{1, 'x'}};
   RunDebug validator = leader;
   validator.role = "validator";
   validator.node = 1;
@@ -172,6 +177,12 @@ TEST_F(StateTest, DebugRecordsAreCommittedWithTheReceipt) {
   EXPECT_EQ((*kept)[0].stdout_text, "out\n");
   EXPECT_EQ((*kept)[0].log, leader.log);
   EXPECT_EQ((*kept)[0].log_entries, 2u);
+  EXPECT_EQ((*kept)[0].kind, 1);
+  EXPECT_EQ((*kept)[0].result, leader.result);
+  EXPECT_EQ((*kept)[0].result_bytes, 2u);
+  EXPECT_FALSE((*kept)[0].timed_out);
+  EXPECT_EQ((*kept)[0].run_us, 12345u);
+  EXPECT_EQ((*kept)[0].eq_outputs, leader.eq_outputs);
   EXPECT_EQ((*kept)[1].node, 1);
   EXPECT_TRUE((*kept)[1].omitted);
   EXPECT_EQ((*kept)[1].stdout_bytes, 4u);
@@ -582,6 +593,63 @@ TEST_F(CodeHashTest, ACodeRewriteByTheContractKeepsTheHashInStep) {
   ASSERT_TRUE((*st)->commit(call_record(), moved).ok());
   EXPECT_EQ((*(*st)->contract(addr(0xc0)))->code_hash, hash_of(text_bytes("version 3")));
   EXPECT_TRUE((*st)->check_consistency().ok()) << (*st)->check_consistency().error().to_string();
+}
+
+}  // namespace
+}  // namespace genvm::node
+
+namespace genvm::node {
+namespace {
+
+// A file whose run_debug predates the result columns: readers see its records without results,
+// the next writer adds the columns and keeps its records' results. (Fails when the columns are
+// only in CREATE TABLE: the insert names columns the old table lacks.)
+TEST_F(StateTest, OldDebugRecordsGainTheResultColumnsAtTheNextWrite) {
+  { ASSERT_TRUE(State::open(path_).ok()); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "DROP TABLE run_debug; CREATE TABLE run_debug(tx INTEGER NOT NULL, seq INTEGER NOT NULL,"
+                         " round INTEGER NOT NULL, node INTEGER NOT NULL, role TEXT NOT NULL, debug_mode TEXT NOT NULL,"
+                         " exit_code INTEGER NOT NULL, stdout BLOB NOT NULL, stderr BLOB NOT NULL, log TEXT NOT NULL,"
+                         " stdout_bytes INTEGER NOT NULL, stderr_bytes INTEGER NOT NULL, log_entries INTEGER NOT NULL,"
+                         " omitted INTEGER NOT NULL, PRIMARY KEY(tx, seq));"
+                         "INSERT INTO run_debug VALUES(7, 0, 1, 0, 'leader', 'safe', 0, x'', x'', '', 0, 0, 0, 0)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  {
+    auto ro = State::open(path_, OpenMode::kExisting);
+    ASSERT_TRUE(ro.ok());
+    auto old = (*ro)->debug_of_tx(7);
+    ASSERT_TRUE(old.ok()) << old.error().to_string();
+    ASSERT_EQ(old->size(), 1u);
+    EXPECT_EQ((*old)[0].kind, -1);
+  }
+  auto st = State::open(path_);
+  ASSERT_TRUE(st.ok()) << st.error().to_string();
+  TxRecord r = deploy_record(addr(0xa1), addr(0xc0));
+  r.status = "undetermined";
+  r.result_kind = -1;
+  RunDebug d;
+  d.round = 1;
+  d.role = "leader";
+  d.debug_mode = "safe";
+  d.kind = 2;
+  d.result = Bytes{'x'};
+  d.timed_out = true;
+  r.debug = {d};
+  auto id = (*st)->commit(r, Effects{});
+  ASSERT_TRUE(id.ok()) << id.error().to_string();
+  auto kept = (*st)->debug_of_tx(*id);
+  ASSERT_TRUE(kept.ok() && kept->size() == 1u);
+  EXPECT_EQ((*kept)[0].kind, 2);
+  EXPECT_TRUE((*kept)[0].timed_out);
+  EXPECT_EQ((*kept)[0].result, d.result);
+  auto old = (*st)->debug_of_tx(7);
+  ASSERT_TRUE(old.ok() && old->size() == 1u);
+  EXPECT_EQ((*old)[0].kind, -1);
+  EXPECT_EQ((*old)[0].run_us, 0u);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // deployContract(counter.wasm) -> waitForTransactionReceipt (ACCEPTED, then FINALIZED) ->
 // readContract get -> writeContract add(5) -> readContract shows 5; getContractSchemaForCode on
 // listener.wasm (a wasm contract with a #get-schema); viem's getBlock and getLogs over the two
-// transactions; cancelTransaction of a decided one is refused after its signature is checked.
+// transactions; cancelTransaction of a decided one is refused after its signature is checked;
+// debugTraceTransaction of add(5); a call's UserError readable in its receipt and trace.
 // Exit 0 pass, 1 fail, 77 skip (no npm).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -101,4 +102,37 @@ try {
   if (!text.includes("cannot be cancelled")) fail(`cancel of a decided transaction: ${text.slice(0, 300)}`);
 }
 console.log("cancelTransaction of a decided transaction: refused");
+
+// debugTraceTransaction (gen_dbg_traceTransaction) of add(5): genlayer-js's DebugTraceResult for
+// round 0's leader, and every node's run.
+const trace = await client.debugTraceTransaction({ hash: writeHash });
+if (trace.transaction_id !== writeHash || trace.result_code !== 0) fail(`trace: ${JSON.stringify(trace).slice(0, 400)}`);
+for (const k of ["return_data", "stdout", "stderr", "storage_proof", "run_time"]) {
+  if (typeof trace[k] !== "string") fail(`trace.${k}: ${JSON.stringify(trace[k])}`);
+}
+if (!Array.isArray(trace.genvm_log) || !Array.isArray(trace.eq_outputs)) fail(`trace lists: ${JSON.stringify(trace).slice(0, 400)}`);
+// The return data is the calldata of 5: one byte, 5 << 3 | 1 (a positive integer).
+if (trace.return_data !== "0x29") fail(`trace.return_data of add(5): ${trace.return_data}`);
+if (!Array.isArray(trace.runs) || trace.runs.length !== votes.length + 1 || trace.runs[0].role !== "leader") {
+  fail(`trace.runs: ${JSON.stringify(trace.runs).slice(0, 400)}`);
+}
+console.log(`debugTraceTransaction: ${trace.runs.length} runs, leader ${trace.run_time}, return ${trace.return_data}`);
+
+// A contract's UserError, readable in the receipt (the default simplified one keeps genvm_result).
+const failingHash = await client.writeContract({ address, functionName: "no_such_method", args: [], value: 0n });
+const failing = await wait(failingHash, "ACCEPTED");
+if (failing.txExecutionResultName !== "FINISHED_WITH_ERROR") fail(`failing call: ${JSON.stringify(failing).slice(0, 400)}`);
+const leaderResult = failing.consensus_data?.leader_receipt?.[0]?.genvm_result;
+if (leaderResult?.error !== "unknown method" || leaderResult?.error_details?.kind !== "UserError") {
+  fail(`the leader receipt's error: ${JSON.stringify(failing.consensus_data).slice(0, 600)}`);
+}
+const full = await client.getTransaction({ hash: failingHash });
+if (full.consensus_data?.leader_receipt?.[0]?.error !== "unknown method") {
+  fail(`getTransaction's leader receipt: ${JSON.stringify(full.consensus_data?.leader_receipt).slice(0, 600)}`);
+}
+const failedTrace = await client.debugTraceTransaction({ hash: failingHash, round: 0 });
+if (failedTrace.result_code !== 1 || failedTrace.error !== "unknown method") {
+  fail(`trace of the failing call: ${JSON.stringify(failedTrace).slice(0, 400)}`);
+}
+console.log(`a UserError in the receipt and the trace: ${failedTrace.error}`);
 console.log("serve_interop: OK");

@@ -24,6 +24,7 @@ void Service::register_methods(Rpc& rpc) {
   add_chain_methods(rpc, *core_);
   add_contract_methods(rpc, *core_);
   add_admin_methods(rpc, *core_);
+  add_trace_methods(rpc, *core_);
 }
 
 void Service::wake() { core_->wake(); }

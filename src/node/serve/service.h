@@ -37,7 +37,9 @@ struct ServeOptions {
   std::int64_t finality_ms = 2000;   // ACCEPTED -> FINALIZED after this
   int busy_ms = 60000;               // how long a request's write waits for the worker's commit
   ModuleFiles modules;
-  DebugMode debug_mode = DebugMode::kDisabled;
+  // Serve keeps each run's debug record (streams, log, result, run time) from `safe` up: the
+  // trace and the receipts show them. `disabled` keeps none (the trace then has the results only).
+  DebugMode debug_mode = DebugMode::kSafe;
   // Studio's local mode: the administrative sim_ methods (snapshots, clearing) and a cancel
   // without the sender's signature are open to any caller. serve sets it only when it listens
   // on a loopback address; otherwise they are refused (a cancel then needs the signature).

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/calldata.h"
+#include "common/json.h"
+#include "node/readable_error.h"
 #include "node/serve/service.h"
 
 namespace genvm::node::serve {
@@ -49,6 +51,7 @@ void add_tx_methods(Rpc& rpc, ServiceCore& c);        // transactions.cc
 void add_chain_methods(Rpc& rpc, ServiceCore& c);     // chain.cc: blocks and logs
 void add_contract_methods(Rpc& rpc, ServiceCore& c);  // contracts.cc: submission, reads, schemas
 void add_admin_methods(Rpc& rpc, ServiceCore& c);     // admin.cc: cancel, snapshots, clearing
+void add_trace_methods(Rpc& rpc, ServiceCore& c);     // trace.cc: gen_dbg_traceTransaction
 void worker_loop(ServiceCore& c);                     // worker.cc
 
 // ---- shared helpers (service_util.cc) ----
@@ -67,6 +70,31 @@ std::string b64(const Bytes& b);
 Bytes result_bytes(int kind, const calldata::Value* data);
 int status_code(const std::string& status);  // Studio's numbering of its status names
 RpcError tx_not_found(const Hash& h);
+
+// The node number's address in Studio's node_config (the node has no validator keys).
+std::string node_address(int node);
+
+// ---- one round's runs (trace.cc), for the trace and the receipts of transactions.cc ----
+struct RunView {
+  int node = 0;
+  std::string role;             // "leader" | "validator"
+  std::string vote;             // a validator's vote; the leader's outcome ("result", "timeout", ...)
+  int kind = -1;                // the result code it delivered; -1 none
+  bool timed_out = false;
+  const RunDebug* record = nullptr;  // its debug record; none at --debug-mode disabled
+  Bytes payload;                // the result's payload (serve's result bytes without the code)
+  bool have_payload = false;
+  // The trace's result_code: the delivered code; a run killed at its deadline is a VM error
+  // (`timeout`), one that delivered nothing else an InternalError.
+  int result_code() const;
+  std::optional<ReadableError> error() const;  // none for a Return
+};
+// The leader then the validators of `round` (an element of the receipt's votes array).
+std::vector<RunView> round_runs(const QueuedTx& tx, const TxRecord& rec, const std::vector<RunDebug>& debug,
+                                const JsonValue& round);
+// "error": the summary or null, and "error_details": {kind, summary, code, meaning, exception,
+// raw} or null.
+void write_error(JsonWriter& w, const std::optional<ReadableError>& e);
 
 // ---- shapes shared by transactions.cc and chain.cc ----
 // The receipt's one log (NewTransaction), as eth_getTransactionReceipt and eth_getLogs write it;

@@ -25,6 +25,13 @@ RpcError server_error(const std::string& m, const std::string& data_json) {
 }
 RpcError node_error(const Error& e) { return rpc_error(kInternalError, e.to_string()); }
 
+std::string node_address(int node) {
+  Address a;
+  a.bytes[18] = static_cast<std::uint8_t>((node + 1) >> 8);
+  a.bytes[19] = static_cast<std::uint8_t>(node + 1);
+  return address_text(a);
+}
+
 RpcError tx_not_found(const Hash& h) {
   return not_found("Transaction " + hash_hex(h) + " not found", "{\"hash\":" + json_string(hash_hex(h)) + "}");
 }

@@ -10,14 +10,6 @@ namespace {
 
 constexpr std::int64_t kMaxListed = 100;  // sim_getTransactionsForAddress
 
-// The node number's address in Studio's node_config (the node has no validator keys).
-std::string node_address(int node) {
-  Address a;
-  a.bytes[18] = static_cast<std::uint8_t>((node + 1) >> 8);
-  a.bytes[19] = static_cast<std::uint8_t>(node + 1);
-  return address_text(a);
-}
-
 void node_config(JsonWriter& w, int node) {
   w.key("node_config").begin_object().key("address").string(node_address(node)).key("provider").string("genvm-node");
   w.key("model").string("").key("config").begin_object().end_object().key("plugin").string("");
@@ -73,12 +65,16 @@ RpcResult get_receipt(ServiceCore& c, const Params& p) {
 RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consensus) {
   const std::string status = c.live_status(tx);
   std::optional<TxRecord> rec;
+  std::vector<RunDebug> debug;
   if (tx.state_tx && with_consensus) {
     auto st = State::open(c.opts.state_path, OpenMode::kExisting);
     if (!st) return node_error(st.error());
     auto r = (*st)->tx(tx.state_tx);
     if (!r) return node_error(r.error());
     rec = std::move(*r);
+    auto d = (*st)->debug_of_tx(tx.state_tx);
+    if (!d) return node_error(d.error());
+    debug = std::move(*d);
   }
   const std::string hh = hash_hex(tx.hash);
   const bool deploy = tx.type == TxType::kDeploy;
@@ -124,34 +120,38 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
     auto votes = parse_json(rec->votes_json);
     const JsonValue* last = votes && votes->kind() == JsonValue::Kind::kArray && !votes->items().empty()
                                 ? &votes->items().back() : nullptr;
-    int leader = 0;
-    if (last) {
-      if (const JsonValue* l = last->find("leader")) leader = static_cast<int>(l->as_u64().value_or(0));
-    }
-    auto receipt = [&](const std::string& mode, int node, const std::string& vote) {
-      w.begin_object().key("vote").string(vote).key("execution_result").string(rec->result_kind == 0 ? "SUCCESS" : "ERROR");
+    std::vector<RunView> runs;
+    if (last) runs = round_runs(tx, *rec, debug, *last);
+    // Each node's receipt of the deciding (last) round: its own result code, streams and
+    // readable error where its debug record has them.
+    auto receipt = [&](const std::string& mode, const RunView& run, const std::string& vote) {
+      const int code = run.result_code();
+      w.begin_object().key("vote").string(vote).key("execution_result").string(code == 0 ? "SUCCESS" : "ERROR");
       w.key("result").string(b64(tx.result)).key("calldata").string(b64(tx.calldata)).key("gas_used").number(0);
       w.key("mode").string(mode).key("contract_state").begin_object().end_object();
-      node_config(w, node);
-      w.key("eq_outputs").begin_object().end_object().key("pending_transactions").begin_array().end_array();
-      w.key("genvm_result").begin_object().key("stdout").string("").key("stderr").string("").end_object().end_object();
-    };
-    w.begin_object().key("votes").begin_object();
-    std::vector<std::pair<int, std::string>> vs;
-    if (last) {
-      if (const JsonValue* arr = last->find("votes"); arr && arr->kind() == JsonValue::Kind::kArray) {
-        for (const auto& v : arr->items()) {
-          const JsonValue* n = v.find("node");
-          const JsonValue* name = v.find("vote");
-          vs.emplace_back(n ? static_cast<int>(n->as_u64().value_or(0)) : 0, name ? name->text() : "");
+      node_config(w, run.node);
+      w.key("eq_outputs").begin_object();
+      if (run.record) {
+        for (std::size_t i = 0; i < run.record->eq_outputs.size(); ++i) {
+          w.key(std::to_string(i)).string(b64(run.record->eq_outputs[i]));
         }
       }
-    }
-    for (const auto& [n, v] : vs) w.key(node_address(n)).string(studio_vote(v));
+      w.end_object().key("pending_transactions").begin_array().end_array();
+      // The readable error twice: as the receipt's `error` (genlayer-js's LeaderReceipt type),
+      // and in genvm_result, which genlayer-js's default (simplified) receipt keeps.
+      const std::optional<ReadableError> err = run.error();
+      write_error(w, err);
+      w.key("genvm_result").begin_object().key("stdout").string(run.record ? run.record->stdout_text : "");
+      w.key("stderr").string(run.record ? run.record->stderr_text : "");
+      write_error(w, err);
+      w.end_object().end_object();
+    };
+    w.begin_object().key("votes").begin_object();
+    for (std::size_t i = 1; i < runs.size(); ++i) w.key(node_address(runs[i].node)).string(studio_vote(runs[i].vote));
     w.end_object().key("leader_receipt").begin_array();
-    receipt("leader", leader, "agree");
+    if (!runs.empty()) receipt("leader", runs.front(), "agree");
     w.end_array().key("validators").begin_array();
-    for (const auto& [n, v] : vs) receipt("validator", n, studio_vote(v));
+    for (std::size_t i = 1; i < runs.size(); ++i) receipt("validator", runs[i], studio_vote(runs[i].vote));
     w.end_array().key("rounds").raw(votes ? rec->votes_json : "[]").end_object();
   }
   w.key("num_of_rounds").string(std::to_string(rec ? rec->rounds : 0));
