@@ -31,6 +31,9 @@ void Service::wake() { core_->wake(); }
 
 void Service::start() {
   core_->stop = false;
+  // stop() interrupts the runs through the process-wide flag; a service started again (in the
+  // same process) runs transactions again.
+  request_interrupt(0);
   core_->worker = std::thread([c = core_.get()] { worker_loop(*c); });
 }
 
