@@ -3,6 +3,7 @@
 // transactions are made here with libsecp256k1 as viem makes them (legacy EIP-155).
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
+#include <stdlib.h>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 
 #include "common/sha3.h"
 #include "eth/eth.h"
+#include "node/readable_error.h"
 #include "node/serve/http.h"
 #include "node/serve/service.h"
 #include "node/test_state_dir.h"
@@ -157,6 +159,7 @@ class ServeServer : public node::testing::StateDir {
     o.local = local;
     o.max_snapshots = max_snapshots;
     o.validators = validators_;
+    o.timeout_s = timeout_s_;
     rpc_ = std::make_unique<Rpc>();
     svc_ = std::make_unique<Service>(o, *store_);
     svc_->register_methods(*rpc_);
@@ -220,6 +223,7 @@ class ServeServer : public node::testing::StateDir {
   }
 
   int validators_ = 5;
+  int timeout_s_ = 5;
   std::unique_ptr<Rpc> rpc_;
   std::unique_ptr<TxStore> store_;
   std::unique_ptr<Service> svc_;
@@ -667,5 +671,72 @@ TEST_F(ServeServer, TraceShowsEveryRunOfARoundAndAUserErrorReadably) {
   expect_alive();
 }
 
+
+// An uncaught Python exception (the VM error exit_code 1, its traceback on stderr) reads as its
+// type, message and line in the trace and in the receipts. Needs the Python runners of a build
+// with -DGENVM_BUILD_CPYTHON=ON (skipped without them).
+TEST_F(ServeServer, APythonExceptionReadsAsItsTypeMessageAndLine) {
+  const std::string runners = std::string(GENVM_BINARY_DIR) + "/runners/cpython/installed";
+  const std::string latest = read_binary(runners + "/latest.json");
+  const std::size_t at = latest.find("\"py-genlayer\"");
+  if (at == std::string::npos) GTEST_SKIP() << "needs " << runners << " (cpython_runners)";
+  const std::size_t q1 = latest.find('"', latest.find(':', at) + 1), q2 = latest.find('"', q1 + 1);
+  ASSERT_NE(q2, std::string::npos) << latest;
+  const std::string runner_id = latest.substr(q1 + 1, q2 - q1 - 1);
+  ::setenv("GENVM_RUNNERS_DIR", runners.c_str(), 1);  // the manager passes it on to genvm
+  const std::string contract = "# { \"Depends\": \"py-genlayer:" + runner_id + "\" }\n"
+                               "from genlayer import *\n"
+                               "\n"
+                               "class Contract(gl.Contract):\n"
+                               "    n: u256\n"
+                               "    def __init__(self):\n"
+                               "        self.n = u256(0)\n"
+                               "\n"
+                               "    @gl.public.write\n"
+                               "    def withdraw(self, amount: int):\n"
+                               "        if amount < 0:\n"
+                               "            raise ValueError(f\"amount {amount} must be positive\")\n"
+                               "        self.n = u256(amount)\n";
+  stop_server();
+  validators_ = 1;
+  timeout_s_ = 120;  // python.wasm starts in about a second, more on a loaded machine
+  start_server(true);
+  const Key k = key_of(21);
+  const eth::Address me = address_of(k);
+  const eth::Bytes deploy_raw =
+      sign_legacy(k, 0, eth::kStudioConsensusMain, add_transaction(me, {}, eth::Bytes(contract.begin(), contract.end())));
+  ASSERT_NE(send_raw(deploy_raw).find("\"result\":\"0x"), std::string::npos);
+  svc_->start();
+  ASSERT_NE(wait_decided(keccak256(deploy_raw)).find("ACCEPTED"), std::string::npos);
+  const JsonValue tx = result_of(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(deploy_raw))) + "]"));
+  ASSERT_EQ(tx.find("txExecutionResult")->as_u64(), 1u) << "the deploy did not return";
+  auto address = eth::parse_address(text_at(*tx.find("data"), "contract_address"));
+  ASSERT_TRUE(address);
+  calldata::Value entry(calldata::Value::Map{{"", calldata::Value("withdraw")},
+                                             {"args", calldata::Value(calldata::Value::Array{calldata::Value(-3)})}});
+  const eth::Bytes call_raw = sign_legacy(k, 1, eth::kStudioConsensusMain, add_transaction(me, *address, {}, entry));
+  ASSERT_NE(send_raw(call_raw).find("\"result\":\"0x"), std::string::npos);
+  svc_->wake();
+  ASSERT_NE(wait_decided(keccak256(call_raw)).find("ACCEPTED"), std::string::npos);
+  svc_->stop();
+  const JsonValue t = result_of(call("gen_dbg_traceTransaction", "[" + quoted(eth::to_hex(keccak256(call_raw))) + "]"));
+  EXPECT_EQ(t.find("result_code")->as_u64(), 2u);
+  EXPECT_EQ(text_at(t, "error"), "ValueError: amount -3 must be positive (line 12, in withdraw)");
+  const JsonValue* details = t.find("error_details");
+  ASSERT_TRUE(details && details->is_object());
+  EXPECT_EQ(text_at(*details, "code"), "exit_code 1");
+  EXPECT_EQ(text_at(*details, "meaning"), std::string(vm_error_meaning("exit_code")));
+  EXPECT_EQ(text_at(*details, "raw"), "exit_code 1");
+  const JsonValue* ex = details->find("exception");
+  ASSERT_TRUE(ex && ex->is_object());
+  EXPECT_EQ(text_at(*ex, "type"), "ValueError");
+  EXPECT_EQ(text_at(*ex, "message"), "amount -3 must be positive");
+  EXPECT_EQ(ex->find("line")->as_u64(), 12u);
+  EXPECT_NE(text_at(t, "stderr").find("Traceback (most recent call last):"), std::string::npos);
+  const JsonValue ft = result_of(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(call_raw))) + "]"));
+  const JsonValue* leader = ft.find("consensus_data")->find("leader_receipt");
+  ASSERT_TRUE(leader && !leader->items().empty());
+  EXPECT_EQ(text_at(*leader->items()[0].find("genvm_result"), "error"), text_at(t, "error"));
+}
 }  // namespace
 }  // namespace genvm::node::serve
