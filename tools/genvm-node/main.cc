@@ -386,6 +386,8 @@ void write_debug_json(JsonWriter& w, const RunDebug& d) {
   w.key("debug_mode").string(d.debug_mode).key("exit_code").number(d.exit_code).key("omitted").boolean(d.omitted);
   w.key("stdout_bytes").unsigned_number(d.stdout_bytes).key("stderr_bytes").unsigned_number(d.stderr_bytes);
   w.key("log_entries").unsigned_number(d.log_entries).key("stdout").string(d.stdout_text).key("stderr").string(d.stderr_text);
+  w.key("result_kind").string(kind_name(d.kind)).key("timed_out").boolean(d.timed_out).key("run_us").unsigned_number(d.run_us);
+  w.key("result_bytes").unsigned_number(d.result_bytes);
   w.key("log").begin_array();
   std::vector<std::string> traces;
   for (const auto& line : d.log) {
