@@ -10,8 +10,8 @@
 //   svc.stop();
 //
 // The methods live in one file per group (service_core.h lists them): accounts, transactions
-// and receipts, blocks and logs, contracts, and the simulator's administration (cancel,
-// snapshots, clearing); the worker in worker.cc.
+// and receipts, blocks and logs, contracts, the simulator's administration (cancel,
+// snapshots, clearing), and the runs' trace (gen_dbg_traceTransaction); the worker in worker.cc.
 #pragma once
 
 #include <cstdint>
