@@ -160,6 +160,7 @@ class ServeServer : public node::testing::StateDir {
     o.max_snapshots = max_snapshots;
     o.validators = validators_;
     o.timeout_s = timeout_s_;
+    o.debug_mode = debug_mode_;
     rpc_ = std::make_unique<Rpc>();
     svc_ = std::make_unique<Service>(o, *store_);
     svc_->register_methods(*rpc_);
@@ -224,6 +225,7 @@ class ServeServer : public node::testing::StateDir {
 
   int validators_ = 5;
   int timeout_s_ = 5;
+  DebugMode debug_mode_ = DebugMode::kSafe;
   std::unique_ptr<Rpc> rpc_;
   std::unique_ptr<TxStore> store_;
   std::unique_ptr<Service> svc_;
@@ -671,6 +673,45 @@ TEST_F(ServeServer, TraceShowsEveryRunOfARoundAndAUserErrorReadably) {
   expect_alive();
 }
 
+
+// At --debug-mode disabled no run records are kept: the trace still has every node's result
+// code and, for the accepted leader and the validators that agreed with it, the receipt's
+// result, so a UserError stays readable; the streams are empty and `recorded` false.
+TEST_F(ServeServer, WithoutDebugRecordsTheTraceHasTheReceiptsResults) {
+  const std::string counter = read_binary(std::string(GENVM_BINARY_DIR) + "/examples/counter.wasm");
+  if (counter.empty()) GTEST_SKIP() << "needs examples/counter.wasm (genvm_examples)";
+  stop_server();
+  validators_ = 1;
+  debug_mode_ = DebugMode::kDisabled;
+  start_server(true);
+  const Key k = key_of(22);
+  const eth::Address me = address_of(k);
+  const eth::Bytes deploy_raw =
+      sign_legacy(k, 0, eth::kStudioConsensusMain, add_transaction(me, {}, eth::Bytes(counter.begin(), counter.end())));
+  ASSERT_NE(send_raw(deploy_raw).find("\"result\":\"0x"), std::string::npos);
+  svc_->start();
+  ASSERT_NE(wait_decided(keccak256(deploy_raw)).find("ACCEPTED"), std::string::npos);
+  const JsonValue tx = result_of(call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(deploy_raw))) + "]"));
+  auto contract = eth::parse_address(text_at(*tx.find("data"), "contract_address"));
+  ASSERT_TRUE(contract);
+  calldata::Value entry(calldata::Value::Map{{"", calldata::Value("no_such_method")}});
+  const eth::Bytes call_raw = sign_legacy(k, 1, eth::kStudioConsensusMain, add_transaction(me, *contract, {}, entry));
+  ASSERT_NE(send_raw(call_raw).find("\"result\":\"0x"), std::string::npos);
+  svc_->wake();
+  ASSERT_NE(wait_decided(keccak256(call_raw)).find("ACCEPTED"), std::string::npos);
+  svc_->stop();
+  const JsonValue t = result_of(call("gen_dbg_traceTransaction", "[" + quoted(eth::to_hex(keccak256(call_raw))) + "]"));
+  EXPECT_EQ(t.find("result_code")->as_u64(), 1u);
+  EXPECT_EQ(text_at(t, "error"), "unknown method");
+  EXPECT_EQ(text_at(t, "stdout"), "");
+  EXPECT_EQ(text_at(t, "run_time"), "");
+  const JsonValue* runs = t.find("runs");
+  ASSERT_TRUE(runs && runs->items().size() == 2u);
+  for (const JsonValue& r : runs->items()) {
+    EXPECT_FALSE(r.find("recorded")->as_bool());
+    EXPECT_EQ(text_at(r, "error"), "unknown method");
+  }
+}
 
 // An uncaught Python exception (the VM error exit_code 1, its traceback on stderr) reads as its
 // type, message and line in the trace and in the receipts. Needs the Python runners of a build

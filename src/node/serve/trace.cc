@@ -98,6 +98,10 @@ std::vector<RunView> round_runs(const QueuedTx& tx, const TxRecord& rec, const s
       if (r.record) {
         r.payload = r.record->result;
         r.have_payload = !r.record->result.empty() || r.record->result_bytes == 0;
+      } else if (is_accepted && r.vote == "agree" && tx.result.size() >= 1 && rec.status == "accepted") {
+        // Its execution hash is the leader's, so its result is the receipt's too.
+        r.payload.assign(tx.result.begin() + 1, tx.result.end());
+        r.have_payload = true;
       }
       out.push_back(std::move(r));
     }
@@ -120,7 +124,10 @@ std::optional<ReadableError> RunView::error() const {
   }
   if (kind == 0) return std::nullopt;
   std::string text(payload.begin(), payload.end());
-  if (!have_payload && record) text = "(" + std::to_string(record->result_bytes) + " bytes, not kept)";
+  if (!have_payload) {
+    text = record ? "(" + std::to_string(record->result_bytes) + " bytes, not kept)"
+                  : std::string("(not kept: no debug record of this run)");
+  }
   return readable_error(static_cast<ResultCode>(kind), text, err);
 }
 
