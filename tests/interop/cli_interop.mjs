@@ -1,14 +1,16 @@
 // The `genlayer` CLI (npm package genlayer, tests/interop/node_modules) against `genvm-node serve`:
 // the commands a GenLayer developer types, run as separate processes with their own HOME.
 //
-//   node cli_interop.mjs --url http://127.0.0.1:PORT/api --contract FILE.py
+//   node cli_interop.mjs --url http://127.0.0.1:PORT/api --contract STORAGE.py --printer PRINTER.py
 //
-// Starts nothing: tests/node_serve/run_cli.sh starts the server and passes its URL and a Python
-// storage contract (examples/python/storage.py, its runner pinned). Steps: account create
-// (keystore password as a flag) -> deploy --contract (the password on stdin: without keytar's
-// native module the CLI asks for it on every signing command) -> receipt (FINALIZED, returned) ->
-// call get_storage -> write update_storage -> call again -> receipt of the write -> schema -> code
-// -> a failing call exits 1; trace only when the server has gen_dbg_traceTransaction.
+// Starts nothing: tests/node_serve/run_cli.sh starts the server (--debug-mode safe) and passes
+// its URL and two Python contracts, their runner pinned: examples/python/storage.py and
+// tests/node_serve/printer.py. Steps: account create (keystore password as a flag) -> deploy
+// --contract (the password on stdin: without keytar's native module the CLI asks for it on
+// every signing command) -> receipt (FINALIZED, returned) -> call get_storage -> write
+// update_storage -> call again -> receipt of the write -> schema -> code -> a failing call exits
+// 1 -> printer's write, then receipt --stdout / --stderr show what it printed; trace only when
+// the server has gen_dbg_traceTransaction.
 // The CLI's network is a custom one whose RPC URL is the server's, and every command gets --rpc,
 // so nothing is sent to the CLI's default hosts. Exit 0 pass, 1 fail, 77 skip (no npm).
 import { spawnSync } from "node:child_process";
@@ -31,11 +33,12 @@ if (!existsSync(cliPackage)) {
 const argv = process.argv.slice(2);
 const opt = (name) => {
   const i = argv.indexOf(name);
-  if (i < 0 || i + 1 >= argv.length) fail(`usage: node cli_interop.mjs --url URL --contract FILE (missing ${name})`);
+  if (i < 0 || i + 1 >= argv.length) fail(`usage: node cli_interop.mjs --url URL --contract FILE --printer FILE (missing ${name})`);
   return argv[i + 1];
 };
 const url = opt("--url");
 const contract = opt("--contract");
+const printer = opt("--printer");
 const cliEntry = join(here, "node_modules", "genlayer", "dist", "index.js");
 
 const home = mkdtempSync(join(tmpdir(), "genvm-cli-home-"));
@@ -127,6 +130,20 @@ console.log("schema: get_storage (view), update_storage (write); code: the deplo
 const refused = read(["call", address, "no_such_method"], { expect: 1, both: true });
 if (!refused.includes("Error during read operation")) fail(`call of an unknown method:\n${refused.slice(-2000)}`);
 console.log("call of an unknown method: exit 1");
+
+// What a transaction's runs printed: the leader receipt's genvm_result, which the node fills from
+// its debug records.
+const printerDeploy = signed(["deploy", "--contract", printer]);
+const printerAddress = field(printerDeploy, "Contract Address");
+if (!/^0x[0-9a-f]{40}$/.test(printerAddress ?? "")) fail(`deploy of the printer:\n${printerDeploy.slice(-2000)}`);
+const shouted = signed(["write", printerAddress, "shout", "--args", "from the CLI"]);
+const shoutHash = shouted.match(/Write Transaction Hash:\s*(0x[0-9a-f]{64})/)?.[1];
+if (!shoutHash || field(shouted, "txExecutionResultName") !== "FINISHED_WITH_RETURN") fail(`printer write:\n${shouted.slice(-3000)}`);
+for (const [flag, want] of [["--stdout", "out: from the CLI"], ["--stderr", "err: from the CLI"]]) {
+  const printed = resultOf(signed(["receipt", shoutHash, flag, "--interval", "200"]));
+  if (printed !== want) fail(`receipt ${flag}: ${JSON.stringify(printed)}, want ${JSON.stringify(want)}`);
+}
+console.log("receipt --stdout / --stderr: what the printer's leader run printed");
 
 // trace asks gen_dbg_traceTransaction; run it only when the server has the method.
 const probe = await fetch(url, {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Starts `genvm-node serve` on a free port of 127.0.0.1 with a temporary state and the build's
-# Python runners, runs the `genlayer` CLI's commands against it (tests/interop/cli_interop.mjs)
-# on examples/python/storage.py, stops the server by its pid.
+# Starts `genvm-node serve` on a free port of 127.0.0.1 with a temporary state, the build's
+# Python runners and --debug-mode safe (runs keep their stdout and stderr), runs the `genlayer`
+# CLI's commands against it (tests/interop/cli_interop.mjs) on examples/python/storage.py and
+# printer.py (here), stops the server by its pid.
 #   run_cli.sh GENVM_NODE NODE_JS RUNNERS_DIR
-# The example depends on py-genlayer:latest, which a node resolves only in debug mode unsafe
-# (docs/PROTOCOLS.md, Runners); the deployed copy names the installed runner's id instead, as a
+# The contracts depend on py-genlayer:latest, which a node resolves only in debug mode unsafe
+# (docs/PROTOCOLS.md, Runners); the deployed copies name the installed runner's id instead, as a
 # contract for a production node does.
 set -u
 genvm_node=$1 node_js=$2 runners=$3
@@ -14,9 +15,12 @@ example="$here/../../examples/python/storage.py"
 id=$(sed -n 's/.*"py-genlayer": *"\([0-9a-z]*\)".*/\1/p' "$runners/latest.json")
 [ -n "$id" ] || { echo "$runners/latest.json names no py-genlayer runner"; exit 1; }
 dir=$(mktemp -d /tmp/genvm-serve-cli-XXXXXX)
-grep -q '^# { "Depends": "py-genlayer:latest" }$' "$example" || { echo "$example: header changed"; exit 1; }
-sed "s/^# { \"Depends\": \"py-genlayer:latest\" }\$/# { \"Depends\": \"py-genlayer:$id\" }/" "$example" >"$dir/storage.py"
-GENVM_RUNNERS_DIR="$runners" "$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 500 >"$dir/out" 2>"$dir/err" &
+for src in "$example" "$here/printer.py"; do
+  grep -q '^# { "Depends": "py-genlayer:latest" }$' "$src" || { echo "$src: header changed"; rm -rf "$dir"; exit 1; }
+  sed "s/^# { \"Depends\": \"py-genlayer:latest\" }\$/# { \"Depends\": \"py-genlayer:$id\" }/" "$src" >"$dir/$(basename "$src")"
+done
+GENVM_RUNNERS_DIR="$runners" "$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 500 \
+  --debug-mode safe >"$dir/out" 2>"$dir/err" &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -28,7 +32,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { echo "genvm-node serve did not start"; cat "$dir/err"; exit 1; }
-"$node_js" "$here/../interop/cli_interop.mjs" --url "$url" --contract "$dir/storage.py"
+"$node_js" "$here/../interop/cli_interop.mjs" --url "$url" --contract "$dir/storage.py" --printer "$dir/printer.py"
 rc=$?
 if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check >/dev/null || { echo "genvm-node check failed on the served state"; rc=1; }

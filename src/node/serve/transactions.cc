@@ -73,12 +73,16 @@ RpcResult get_receipt(ServiceCore& c, const Params& p) {
 RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consensus) {
   const std::string status = c.live_status(tx);
   std::optional<TxRecord> rec;
+  std::vector<RunDebug> debug;  // the runs' captures: present when the node ran at --debug-mode safe and up
   if (tx.state_tx && with_consensus) {
     auto st = State::open(c.opts.state_path, OpenMode::kExisting);
     if (!st) return node_error(st.error());
     auto r = (*st)->tx(tx.state_tx);
     if (!r) return node_error(r.error());
     rec = std::move(*r);
+    auto d = (*st)->debug_of_tx(tx.state_tx);
+    if (!d) return node_error(d.error());
+    debug = std::move(*d);
   }
   const std::string hh = hash_hex(tx.hash);
   const bool deploy = tx.type == TxType::kDeploy;
@@ -128,13 +132,23 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
     if (last) {
       if (const JsonValue* l = last->find("leader")) leader = static_cast<int>(l->as_u64().value_or(0));
     }
+    // genvm_result: what this run of the deciding round printed (the CLI's `receipt --stdout`),
+    // the tails the node kept; empty without debug records.
+    auto captured = [&](const std::string& role, int node) -> const RunDebug* {
+      for (const auto& d : debug) {
+        if (d.round == rec->rounds && d.role == role && d.node == node) return &d;
+      }
+      return nullptr;
+    };
     auto receipt = [&](const std::string& mode, int node, const std::string& vote) {
+      const RunDebug* run = captured(mode, node);
       w.begin_object().key("vote").string(vote).key("execution_result").string(rec->result_kind == 0 ? "SUCCESS" : "ERROR");
       w.key("result").string(b64(tx.result)).key("calldata").string(b64(tx.calldata)).key("gas_used").number(0);
       w.key("mode").string(mode).key("contract_state").begin_object().end_object();
       node_config(w, node);
       w.key("eq_outputs").begin_object().end_object().key("pending_transactions").begin_array().end_array();
-      w.key("genvm_result").begin_object().key("stdout").string("").key("stderr").string("").end_object().end_object();
+      w.key("genvm_result").begin_object().key("stdout").string(run ? run->stdout_text : std::string());
+      w.key("stderr").string(run ? run->stderr_text : std::string()).end_object().end_object();
     };
     w.begin_object().key("votes").begin_object();
     std::vector<std::pair<int, std::string>> vs;
