@@ -9,8 +9,8 @@
 // --contract (the password on stdin: without keytar's native module the CLI asks for it on
 // every signing command) -> receipt (FINALIZED, returned) -> call get_storage -> write
 // update_storage -> call again -> receipt of the write -> schema -> code -> a failing call exits
-// 1 -> printer's write, then receipt --stdout / --stderr show what it printed; trace only when
-// the server has gen_dbg_traceTransaction.
+// 1 -> printer's write, then receipt --stdout / --stderr show what it printed -> account send
+// (after the node's faucet) -> trace only when the server has gen_dbg_traceTransaction.
 // The CLI's network is a custom one whose RPC URL is the server's, and every command gets --rpc,
 // so nothing is sent to the CLI's default hosts. Exit 0 pass, 1 fail, 77 skip (no npm).
 import { spawnSync } from "node:child_process";
@@ -145,12 +145,22 @@ for (const [flag, want] of [["--stdout", "out: from the CLI"], ["--stderr", "err
 }
 console.log("receipt --stdout / --stderr: what the printer's leader run printed");
 
-// trace asks gen_dbg_traceTransaction; run it only when the server has the method.
-const probe = await fetch(url, {
+// A value transfer: the CLI has no faucet command, the node's is sim_fundAccount.
+const rpc = (method, params) => fetch(url, {
   method: "POST",
   headers: { "content-type": "application/json" },
-  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "gen_dbg_traceTransaction", params: [{ txID: writeHash, round: 0 }] }),
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
 }).then((r) => r.json());
+const funded = await rpc("sim_fundAccount", [sender, 5_000_000_000_000_000_000]);
+if (!funded.result) fail(`sim_fundAccount: ${JSON.stringify(funded)}`);
+const sent = read(["account", "send", "0x00000000000000000000000000000000000000b0", "1gen", "--password", password]);
+if (field(sent, "amount") !== "1 GEN") fail(`account send:\n${sent.slice(-2000)}`);
+const balance = field(read(["account", "show"]), "balance");
+if (balance !== "4 GEN") fail(`balance after funding 5 GEN and sending 1: ${balance}`);
+console.log(`account send 1gen: balance ${balance}`);
+
+// trace asks gen_dbg_traceTransaction; run it only when the server has the method.
+const probe = await rpc("gen_dbg_traceTransaction", [{ txID: writeHash, round: 0 }]);
 if (probe.error?.code === -32601) {
   console.log("trace: not run, the server has no gen_dbg_traceTransaction");
 } else {
