@@ -20,7 +20,8 @@ inline constexpr const char* kServeUsage =
     "`listening on http://HOST:PORT/api`. SIGINT/SIGTERM stop it; a transaction in progress\n"
     "rolls back and runs again at the next start. On a loopback --host (the default) the\n"
     "administrative methods (snapshots, sim_clearDbTables) and unsigned cancels are open, as in\n"
-    "Studio's local mode; on another address they are refused.\n";
+    "Studio's local mode; on another address they are refused. A browser dashboard (deploy,\n"
+    "read, write, the transactions live) is at http://HOST:PORT/, its event stream at /events.\n";
 
 // argv[0] is "serve". Returns the process's exit status.
 int serve_main(int argc, char** argv, const std::string& default_genvm);

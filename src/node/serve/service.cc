@@ -28,6 +28,8 @@ void Service::register_methods(Rpc& rpc) {
 
 void Service::wake() { core_->wake(); }
 
+EventHub& Service::events() { return core_->events; }
+
 void Service::start() {
   core_->stop = false;
   core_->worker = std::thread([c = core_.get()] { worker_loop(*c); });

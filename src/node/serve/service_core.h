@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/calldata.h"
+#include "node/serve/events.h"
 #include "node/serve/service.h"
 
 namespace genvm::node::serve {
@@ -32,6 +33,10 @@ struct ServiceCore {
   bool woken = false;
   std::atomic<bool> stop{false};
   std::thread worker;
+  EventHub events;  // the dashboard's GET /events
+
+  // Publishes a transaction's new status to the event stream.
+  void changed(const Hash& h, const std::string& status);
 
   NodeOptions node_options() const;
   // The status a reader sees: the stored one, or the worker's current step of a PROPOSING one.
