@@ -12,7 +12,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,7 +25,9 @@ const opt = (name) => {
   }
   return argv[i + 1];
 };
-const url = opt("--url"), chromiumPath = opt("--chromium"), examples = opt("--examples"), artifacts = opt("--artifacts");
+// The browser reads the uploaded file itself: the paths are made absolute.
+const url = opt("--url"), chromiumPath = opt("--chromium"), examples = resolve(opt("--examples"));
+const artifacts = resolve(opt("--artifacts"));
 if (!existsSync(join(here, "node_modules", "ws"))) {
   if (process.env.GENVM_SKIP_NPM === "1") process.exit(77);
   console.error(`dashboard_browser: FAIL: ${join(here, "node_modules")} has no ws: run scripts/bootstrap`);
@@ -34,9 +36,25 @@ if (!existsSync(join(here, "node_modules", "ws"))) {
 const { default: WebSocket } = await import("ws");
 
 let browser, profile, page;
-function cleanup() {
-  if (browser && browser.exitCode === null) browser.kill("SIGKILL");
-  if (profile) rmSync(profile, { recursive: true, force: true });
+// Ends the browser's process group (the browser and its renderers, started here), waits for
+// the browser to exit, then removes its profile; a profile left behind is reported, not fatal.
+async function cleanup() {
+  if (browser && browser.exitCode === null && browser.signalCode === null) {
+    const gone = new Promise((r) => browser.once("exit", r));
+    try {
+      process.kill(-browser.pid, "SIGKILL");
+    } catch {
+      browser.kill("SIGKILL");
+    }
+    await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+  }
+  if (profile) {
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch (e) {
+      console.error(`left ${profile}: ${e.message}`);
+    }
+  }
 }
 let failing = false;
 async function fail(msg) {
@@ -56,7 +74,7 @@ async function fail(msg) {
       console.error(`no screenshot: ${e.message}`);
     }
   }
-  cleanup();
+  await cleanup();
   process.exit(1);
 }
 process.on("unhandledRejection", (e) => fail(`unhandled: ${e?.stack ?? e}`));
@@ -102,7 +120,7 @@ profile = mkdtempSync(join(tmpdir(), "genvm-dashboard-chromium-"));
 browser = spawn(chromiumPath, ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
   "--disable-background-networking", "--disable-sync", "--remote-debugging-address=127.0.0.1",
   "--remote-debugging-port=0", `--user-data-dir=${profile}`, "--window-size=1280,1600", "about:blank"],
-  { stdio: ["ignore", "ignore", "pipe"] });
+  { stdio: ["ignore", "ignore", "pipe"], detached: true });
 const devtools = await new Promise((resolve) => {
   let err = "";
   const timer = setTimeout(() => resolve(null), 60000);
@@ -111,7 +129,12 @@ const devtools = await new Promise((resolve) => {
     const m = err.match(/DevTools listening on (ws:\/\/\S+)/);
     if (m) { clearTimeout(timer); resolve(m[1]); }
   });
-  browser.on("exit", () => { clearTimeout(timer); resolve(null); console.error(err.slice(-2000)); });
+  browser.on("exit", () => {
+    if (/DevTools listening/.test(err)) return;  // ended later, by cleanup()
+    clearTimeout(timer);
+    console.error(err.slice(-2000));
+    resolve(null);
+  });
 });
 if (!devtools) await fail("Chromium did not start its DevTools endpoint");
 const port = new URL(devtools).port;
@@ -243,6 +266,6 @@ console.log(`last() -> ${read.replace(/\s+/g, " ")}`);
 
 await check(page.errors.length === 0, `errors in the page: ${page.errors.join("\n")}`);
 ws.close();
-cleanup();
+await cleanup();
 console.log("dashboard_browser: OK");
 process.exit(0);
