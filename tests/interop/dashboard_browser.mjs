@@ -7,7 +7,8 @@
 // listener.wasm through the file input and the constructor form built from its schema, watches
 // the deploy reach FINALIZED in the list (the page's event stream), opens the contract, sends
 // on_notified("...") through its write form, follows the transaction's page until FINALIZED,
-// opens a validator's vote, and reads `last` through the read form. A failed check saves a
+// opens a validator's vote, reads `last` through the read form, and sees the list emptied when
+// the node's transactions are cleared (the stream's reset event). A failed check saves a
 // screenshot into --artifacts. Exit 0 pass, 1 fail, 77 skip (GENVM_SKIP_NPM=1 without npm).
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -263,6 +264,15 @@ await page.eval("document.querySelector('#contract-view form[data-method=last] b
 const read = await page.waitFor("the read's result", "document.querySelector('#contract-view form[data-method=last] .out pre')?.textContent");
 await check(read.includes(text) && /"count": 1\b/.test(read), `last() read: ${read}`);
 console.log(`last() -> ${read.replace(/\s+/g, " ")}`);
+
+// Clearing the node's transactions: the page's list follows the stream's reset event.
+await page.eval("location.hash = '#/'");
+await page.waitFor("the list on the home page", "document.querySelectorAll('#tx-list tr').length === 2");
+const cleared = await (await fetch(api, { method: "POST", headers: { "content-type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "sim_clearDbTables", params: [["transactions"]] }) })).json();
+await check(cleared.result === null, `sim_clearDbTables: ${JSON.stringify(cleared)}`);
+await page.waitFor("the list emptied by the reset event", "document.querySelectorAll('#tx-list tr').length === 0");
+console.log("sim_clearDbTables: the list emptied live");
 
 await check(page.errors.length === 0, `errors in the page: ${page.errors.join("\n")}`);
 ws.close();
