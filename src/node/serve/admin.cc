@@ -64,6 +64,7 @@ RpcResult cancel(ServiceCore& c, const Params& p) {
     return server_error("Transaction cannot be cancelled: it is " + status + "; only a PENDING transaction can be",
                         d.take());
   }
+  c.changed(*h, "CANCELED");
   JsonWriter w;
   w.begin_object().key("transaction_hash").string(hash_hex(*h)).key("status").string("CANCELED").end_object();
   return w.take();
@@ -93,6 +94,7 @@ RpcResult restore(ServiceCore& c, const Params& p) {
     ok = restore_snapshot(c.opts.state_path, c.opts.busy_ms, static_cast<std::int64_t>(*id));
   }
   if (!ok) return admin_error(ok.error());
+  if (*ok) c.events.publish("reset", "{}");  // every listed transaction may have changed or gone
   c.wake();  // the restored queue may hold PENDING transactions
   return std::string(*ok ? "true" : "false");
 }
@@ -125,6 +127,7 @@ RpcResult clear(ServiceCore& c, const Params& p) {
   if (!queue && !everything) return std::string("null");
   std::lock_guard run(c.run_mu);
   if (auto s = clear_state(c.opts.state_path, c.opts.busy_ms, !everything); !s) return node_error(s.error());
+  c.events.publish("reset", "{}");
   return std::string("null");
 }
 

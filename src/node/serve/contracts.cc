@@ -82,6 +82,7 @@ RpcResult send_raw_transaction(ServiceCore& c, const Params& p) {
       return node_error(e);
     }
   }
+  c.changed(q.hash, "PENDING");
   c.wake();
   return json_string(hash_hex(q.hash));
 }

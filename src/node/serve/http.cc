@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <cerrno>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -10,6 +12,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include "node/serve/dashboard.h"
 
 namespace genvm::node::serve {
 
@@ -20,6 +24,7 @@ using tcp = asio::ip::tcp;
 
 struct HttpServer::Impl {
   const Rpc& rpc;
+  EventHub* events = nullptr;
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::atomic<bool> stopping{false};
@@ -28,7 +33,40 @@ struct HttpServer::Impl {
   int live = 0;
   std::vector<std::shared_ptr<tcp::socket>> sockets;  // open connections, closed by stop()
 
-  explicit Impl(const Rpc& r) : rpc(r) {}
+  explicit Impl(const Rpc& r, EventHub* e) : rpc(r), events(e) {}
+
+  // GET /events: the response head, then each event as it comes, until the peer goes, the
+  // subscriber lags behind, or the server stops. The connection is not reused afterwards.
+  void stream_events(tcp::socket& sock, std::shared_ptr<EventHub::Subscriber> sub, bool head_only) {
+    std::string out =
+        "HTTP/1.1 200 OK\r\nServer: genvm-node\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
+    if (!head_only) out += "retry: 1000\n: connected\n\n";
+    beast::error_code ec;
+    asio::write(sock, asio::buffer(out), ec);
+    if (ec || head_only) return;
+    using clock = std::chrono::steady_clock;
+    auto quiet_since = clock::now();
+    while (!stopping) {
+      // Wakes every second to notice stop(), whose shutdown() does not wake a condition wait.
+      auto batch = sub->wait(clock::now() + std::chrono::seconds(1));
+      if (sub->lagged()) return;
+      // A peer that closed (or sent anything: the stream takes no input) frees its slot now,
+      // not at the next write.
+      char probe;
+      const auto n = ::recv(sock.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return;
+      out.clear();
+      for (const Event& e : batch) out += "event: " + e.name + "\ndata: " + e.data + "\n\n";
+      if (out.empty() && clock::now() - quiet_since >= std::chrono::seconds(kEventKeepaliveSeconds)) {
+        out = ": keepalive\n\n";
+      }
+      if (out.empty()) continue;
+      asio::write(sock, asio::buffer(out), ec);
+      if (ec) return;
+      quiet_since = clock::now();
+    }
+  }
 
   void serve(std::shared_ptr<tcp::socket> sock) {
     // A peer that sends nothing for kIdleSeconds frees its thread.
@@ -58,10 +96,34 @@ struct HttpServer::Impl {
       res.set(http::field::server, "genvm-node");
       res.set(http::field::access_control_allow_origin, "*");
       const std::string_view target(req.target().data(), req.target().size());
-      if (target != "/api" && target != "/api/") {
-        res.result(http::status::not_found);
+      const std::string_view path = target.substr(0, target.find('?'));
+      const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+      if (path == "/events" && events && get) {
+        auto sub = events->subscribe();
+        if (sub) {
+          stream_events(*sock, std::move(sub), req.method() == http::verb::head);
+          break;
+        }
+        res.result(http::status::service_unavailable);
+        res.set(http::field::retry_after, "5");
         res.set(http::field::content_type, "text/plain");
-        res.body() = "genvm-node serves JSON-RPC at POST /api\n";
+        res.body() = "too many event streams\n";
+      } else if (target != "/api" && target != "/api/") {
+        const StaticFile* f = path == "/events" ? nullptr : dashboard_file(path);
+        if (!f) {
+          res.result(http::status::not_found);
+          res.set(http::field::content_type, "text/plain");
+          res.body() = "genvm-node serves JSON-RPC at POST /api and its dashboard at GET /\n";
+        } else if (!get) {
+          res.result(http::status::method_not_allowed);
+          res.set(http::field::allow, "GET, HEAD");
+        } else {
+          res.set(http::field::content_type, std::string(f->content_type));
+          res.set(http::field::cache_control, "no-cache");
+          res.set("X-Content-Type-Options", "nosniff");
+          res.body().assign(f->body.data(), f->body.size());
+        }
+        res.erase(http::field::access_control_allow_origin);  // the dashboard is same-origin only
       } else if (req.method() == http::verb::options) {
         res.result(http::status::no_content);
         res.set(http::field::access_control_allow_methods, "POST, OPTIONS");
@@ -80,6 +142,7 @@ struct HttpServer::Impl {
       }
       res.keep_alive(req.keep_alive());
       res.prepare_payload();
+      if (req.method() == http::verb::head) res.body().clear();  // the length stays the full one
       http::write(*sock, res, ec);
       if (ec || !req.keep_alive() || stopping) break;
     }
@@ -92,8 +155,9 @@ struct HttpServer::Impl {
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() { stop(); }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::listen(const std::string& host, std::uint16_t port, const Rpc& rpc) {
-  auto impl = std::make_unique<Impl>(rpc);
+Result<std::unique_ptr<HttpServer>> HttpServer::listen(const std::string& host, std::uint16_t port, const Rpc& rpc,
+                                                       EventHub* events) {
+  auto impl = std::make_unique<Impl>(rpc, events);
   beast::error_code ec;
   auto addr = asio::ip::make_address(host, ec);
   if (ec) return make_error("bad_host", "--host needs an IP address, not '" + host + "'");

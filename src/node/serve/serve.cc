@@ -102,7 +102,7 @@ int serve_main(int argc, char** argv, const std::string& default_genvm) {
   Service svc(o, **store);
   Rpc rpc;
   svc.register_methods(rpc);
-  auto server = HttpServer::listen(host, static_cast<std::uint16_t>(port), rpc);
+  auto server = HttpServer::listen(host, static_cast<std::uint16_t>(port), rpc, &svc.events());
   if (!server) return usage_error(server.error().to_string());
   if (::pipe(g_stop_pipe) != 0) return usage_error(std::string("pipe: ") + std::strerror(errno));
   g_server = server->get();

@@ -2,6 +2,8 @@
 // error answers its JSON-RPC code, stores nothing, and the server keeps serving. Signed
 // transactions are made here with libsecp256k1 as viem makes them (legacy EIP-155).
 #include <secp256k1.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <secp256k1_recovery.h>
 #include <stdlib.h>
 
@@ -22,6 +24,7 @@
 #include "common/sha3.h"
 #include "eth/eth.h"
 #include "node/readable_error.h"
+#include "node/serve/dashboard.h"
 #include "node/serve/http.h"
 #include "node/serve/service.h"
 #include "node/test_state_dir.h"
@@ -164,7 +167,7 @@ class ServeServer : public node::testing::StateDir {
     rpc_ = std::make_unique<Rpc>();
     svc_ = std::make_unique<Service>(o, *store_);
     svc_->register_methods(*rpc_);
-    auto server = HttpServer::listen("127.0.0.1", 0, *rpc_);
+    auto server = HttpServer::listen("127.0.0.1", 0, *rpc_, &svc_->events());
     ASSERT_TRUE(server.ok()) << server.error().to_string();
     server_ = std::move(*server);
     thread_ = std::thread([this] { server_->run(); });
@@ -195,6 +198,30 @@ class ServeServer : public node::testing::StateDir {
     http::read(sock, buf, res, ec);
     if (ec) return {0, ec.message()};
     return {static_cast<int>(res.result_int()), res.body()};
+  }
+  struct Reply {
+    int status = 0;
+    std::string content_type, length, body;
+  };
+  // One request without a body on a fresh connection.
+  Reply request(http::verb verb, const std::string& target) {
+    asio::io_context io;
+    asio::ip::tcp::socket sock(io);
+    sock.connect({asio::ip::make_address("127.0.0.1"), server_->port()});
+    timeval tv{120, 0};  // a bound against a hang (a stream answered where none was expected)
+    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    http::request<http::empty_body> req{verb, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    beast::error_code ec;
+    http::write(sock, req, ec);
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.skip(verb == http::verb::head);
+    http::read(sock, buf, parser, ec);
+    if (ec) return {0, "", "", ec.message()};
+    auto& res = parser.get();
+    return {static_cast<int>(res.result_int()), std::string(res[http::field::content_type]),
+            std::string(res[http::field::content_length]), res.body()};
   }
   std::string call(const std::string& method, const std::string& params_json) {
     return post(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params_json + "}").second;
@@ -551,6 +578,170 @@ TEST_F(ServeServer, ClearDbTables) {
   auto ok = (*st)->check_consistency();
   EXPECT_TRUE(ok.ok()) << ok.error().to_string();
   expect_alive();
+}
+
+// GET /events on its own connection: the response head, then one event at a time. Reads wait
+// at most 120 s (a bound against a hang, not a timing assertion).
+class EventStream {
+ public:
+  explicit EventStream(std::uint16_t port) : sock_(io_) {
+    sock_.connect({asio::ip::make_address("127.0.0.1"), port});
+    timeval tv{120, 0};
+    ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const std::string req = "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+    asio::write(sock_, asio::buffer(req));
+    head_ = read_until("\r\n\r\n");
+  }
+  const std::string& head() const { return head_; }
+  // The next block up to a blank line ("event: ...\ndata: ..." or a comment); empty at the end.
+  std::string next() { return read_until("\n\n"); }
+  // The data line of the next `status` event for `hash` (other events are skipped).
+  std::string next_status_of(const std::string& hash) {
+    for (;;) {
+      std::string e = next();
+      if (e.empty()) return "";
+      if (e.rfind("event: status\n", 0) == 0 && e.find(hash) != std::string::npos) return e.substr(e.find("data: ") + 6);
+    }
+  }
+  void close() { sock_.close(); }
+
+ private:
+  std::string read_until(const std::string& end) {
+    for (;;) {
+      if (auto i = buf_.find(end); i != std::string::npos) {
+        std::string out = buf_.substr(0, i);
+        buf_.erase(0, i + end.size());
+        return out;
+      }
+      char chunk[4096];
+      beast::error_code ec;
+      std::size_t n = sock_.read_some(asio::buffer(chunk), ec);
+      if (ec || n == 0) return "";
+      buf_.append(chunk, n);
+    }
+  }
+  asio::io_context io_;
+  asio::ip::tcp::socket sock_;
+  std::string buf_, head_;
+};
+
+TEST_F(ServeServer, TheDashboardsFilesAndNothingElse) {
+  Reply index = request(http::verb::get, "/");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_EQ(index.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(index.body.find("src=\"/app.js\""), std::string::npos) << index.body.substr(0, 300);
+  EXPECT_EQ(request(http::verb::get, "/index.html?from=test").body, index.body);
+  for (const char* js : {"/app.js", "/crypto.js", "/genvm.js"}) {
+    Reply r = request(http::verb::get, js);
+    EXPECT_EQ(r.status, 200) << js;
+    EXPECT_EQ(r.content_type, "text/javascript; charset=utf-8") << js;
+    const StaticFile* f = dashboard_file(js);
+    ASSERT_NE(f, nullptr) << js;
+    EXPECT_EQ(r.body, f->body) << js;
+  }
+  EXPECT_EQ(request(http::verb::get, "/style.css").content_type, "text/css; charset=utf-8");
+  Reply head = request(http::verb::head, "/");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.length, std::to_string(index.body.size()));
+  EXPECT_EQ(head.body, "");
+  // Paths outside the embedded list, however spelled, are not files: nothing is read from disk.
+  for (const char* path : {"/nope.js", "/../CMakeLists.txt", "/..%2fCMakeLists.txt", "/%2e%2e/http.cc", "/dashboard/app.js",
+                           "//etc/passwd", "/app.js/", "/./app.js", "/APP.JS", "/app.js%00.html", "/http.cc",
+                           "/embed_dashboard.cmake", "/../../../../../../etc/passwd"}) {
+    Reply r = request(http::verb::get, path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(r.body.find("<html"), std::string::npos) << path;
+  }
+  EXPECT_EQ(request(http::verb::post, "/app.js").status, 405);
+  EXPECT_EQ(request(http::verb::get, "/api").status, 405);
+  expect_alive();
+}
+
+TEST_F(ServeServer, TheEventStreamCarriesEachStatusChange) {
+  EventStream events(server_->port());
+  EXPECT_EQ(events.head().rfind("HTTP/1.1 200", 0), 0u) << events.head();
+  EXPECT_NE(events.head().find("Content-Type: text/event-stream"), std::string::npos) << events.head();
+  EXPECT_EQ(events.next(), "retry: 1000\n: connected");
+  const Key k = key_of(15);
+  const std::string queued = eth::to_hex(queue_deploy(k, 0, 1));
+  EXPECT_EQ(events.next(), "event: status\ndata: {\"hash\":\"" + queued + "\",\"status\":\"PENDING\",\"statusCode\":1}");
+  ASSERT_NE(call("sim_cancelTransaction", "[" + quoted(queued) + "]").find("\"CANCELED\""), std::string::npos);
+  EXPECT_EQ(events.next_status_of(queued), "{\"hash\":\"" + queued + "\",\"status\":\"CANCELED\",\"statusCode\":8}");
+  // The worker's steps, through the decision to FINALIZED (its code is not wasm: it runs and
+  // fails, and is decided all the same).
+  const std::string run = eth::to_hex(queue_deploy(k, 1, 2));
+  EXPECT_NE(events.next_status_of(run).find("\"PENDING\""), std::string::npos);
+  request_interrupt(0);  // a worker stopped by an earlier test left the process-wide interrupt set
+  svc_->start();
+  std::vector<std::string> seen;
+  while (seen.size() < 100) {  // a bound against a worker retrying forever
+    std::string data = events.next_status_of(run);
+    if (data.empty()) break;
+    auto at = data.find("\"status\":\"") + 10;
+    seen.push_back(data.substr(at, data.find('"', at) - at));
+    if (seen.back() == "FINALIZED") break;
+  }
+  svc_->stop();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), "PROPOSING");
+  EXPECT_EQ(seen.back(), "FINALIZED");
+  EXPECT_TRUE(std::find(seen.begin(), seen.end(), "ACCEPTED") != seen.end() ||
+              std::find(seen.begin(), seen.end(), "UNDETERMINED") != seen.end());
+  // The stored status agrees with the last event.
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(run) + "]").find("\"FINALIZED\""), std::string::npos);
+  // Clearing the tables tells the subscribers to reload.
+  EXPECT_EQ(call("sim_clearDbTables", R"([["transactions"]])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  std::string e;
+  do e = events.next(); while (!e.empty() && e.rfind("event: reset", 0) != 0);
+  EXPECT_EQ(e, "event: reset\ndata: {}");
+  expect_alive();
+}
+
+TEST_F(ServeServer, EventStreamsAreBounded) {
+  std::vector<std::unique_ptr<EventStream>> streams;
+  for (int i = 0; i < kMaxEventClients; ++i) {
+    streams.push_back(std::make_unique<EventStream>(server_->port()));
+    ASSERT_EQ(streams.back()->head().rfind("HTTP/1.1 200", 0), 0u) << i;
+  }
+  EXPECT_EQ(request(http::verb::get, "/events").status, 503);
+  // A stream whose peer went frees its place (the server notices within its wait of a second;
+  // the loop below is bounded by the 120 s read timeout of EventStream, not timed).
+  streams.back()->close();
+  streams.pop_back();
+  std::unique_ptr<EventStream> again;
+  for (int i = 0; i < 1200; ++i) {
+    again = std::make_unique<EventStream>(server_->port());
+    if (again->head().rfind("HTTP/1.1 200", 0) == 0) break;
+    again.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(again, nullptr);
+  // Every stream sees the same event.
+  const std::string h = eth::to_hex(queue_deploy(key_of(16), 0, 1));
+  streams.push_back(std::move(again));
+  for (auto& s : streams) EXPECT_NE(s->next_status_of(h).find("\"PENDING\""), std::string::npos);
+  expect_alive();
+}
+
+TEST(EventHub, ASubscriberThatFallsBehindIsDroppedNotBuffered) {
+  EventHub hub;
+  auto slow = hub.subscribe(), fast = hub.subscribe();
+  for (std::size_t i = 0; i < kMaxQueuedEvents; ++i) hub.publish("status", std::to_string(i));
+  EXPECT_EQ(fast->wait(std::chrono::steady_clock::now()).size(), kMaxQueuedEvents);
+  hub.publish("status", "one more");
+  EXPECT_TRUE(slow->lagged());
+  EXPECT_TRUE(slow->wait(std::chrono::steady_clock::now()).empty());
+  EXPECT_FALSE(fast->lagged());
+  auto got = fast->wait(std::chrono::steady_clock::now());
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].data, "one more");
+  // Released subscribers free their places.
+  std::vector<std::shared_ptr<EventHub::Subscriber>> more;
+  while (auto s = hub.subscribe()) more.push_back(std::move(s));
+  EXPECT_EQ(more.size(), static_cast<std::size_t>(kMaxEventClients - 2));
+  more.clear();
+  slow.reset();
+  EXPECT_EQ(hub.subscribers(), 1);
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ void Service::register_methods(Rpc& rpc) {
 
 void Service::wake() { core_->wake(); }
 
+EventHub& Service::events() { return core_->events; }
+
 void Service::start() {
   core_->stop = false;
   // stop() interrupts the runs through the process-wide flag; a service started again (in the

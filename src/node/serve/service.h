@@ -19,6 +19,7 @@
 #include <string>
 
 #include "node/node.h"
+#include "node/serve/events.h"
 #include "node/serve/rpc.h"
 #include "node/serve/store.h"
 
@@ -58,6 +59,8 @@ class Service {
   void stop();
   // Test hook: wakes the worker (a new transaction, or a finality check).
   void wake();
+  // The transactions' status changes (HttpServer's GET /events).
+  EventHub& events();
 
  private:
   std::unique_ptr<ServiceCore> core_;

@@ -15,6 +15,7 @@
 #include "common/calldata.h"
 #include "common/json.h"
 #include "node/readable_error.h"
+#include "node/serve/events.h"
 #include "node/serve/service.h"
 
 namespace genvm::node::serve {
@@ -34,6 +35,10 @@ struct ServiceCore {
   bool woken = false;
   std::atomic<bool> stop{false};
   std::thread worker;
+  EventHub events;  // the dashboard's GET /events
+
+  // Publishes a transaction's new status to the event stream.
+  void changed(const Hash& h, const std::string& status);
 
   NodeOptions node_options() const;
   // The status a reader sees: the stored one, or the worker's current step of a PROPOSING one.

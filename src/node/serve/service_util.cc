@@ -118,6 +118,13 @@ std::string ServiceCore::live_status(const QueuedTx& tx) {
   return it == live.end() ? tx.status : it->second;
 }
 
+void ServiceCore::changed(const Hash& h, const std::string& status) {
+  JsonWriter w;
+  w.begin_object().key("hash").string(hash_hex(h)).key("status").string(status);
+  w.key("statusCode").number(status_code(status)).end_object();
+  events.publish("status", w.take());
+}
+
 void ServiceCore::wake() {
   std::lock_guard g(wake_mu);
   woken = true;

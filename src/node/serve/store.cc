@@ -168,11 +168,21 @@ class SqliteStore final : public TxStore {
     return {};
   }
 
-  Result<int> finalize_until(std::int64_t before_ms) override {
-    Stmt q(db_, "UPDATE serve_txs SET status='FINALIZED' WHERE status IN ('ACCEPTED','UNDETERMINED') AND decided_at<=?");
+  Result<std::vector<Hash>> finalize_until(std::int64_t before_ms) override {
+    Stmt q(db_,
+           "UPDATE serve_txs SET status='FINALIZED' WHERE status IN ('ACCEPTED','UNDETERMINED') AND decided_at<=? "
+           "RETURNING hash");
     q.i64(1, before_ms);
-    if (q.step() != SQLITE_DONE) return db_error(db_, "finalize");
-    return sqlite3_changes(db_);
+    std::vector<Hash> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) {
+      Bytes h = q.col_blob(0);
+      Hash one{};
+      if (h.size() == 32) std::memcpy(one.data(), h.data(), 32);
+      out.push_back(one);
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "finalize");
+    return out;
   }
 
   Result<std::vector<QueuedTx>> for_address(const Address& a, std::int64_t limit) override {

@@ -69,8 +69,9 @@ class TxStore {
   virtual Result<bool> cancel(const Hash& hash) = 0;
   // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error.
   virtual Status decide(const QueuedTx& tx) = 0;
-  // ACCEPTED and UNDETERMINED transactions decided at or before `before_ms` become FINALIZED.
-  virtual Result<int> finalize_until(std::int64_t before_ms) = 0;
+  // ACCEPTED and UNDETERMINED transactions decided at or before `before_ms` become FINALIZED;
+  // the hashes of those it changed.
+  virtual Result<std::vector<Hash>> finalize_until(std::int64_t before_ms) = 0;
   virtual Result<std::vector<QueuedTx>> for_address(const Address& a, std::int64_t limit) = 0;
   virtual Result<std::int64_t> last_seq() = 0;
   // The transaction queued as number `seq` (its block).

@@ -12,11 +12,26 @@ using calldata::Value;
 
 namespace {
 
+Status decide(ServiceCore& c, const QueuedTx& tx) {
+  Status s;
+  {
+    std::lock_guard g(c.store_mu);
+    s = c.store.decide(tx);
+  }
+  if (s) c.changed(tx.hash, tx.status);
+  return s;
+}
+
 // Runs one queued transaction to its decision (or resumes one a stopped worker claimed).
 Status process(ServiceCore& c, QueuedTx tx) {
   auto set_live = [&](const std::string& s) {
-    std::lock_guard g(c.live_mu);
-    c.live[tx.hash] = s;
+    {
+      std::lock_guard g(c.live_mu);
+      auto& now = c.live[tx.hash];
+      if (now == s) return;  // the progress callback repeats a step once per validator
+      now = s;
+    }
+    c.changed(tx.hash, s);
   };
   auto drop_live = [&] {
     std::lock_guard g(c.live_mu);
@@ -72,14 +87,14 @@ Status process(ServiceCore& c, QueuedTx tx) {
       if (e.code == "state_locked" || e.code == "interrupted" || e.code == "state_sql") {
         std::lock_guard g(c.store_mu);
         (void)c.store.set_status(tx.hash, "PENDING");
+        c.changed(tx.hash, "PENDING");
         return e;  // not decided: retried
       }
       // Refused before anything ran (no receipt): decided with the reason.
       tx.status = "UNDETERMINED";
       tx.error = e.to_string();
       tx.decided_at = now_ms();
-      std::lock_guard g(c.store_mu);
-      return c.store.decide(tx);
+      return decide(c, tx);
     }
     tx.state_tx = out->record.id;
     if (tx.type == TxType::kDeploy && out->record.status == "accepted" && out->record.result_kind == 0) {
@@ -109,8 +124,7 @@ Status process(ServiceCore& c, QueuedTx tx) {
     tx.status = (*rec)->status == "accepted" ? "ACCEPTED" : "UNDETERMINED";
   }
   tx.decided_at = now_ms();
-  std::lock_guard g(c.store_mu);
-  return c.store.decide(tx);
+  return decide(c, tx);
 }
 
 }  // namespace
@@ -118,15 +132,19 @@ Status process(ServiceCore& c, QueuedTx tx) {
 void worker_loop(ServiceCore& c) {
   while (!c.stop) {
     std::optional<QueuedTx> next;
+    Result<std::vector<Hash>> finalized = std::vector<Hash>{};
     Status s;
     {
       // One transaction at a time, never while a snapshot is restored or the state cleared.
       std::lock_guard run(c.run_mu);
       {
         std::lock_guard g(c.store_mu);
-        (void)c.store.finalize_until(now_ms() - c.opts.finality_ms);
+        finalized = c.store.finalize_until(now_ms() - c.opts.finality_ms);
         auto r = c.store.next_undecided();
         if (r) next = std::move(*r);
+      }
+      if (finalized) {
+        for (const Hash& h : *finalized) c.changed(h, "FINALIZED");
       }
       if (next) s = process(c, std::move(*next));
     }
