@@ -20,16 +20,11 @@ inline constexpr const char* kServeUsage =
     "`listening on http://HOST:PORT/api`. SIGINT/SIGTERM stop it; a transaction in progress\n"
     "rolls back and runs again at the next start. On a loopback --host (the default) the\n"
     "administrative methods (snapshots, sim_clearDbTables) and unsigned cancels are open, as in\n"
-    "Studio's local mode; on another address they are refused. --debug-mode (default safe)
-"
-    "is the runs' level; from safe up each run's stdout, stderr and GenVM log tails are kept
-"
-    "with the transaction for gen_dbg_traceTransaction and the receipts (disabled: none).
-"
-    "A browser dashboard (deploy, read, write, the transactions live) is at
-"
-    "http://HOST:PORT/, its event stream at /events.
-";
+    "Studio's local mode; on another address they are refused. --debug-mode (default safe)\n"
+    "is the runs' level; from safe up each run's stdout, stderr and GenVM log tails are kept\n"
+    "with the transaction for gen_dbg_traceTransaction and the receipts (disabled: none).\n"
+    "A browser dashboard (deploy, read, write, the transactions live) is at\n"
+    "http://HOST:PORT/, its event stream at /events.\n";
 
 // argv[0] is "serve". Returns the process's exit status.
 int serve_main(int argc, char** argv, const std::string& default_genvm);
