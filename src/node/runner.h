@@ -18,7 +18,8 @@
 //    failed_to_start reason; stdout_text and log the captured stdout tail and genvm_log
 //    entries, each at most kRunnerKeep* (node.cc keeps less for a receipt).
 //  - One Registry per executor path (the path is manager configuration, not a request field).
-//  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700, and removed
+//  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700 (with modules, the
+//    ModuleSet's folder of module sockets is made inside it), and removed
 //    by the destructor (also after an interrupt: see request_interrupt). Not thread-safe; one
 //    run at a time.
 #pragma once

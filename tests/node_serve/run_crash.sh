@@ -4,7 +4,8 @@
 # writes and SIGKILLs the server while one is mid-round; then the state must pass
 # `genvm-node check` as the crash left it; a new server on the same state runs
 # serve_crash.mjs `verify` (each write once, nonces kept, nothing of the killed server left
-# running) and the state passes `genvm-node check` again.
+# running) and the state passes `genvm-node check` again, and the killed server's socket
+# folders (host and modules) are gone.
 #   run_crash.sh GENVM_NODE NODE_JS EXAMPLES_DIR
 set -u
 genvm_node=$1 node_js=$2 examples=$3
@@ -12,6 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$examples/counter.wasm" ] || { echo "no example contracts in $examples"; exit 1; }
 command -v "$node_js" >/dev/null || { echo "node ($node_js) not found: the client test cannot run"; exit 1; }
 dir=$(mktemp -d /tmp/genvm-serve-crash-XXXXXX)
+# The servers' socket folders (host and modules) in a TMPDIR of our own, to see what a kill leaves.
+mkdir "$dir/tmp"
+export TMPDIR="$dir/tmp"
 # The LLM module with a backend nobody serves: the counter never calls it, but every run gets a
 # connection to the module process, which must end with the server.
 cat >"$dir/llm.yaml" <<'YAML'
@@ -52,12 +56,20 @@ wait "$pid" 2>/dev/null
 rc=$?
 pid=
 [ $rc -eq 137 ] || { echo "the first server ended with $rc, not by SIGKILL"; exit 1; }
+left=$(cd "$TMPDIR" && ls -d genvm-node-* 2>/dev/null)
+[ -n "$left" ] && [ -n "$(cd "$TMPDIR" && ls -d genvm-node-*/genvm-modules-*/llm.sock 2>/dev/null)" ] ||
+  { echo "the kill left no socket folder with the modules' sockets (nothing to test): $(ls -R "$TMPDIR")"; exit 1; }
 "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the state the kill left"; exit 1; }
 start_server second
 "$node_js" "$here/../interop/serve_crash.mjs" verify --url "$url" --record "$dir/record.json"
 rc=$?
 if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed after the restart"; rc=1; }
+  # The restarted server's runs swept the killed one's folders, its modules' sockets with them.
+  for f in $left; do
+    [ ! -e "$TMPDIR/$f" ] || { echo "the killed server's folder $f is still there: $(ls -R "$TMPDIR/$f")"; rc=1; }
+  done
+  [ $rc -eq 0 ] && echo "the killed server's socket folders were swept: $left"
 fi
 [ $rc -eq 0 ] || { echo "--- restarted server's stderr"; tail -20 "$dir/second.err"; }
 echo "serve_crash: $(( $(date +%s) - t0 )) s"
