@@ -69,6 +69,8 @@ inline constexpr std::size_t kRunnerKeepLogEntries = 128;      // the newest
 // lock-free store), so a signal handler may call it. A run in progress is cancelled (the
 // manager kills its process tree) and Runner::run returns interrupted_error; a run asked for
 // afterwards does not start. Whoever holds a write transaction then rolls it back.
+// request_interrupt(0) withdraws it (serve's Service::start: a worker started again after a
+// stop in the same process runs again).
 void request_interrupt(int sig);
 int interrupt_signal();  // 0: none requested
 Error interrupted_error(int sig);  // code "interrupted"

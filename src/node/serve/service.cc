@@ -30,6 +30,7 @@ void Service::wake() { core_->wake(); }
 
 void Service::start() {
   core_->stop = false;
+  request_interrupt(0);  // a previous stop's interrupt is over: this worker's runs go ahead
   core_->worker = std::thread([c = core_.get()] { worker_loop(*c); });
 }
 
