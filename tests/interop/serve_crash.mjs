@@ -1,16 +1,20 @@
 // A crash of `genvm-node serve` mid-round, through genlayer-js: two phases around a kill -9.
 //
-//   node serve_crash.mjs kill   --url URL --examples DIR --pid PID --record FILE
-//   node serve_crash.mjs verify --url URL --record FILE
+//   node serve_crash.mjs kill       --url URL --examples DIR --pid PID --record FILE
+//   node serve_crash.mjs kill-again --url URL --pid PID --record FILE
+//   node serve_crash.mjs verify     --url URL --record FILE
 //
 // Starts nothing: tests/node_serve/run_crash.sh starts the server (pid PID), runs `kill`, checks
-// that the server is gone, starts it again on the same state and runs `verify`.
+// that the server is gone, starts it again on the same state, runs `kill-again` (the restarted
+// server killed the same way while it works through what the first left), starts it a third
+// time and runs `verify`.
 //  kill:   deploys counter.wasm; two accounts submit their writes add(v), each v a distinct
 //          power of two; as soon as one of them is mid-round (PROPOSING, COMMITTING or
 //          REVEALING: gen_getTransactionStatus) with an executor running under the server, the
 //          processes below the server are listed and the server gets SIGKILL at once. The
 //          record file keeps the hashes, the addends, the statuses at the kill and that list.
-//  verify: the listed processes are gone (nothing of the killed server's runs goes on); every
+//  kill-again: the same watch and kill on the recorded writes; its list joins the record.
+//  verify: the listed processes are gone (nothing of the killed servers' runs goes on); every
 //          write reaches FINALIZED and returned the counter's value after it, rising by exactly
 //          its own v in the order the node ran them, so the counter holds each write once;
 //          every account's nonces are what it used and its count is its number of writes; a
@@ -45,6 +49,41 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MID_ROUND = ["PROPOSING", "COMMITTING", "REVEALING"];
 const kWrites = 6;  // per account
 
+// Watches the writes (the oldest undecided first) and SIGKILLs the server `pid` as soon as one
+// is mid-round, at least minOpen are undecided and an executor runs under the server; what was
+// seen then.
+async function killMidRound(pid, writesNow, minOpen) {
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    if (Date.now() > deadline) fail("no write was seen mid-round with an executor running within 60 s");
+    const open = [];
+    for (const w of writesNow()) {
+      const s = (await rpc(url, "gen_getTransactionStatus", [w.hash])).status;
+      if (s === "PENDING" || MID_ROUND.includes(s)) open.push({ w, s });
+    }
+    const mid = open.find((o) => MID_ROUND.includes(o.s));
+    if (mid && open.length >= minOpen) {
+      const tree = descendants(pid);
+      if (tree.some((p) => p.comm === "genvm")) {
+        process.kill(pid, "SIGKILL");
+        console.log(`SIGKILL while ${mid.w.hash} was ${mid.s}, ${open.length - 1} more undecided; ` +
+                    `${tree.length} processes under the server: ${[...new Set(tree.map((p) => p.comm))].join(", ")}`);
+        return { hash: mid.w.hash, status: mid.s, open: open.length, tree };
+      }
+    }
+    await sleep(5);
+  }
+}
+
+if (phase === "kill-again") {
+  // The restarted server, killed again while it works through what the first one left.
+  const pid = Number(opt("--pid"));
+  const rec = JSON.parse(readFileSync(recordPath, "utf8"));
+  rec.killed.push(await killMidRound(pid, () => rec.writes, 2));
+  writeFileSync(recordPath, JSON.stringify(rec, null, 1));
+  process.exit(0);
+}
+
 if (phase === "kill") {
   const examples = opt("--examples");
   const pid = Number(opt("--pid"));
@@ -60,43 +99,23 @@ if (phase === "kill") {
 
   // Writer a's write i adds 2^(a*kWrites + i). Both writers submit at once.
   const writes = [];
-  let killed = null;
+  let stop = false;
   const submitted = Promise.all(
     writers.map(async (account, a) => {
       const client = createClient({ chain: localnet, endpoint: url, account });
-      for (let i = 0; i < kWrites && !killed; ++i) {
+      for (let i = 0; i < kWrites && !stop; ++i) {
         const v = 1n << BigInt(a * kWrites + i);
         const hash = await client.writeContract({ address, functionName: "add", args: [v], value: 0n });
         writes.push({ a, i, nonce: i, v: v.toString(), hash });
       }
     }),
   );
-  // Watch the oldest undecided write; kill the server while it is mid-round with an executor
-  // running under it.
-  const deadline = Date.now() + 60000;
-  while (!killed) {
-    if (Date.now() > deadline) fail("no write was seen mid-round with an executor running within 60 s");
-    const open = [];
-    for (const w of writes) {
-      const s = (await rpc(url, "gen_getTransactionStatus", [w.hash])).status;
-      if (s === "PENDING" || MID_ROUND.includes(s)) open.push({ w, s });
-    }
-    const mid = open.find((o) => MID_ROUND.includes(o.s));
-    if (mid && open.length >= 2) {
-      const tree = descendants(pid);
-      if (tree.some((p) => p.comm === "genvm")) {
-        process.kill(pid, "SIGKILL");
-        killed = { hash: mid.w.hash, status: mid.s, open: open.length, tree };
-        console.log(`SIGKILL while ${mid.w.hash} was ${mid.s}, ${open.length - 1} more undecided; ` +
-                    `${tree.length} processes under the server: ${[...new Set(tree.map((p) => p.comm))].join(", ")}`);
-        break;
-      }
-    }
-    await sleep(5);
-  }
+  // At least 4 undecided: the restarted server has a backlog to be killed in again.
+  const killed = await killMidRound(pid, () => writes, 4);
   // A submission in flight at the kill may or may not have been queued: verify asks the node.
+  stop = true;
   await submitted.catch(() => {});
-  writeFileSync(recordPath, JSON.stringify({ address, keys: keys.slice(1), writes, killed }, null, 1));
+  writeFileSync(recordPath, JSON.stringify({ address, keys: keys.slice(1), writes, killed: [killed] }, null, 1));
   console.log(`${writes.length} writes known queued before the kill`);
   process.exit(0);
 }
@@ -105,16 +124,17 @@ if (phase !== "verify") fail(`unknown phase ${phase}`);
 const rec = JSON.parse(readFileSync(recordPath, "utf8"));
 const { address, killed } = rec;
 
-// Nothing the killed server started still runs (its process group guard ends its runs, its
-// modules end with it). Give the guard a moment.
+// Nothing the killed servers started still runs (the supervisor's guard ends their runs, their
+// modules end with them). Give the guard a moment.
+const tree = killed.flatMap((k) => k.tree);
 let left = [];
 for (let t = 0; t < 50; ++t) {
-  left = killed.tree.filter(stillRunning);
+  left = tree.filter(stillRunning);
   if (left.length === 0) break;
   await sleep(100);
 }
-if (left.length) fail(`processes of the killed server still run: ${JSON.stringify(left)}`);
-console.log(`none of the killed server's ${killed.tree.length} processes runs`);
+if (left.length) fail(`processes of a killed server still run: ${JSON.stringify(left)}`);
+console.log(`none of the ${killed.length} killed servers' ${tree.length} processes runs`);
 
 const accounts = rec.keys.map((k) => createAccount(k));
 const addend = (a, i) => 1n << BigInt(a * kWrites + i);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Crash: `genvm-node serve` (with the LLM module, so a module process runs under it too) on a
 # free port of 127.0.0.1 with a temporary state; tests/interop/serve_crash.mjs `kill` submits
-# writes and SIGKILLs the server while one is mid-round; then the state must pass
-# `genvm-node check` as the crash left it; a new server on the same state runs
-# serve_crash.mjs `verify` (each write once, nonces kept, nothing of the killed server left
-# running) and the state passes `genvm-node check` again, and the killed server's socket
-# folders (host and modules) are gone.
+# writes and SIGKILLs the server while one is mid-round; the state must pass `genvm-node check`
+# as the crash left it. A second server on the same state is killed the same way while it works
+# through them (`kill-again`); a third runs `verify` (each write once, nonces kept, nothing of
+# the killed servers left running), the state passes `genvm-node check` again, and the killed
+# servers' socket folders (host and modules) are gone.
 #   run_crash.sh GENVM_NODE NODE_JS EXAMPLES_DIR
 set -u
 genvm_node=$1 node_js=$2 examples=$3
@@ -49,28 +49,39 @@ start_server() {  # $1: log name; sets pid and url
   echo "genvm-node serve did not start"; cat "$dir/$1.err"; exit 1
 }
 t0=$(date +%s)
+# After a kill: the server died of SIGKILL, the state passes check as left, and the socket
+# folders it left (with its modules' sockets) are added to $left.
+left=
+after_kill() {  # $1: the server's log name
+  wait "$pid" 2>/dev/null
+  local rc=$?
+  pid=
+  [ $rc -eq 137 ] || { echo "the $1 server ended with $rc, not by SIGKILL"; tail -20 "$dir/$1.err"; exit 1; }
+  "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the state the kill of the $1 server left"; exit 1; }
+  local mine
+  mine=$(cd "$TMPDIR" && for f in genvm-node-*; do [ -e "$f"/genvm-modules-*/llm.sock ] && echo "$f"; done)
+  [ -n "$mine" ] || { echo "the kill of the $1 server left no socket folder with the modules' sockets (nothing to test): $(ls -R "$TMPDIR")"; exit 1; }
+  left="$left $mine"
+}
 start_server first
 "$node_js" "$here/../interop/serve_crash.mjs" kill --url "$url" --examples "$examples" --pid "$pid" --record "$dir/record.json" \
   || { echo "--- first server's stderr"; tail -20 "$dir/first.err"; exit 1; }
-wait "$pid" 2>/dev/null
-rc=$?
-pid=
-[ $rc -eq 137 ] || { echo "the first server ended with $rc, not by SIGKILL"; exit 1; }
-left=$(cd "$TMPDIR" && ls -d genvm-node-* 2>/dev/null)
-[ -n "$left" ] && [ -n "$(cd "$TMPDIR" && ls -d genvm-node-*/genvm-modules-*/llm.sock 2>/dev/null)" ] ||
-  { echo "the kill left no socket folder with the modules' sockets (nothing to test): $(ls -R "$TMPDIR")"; exit 1; }
-"$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the state the kill left"; exit 1; }
+after_kill first
 start_server second
+"$node_js" "$here/../interop/serve_crash.mjs" kill-again --url "$url" --pid "$pid" --record "$dir/record.json" \
+  || { echo "--- second server's stderr"; tail -20 "$dir/second.err"; exit 1; }
+after_kill second
+start_server third
 "$node_js" "$here/../interop/serve_crash.mjs" verify --url "$url" --record "$dir/record.json"
 rc=$?
 if [ $rc -eq 0 ]; then
-  "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed after the restart"; rc=1; }
-  # The restarted server's runs swept the killed one's folders, its modules' sockets with them.
+  "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed after the restarts"; rc=1; }
+  # The running server's first runs swept the killed ones' folders, their modules' sockets with them.
   for f in $left; do
-    [ ! -e "$TMPDIR/$f" ] || { echo "the killed server's folder $f is still there: $(ls -R "$TMPDIR/$f")"; rc=1; }
+    [ ! -e "$TMPDIR/$f" ] || { echo "a killed server's folder $f is still there: $(ls -R "$TMPDIR/$f")"; rc=1; }
   done
-  [ $rc -eq 0 ] && echo "the killed server's socket folders were swept: $left"
+  [ $rc -eq 0 ] && echo "the killed servers' socket folders were swept:$left"
 fi
-[ $rc -eq 0 ] || { echo "--- restarted server's stderr"; tail -20 "$dir/second.err"; }
+[ $rc -eq 0 ] || { echo "--- third server's stderr"; tail -20 "$dir/third.err"; }
 echo "serve_crash: $(( $(date +%s) - t0 )) s"
 exit $rc
