@@ -68,7 +68,7 @@ std::optional<std::vector<std::string>> module_files(const std::string& dir) {
   bool other = false;
   while (dirent* f = ::readdir(d)) {
     if (std::strcmp(f->d_name, ".") == 0 || std::strcmp(f->d_name, "..") == 0) continue;
-    if (std::strchr(f->d_name, '/') || (!ends_with(f->d_name, ".sock") && !ends_with(f->d_name, "-config.json"))) {
+    if (!ends_with(f->d_name, ".sock") && !ends_with(f->d_name, "-config.json")) {
       other = true;
     }
     files.push_back(f->d_name);

@@ -57,11 +57,12 @@ after_kill() {  # $1: the server's log name
   local rc=$?
   pid=
   [ $rc -eq 137 ] || { echo "the $1 server ended with $rc, not by SIGKILL"; tail -20 "$dir/$1.err"; exit 1; }
-  "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the state the kill of the $1 server left"; exit 1; }
+  # Listed before anything else runs: any node's start (check's too) sweeps what is 2 s old.
   local mine
   mine=$(cd "$TMPDIR" && for f in genvm-node-*; do [ -e "$f"/genvm-modules-*/llm.sock ] && echo "$f"; done)
   [ -n "$mine" ] || { echo "the kill of the $1 server left no socket folder with the modules' sockets (nothing to test): $(ls -R "$TMPDIR")"; exit 1; }
   left="$left $mine"
+  "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the state the kill of the $1 server left"; exit 1; }
 }
 start_server first
 "$node_js" "$here/../interop/serve_crash.mjs" kill --url "$url" --examples "$examples" --pid "$pid" --record "$dir/record.json" \
