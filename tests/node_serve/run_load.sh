@@ -25,6 +25,7 @@ done
 start=$(date +%s)
 "$node_js" "$here/../interop/serve_load.mjs" --url "$url" --examples "$examples" --accounts "$accounts" --writes "$writes"
 rc=$?
+[ $rc -eq 77 ] && exit 77  # GENVM_SKIP_NPM=1 without the npm packages
 echo "serve_load: $(( $(date +%s) - start )) s with $validators validators"
 if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the loaded state"; rc=1; }
