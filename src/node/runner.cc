@@ -74,6 +74,7 @@ struct Runner::Impl {
 
   ~Impl() {
     registries.clear();  // kills anything still running before the sockets go
+    modules.reset();     // its folder (inside ours) goes before ours
     if (listen_fd >= 0) ::close(listen_fd);
     for (int fd : wake) {
       if (fd >= 0) ::close(fd);
@@ -123,6 +124,9 @@ struct Runner::Impl {
   Status ensure_modules() {
     if (!modules) {
       manager::ModulesConfig mc;
+      // Inside our socket folder (ensure_socket ran first): a node killed -9 leaves both, and
+      // the next node's sweep (stale_host_dirs.h) removes them together once host.sock is dead.
+      mc.runtime_dir = dir;
       mc.llm.default_config = module_files.llm_config;
       mc.web.default_config = module_files.web_config;
       modules = std::make_unique<manager::ModuleSet>(io, mc, log);

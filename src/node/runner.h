@@ -18,7 +18,8 @@
 //    failed_to_start reason; stdout_text and log the captured stdout tail and genvm_log
 //    entries, each at most kRunnerKeep* (node.cc keeps less for a receipt).
 //  - One Registry per executor path (the path is manager configuration, not a request field).
-//  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700, and removed
+//  - The socket directory is mkdtemp'd under $TMPDIR (default /tmp), mode 0700 (with modules, the
+//    ModuleSet's folder of module sockets is made inside it), and removed
 //    by the destructor (also after an interrupt: see request_interrupt). Not thread-safe; one
 //    run at a time.
 #pragma once
@@ -69,6 +70,8 @@ inline constexpr std::size_t kRunnerKeepLogEntries = 128;      // the newest
 // lock-free store), so a signal handler may call it. A run in progress is cancelled (the
 // manager kills its process tree) and Runner::run returns interrupted_error; a run asked for
 // afterwards does not start. Whoever holds a write transaction then rolls it back.
+// request_interrupt(0) withdraws it (serve's Service::start: a worker started again after a
+// stop in the same process runs again).
 void request_interrupt(int sig);
 int interrupt_signal();  // 0: none requested
 Error interrupted_error(int sig);  // code "interrupted"

@@ -11,17 +11,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
+#include <vector>
 
 namespace genvm::node {
 
 namespace {
 
 constexpr const char kPrefix[] = "genvm-node-";
+constexpr const char kModulesPrefix[] = "genvm-modules-";  // manager::ModuleSet's folder
 constexpr std::size_t kSuffix = 6;  // mkdtemp's XXXXXX
 
-bool mkdtemp_name(const char* name) {
-  if (std::strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return false;
-  const char* tail = name + sizeof kPrefix - 1;
+bool mkdtemp_name(const char* name, const char* prefix = kPrefix) {
+  const std::size_t n = std::strlen(prefix);
+  if (std::strncmp(name, prefix, n) != 0) return false;
+  const char* tail = name + n;
   if (std::strlen(tail) != kSuffix) return false;
   for (const char* p = tail; *p; ++p) {
     bool alnum = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
@@ -44,6 +48,36 @@ bool nobody_listens(const std::string& path) {
   return rc != 0 && err == ECONNREFUSED;
 }
 
+bool ends_with(const char* s, const char* tail) {
+  const std::size_t n = std::strlen(s), m = std::strlen(tail);
+  return n >= m && std::strcmp(s + n - m, tail) == 0;
+}
+
+// One of ours (same uid, mode 0700, not a link).
+bool private_dir(const std::string& path, uid_t me, struct stat* sb) {
+  return ::lstat(path.c_str(), sb) == 0 && S_ISDIR(sb->st_mode) && sb->st_uid == me && (sb->st_mode & 07777) == 0700;
+}
+
+// The modules' folder a node with modules makes inside its own (Runner: the ModuleSet's
+// runtime_dir): its entries when it holds only what a ModuleSet writes there (`<type>.sock`,
+// `<type>-config.json`), else nullopt.
+std::optional<std::vector<std::string>> module_files(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return std::nullopt;
+  std::vector<std::string> files;
+  bool other = false;
+  while (dirent* f = ::readdir(d)) {
+    if (std::strcmp(f->d_name, ".") == 0 || std::strcmp(f->d_name, "..") == 0) continue;
+    if (!ends_with(f->d_name, ".sock") && !ends_with(f->d_name, "-config.json")) {
+      other = true;
+    }
+    files.push_back(f->d_name);
+  }
+  ::closedir(d);
+  if (other) return std::nullopt;
+  return files;
+}
+
 }  // namespace
 
 int sweep_stale_host_dirs(const std::string& tmpdir, std::chrono::seconds empty_grace) {
@@ -61,23 +95,30 @@ int sweep_stale_host_dirs(const std::string& tmpdir, std::chrono::seconds empty_
     if (!mkdtemp_name(e->d_name)) continue;
     std::string dir = base + "/" + e->d_name;
     struct stat sb {};
-    if (::lstat(dir.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != me || (sb.st_mode & 07777) != 0700) {
-      continue;
-    }
-    // Only a socket folder: host.sock or nothing. Anything else is not ours to remove.
+    if (!private_dir(dir, me, &sb)) continue;
+    // Only a socket folder: host.sock or nothing, and the modules' folder of a node with
+    // modules. Anything else is not ours to remove.
     DIR* inner = ::opendir(dir.c_str());
     if (!inner) continue;
     bool has_socket = false, other = false;
+    std::string modules_dir;
     while (dirent* f = ::readdir(inner)) {
       if (std::strcmp(f->d_name, ".") == 0 || std::strcmp(f->d_name, "..") == 0) continue;
       if (std::strcmp(f->d_name, "host.sock") == 0) {
         has_socket = true;
+      } else if (modules_dir.empty() && mkdtemp_name(f->d_name, kModulesPrefix)) {
+        modules_dir = dir + "/" + f->d_name;
       } else {
         other = true;
       }
     }
     ::closedir(inner);
     if (other) continue;
+    std::optional<std::vector<std::string>> modules;
+    if (!modules_dir.empty()) {
+      struct stat mb {};
+      if (!private_dir(modules_dir, me, &mb) || !(modules = module_files(modules_dir))) continue;
+    }
     std::string sock = dir + "/host.sock";
     if (has_socket) {
       struct stat ss {};
@@ -89,6 +130,12 @@ int sweep_stale_host_dirs(const std::string& tmpdir, std::chrono::seconds empty_
       ::unlink(sock.c_str());
     } else if (now - sb.st_mtime < empty_grace.count()) {
       continue;  // perhaps a node between its mkdtemp and its bind
+    }
+    // The node is gone, and its modules died with it (they end with their parent): their
+    // sockets and configs go with its folder.
+    if (modules) {
+      for (const std::string& f : *modules) ::unlink((modules_dir + "/" + f).c_str());
+      ::rmdir(modules_dir.c_str());
     }
     if (::rmdir(dir.c_str()) == 0) ++removed;
   }

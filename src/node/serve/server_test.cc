@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <secp256k1_recovery.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
@@ -93,7 +95,8 @@ eth::Bytes sign_legacy(const Key& k, std::uint64_t nonce, const eth::Address& to
   return eth::rlp_list(items);
 }
 
-// addTransaction(sender, recipient, 5, 3, txData) for a deploy (recipient zero) or a call.
+// addTransaction(sender, recipient, 5, 3, txData) for a deploy (recipient zero) or a call, with
+// `entry` as the calldata (default: the empty map).
 eth::Bytes add_transaction(const eth::Address& sender, const eth::Address& recipient, const eth::Bytes& code,
                            const calldata::Value& entry = calldata::Value(calldata::Value::Map{})) {
   eth::AddTransactionCall c;
@@ -418,6 +421,98 @@ TEST_F(ServeServer, TheWorkerNeverRunsACanceledTransaction) {
   auto receipts = (*st)->txs(10, 0, std::nullopt, nullptr);
   ASSERT_TRUE(receipts.ok());
   EXPECT_LE(receipts->size(), 1u);  // the second one's, if its run left a receipt
+}
+
+// A server killed after the node committed a transaction's receipt (which links it) and before
+// the queue recorded the decision: the next worker decides it from the receipt, with the same
+// result, and runs nothing again. The kill is stood in for by taking the decision back out of the
+// queue's row, leaving exactly what such a kill leaves (PROPOSING, linked, no result).
+TEST_F(ServeServer, ATransactionCommittedButNotDecidedIsDecidedFromItsReceiptNotRunAgain) {
+  std::ifstream in(std::string(GENVM_BINARY_DIR) + "/examples/counter.wasm", std::ios::binary);
+  const eth::Bytes code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(code.empty()) << "build genvm_examples";
+  const Key k = key_of(21);
+  const eth::Bytes deploy = sign_legacy(k, 0, eth::kStudioConsensusMain, add_transaction(address_of(k), {}, code));
+  ASSERT_NE(send_raw(deploy).find("\"result\":\"0x"), std::string::npos);
+  svc_->start();
+  ASSERT_NE(wait_decided(keccak256(deploy)).find("ACCEPTED"), std::string::npos);
+  Hash dh;
+  const auto deploy_hash = keccak256(deploy);
+  std::copy(deploy_hash.begin(), deploy_hash.end(), dh.begin());
+  auto deployed = store_->get(dh);
+  ASSERT_TRUE(deployed.ok() && deployed->has_value());
+  const Address counter = (*deployed)->to;
+  const calldata::Value increment(calldata::Value::Map{{"", calldata::Value("increment")}});
+  const eth::Bytes write =
+      sign_legacy(k, 1, eth::kStudioConsensusMain, add_transaction(address_of(k), counter.bytes, {}, increment));
+  ASSERT_NE(send_raw(write).find("\"result\":\"0x"), std::string::npos);
+  const std::string first = wait_decided(keccak256(write));
+  svc_->stop();
+  ASSERT_NE(first.find("ACCEPTED"), std::string::npos) << first;
+  Hash wh;
+  const auto write_hash = keccak256(write);
+  std::copy(write_hash.begin(), write_hash.end(), wh.begin());
+  auto decided = store_->get(wh);
+  ASSERT_TRUE(decided.ok() && decided->has_value());
+  ASSERT_NE((*decided)->state_tx, 0);
+  ASSERT_FALSE((*decided)->result.empty());
+  const QueuedTx before = **decided;
+  auto receipts = [&] {
+    auto st = State::open(path_, OpenMode::kExisting);
+    EXPECT_TRUE(st.ok());
+    auto all = (*st)->txs(100, 0, std::nullopt, nullptr);
+    EXPECT_TRUE(all.ok());
+    return all->size();
+  };
+  const std::size_t receipts_before = receipts();
+
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE serve_txs SET status='PROPOSING', result=x'', decided_at=0 WHERE hash=?", -1,
+                                 &q, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_blob(q, 1, wh.data(), 32, SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+  }
+  EXPECT_NE(call("gen_getTransactionStatus", "[" + quoted(eth::to_hex(write_hash)) + "]").find("\"PROPOSING\""),
+            std::string::npos);
+
+  svc_->start();  // the restarted server's worker
+  const std::string again = wait_decided(write_hash);
+  EXPECT_NE(again.find("ACCEPTED"), std::string::npos) << again;
+  // The restarted worker runs what comes next, on the counter the first increment left (1).
+  const eth::Bytes next =
+      sign_legacy(k, 2, eth::kStudioConsensusMain, add_transaction(address_of(k), counter.bytes, {}, increment));
+  ASSERT_NE(send_raw(next).find("\"result\":\"0x"), std::string::npos);
+  const std::string next_status = wait_decided(keccak256(next));
+  svc_->stop();
+  EXPECT_NE(next_status.find("ACCEPTED"), std::string::npos) << next_status;
+  Hash nh;
+  const auto next_hash = keccak256(next);
+  std::copy(next_hash.begin(), next_hash.end(), nh.begin());
+  auto next_row = store_->get(nh);
+  ASSERT_TRUE(next_row.ok() && next_row->has_value());
+  Bytes two{0};
+  for (std::uint8_t b : calldata::encode(calldata::Value(2))) two.push_back(b);
+  EXPECT_EQ((*next_row)->result, two);
+  Bytes one{0};
+  for (std::uint8_t b : calldata::encode(calldata::Value(1))) one.push_back(b);
+  auto after = store_->get(wh);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->state_tx, before.state_tx);
+  EXPECT_EQ(before.result, one);
+  EXPECT_EQ((*after)->result, one);  // increment's answer, as the first time
+  EXPECT_EQ((*after)->to, before.to);
+  EXPECT_EQ(receipts(), receipts_before + 1);  // the next one's only: the resumed one ran once
+  auto st = State::open(path_, OpenMode::kExisting);
+  ASSERT_TRUE(st.ok());
+  auto problems = (*st)->inconsistencies();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_TRUE(problems->empty());
 }
 
 TEST_F(ServeServer, ANodeNotOnLoopbackNeedsTheSendersSignatureAndServesNoAdministration) {
