@@ -27,6 +27,14 @@ RpcResult send_raw_transaction(ServiceCore& c, const Params& p) {
                         ", this node accepts " + std::to_string(kChainId) + " and " + std::to_string(kAltChainId));
   }
   QueuedTx q;
+  // Studio's second parameter: the sim_config (validators with their mocks, genvm_datetime).
+  if (p.size() > 1 && p[1].kind() != JsonValue::Kind::kNull) {
+    if (!p[1].is_object()) return bad_params("sim_config (an object) at position 1");
+    JsonWriter w;
+    write_json(w, p[1]);
+    q.sim_config = w.take();
+    if (auto s = check_sim_config(q.sim_config); !s) return bad_params(s.error().message);
+  }
   q.hash = tx->hash;
   q.from = tx->from;
   q.nonce = tx->nonce;

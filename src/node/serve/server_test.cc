@@ -17,6 +17,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/json.h"
 #include "common/sha3.h"
 #include "eth/eth.h"
 #include "node/serve/http.h"
@@ -526,6 +527,106 @@ TEST_F(ServeServer, ClearDbTables) {
   ASSERT_TRUE(st.ok());
   auto ok = (*st)->check_consistency();
   EXPECT_TRUE(ok.ok()) << ok.error().to_string();
+  expect_alive();
+}
+
+// The `result` of a JSON-RPC reply, parsed (null when the reply has none).
+JsonValue result_of(const std::string& reply) {
+  auto v = parse_json(reply);
+  if (!v || !v->is_object() || !v->find("result")) return JsonValue();
+  return *v->find("result");
+}
+
+std::string field(const JsonValue& o, const char* k) {
+  const JsonValue* f = o.is_object() ? o.find(k) : nullptr;
+  return f ? f->text() : std::string();
+}
+
+TEST_F(ServeServer, ValidatorsAreStudiosMethodsOverTheStore) {
+  // --validators N at the first start only: the marker keeps a second start (and a deletion of
+  // them all) from seeding again.
+  auto seeded = svc_->seed_validators();
+  ASSERT_TRUE(seeded.ok()) << seeded.error().to_string();
+  EXPECT_EQ(*seeded, 5);
+  auto again = svc_->seed_validators();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":5,"id":1})");
+  JsonValue all = result_of(call("sim_getAllValidators", "[]"));
+  ASSERT_EQ(all.items().size(), 5u);
+  const JsonValue& first = all.items()[0];
+  for (const char* k : {"id", "address", "stake", "provider", "model", "config", "plugin", "plugin_config", "created_at"}) {
+    EXPECT_NE(first.find(k), nullptr) << k;
+  }
+  EXPECT_EQ(field(first, "provider"), "openai");
+  EXPECT_EQ(field(first, "plugin"), "openai-compatible");
+  EXPECT_TRUE(first.find("plugin_config")->is_object());
+
+  // Created on the catalog's mock provider (plugin and plugin_config from the catalog).
+  JsonValue made = result_of(call("sim_createValidator", R"([7,"mock","mock"])"));
+  ASSERT_TRUE(made.is_object());
+  EXPECT_EQ(made.find("stake")->text(), "7");
+  EXPECT_EQ(field(made, "plugin"), "mock");
+  const std::string addr = field(made, "address");
+  ASSERT_EQ(addr.size(), 42u);
+  EXPECT_EQ(field(result_of(call("sim_getValidator", "[" + quoted(addr) + "]")), "model"), "mock");
+  // Given in full, with a mock table in plugin_config (gltest's shape).
+  JsonValue upd = result_of(call("sim_updateValidator", "[" + quoted(addr) +
+                                                            R"(,9,"openai","gpt-4o",{"temperature":0.5},"openai-compatible",)"
+                                                            R"({"api_url":"x","mock_response":{"response":{"hi":"there"}}}])"));
+  ASSERT_TRUE(upd.is_object()) << call("sim_getValidator", "[" + quoted(addr) + "]");
+  EXPECT_EQ(upd.find("stake")->text(), "9");
+  EXPECT_EQ(field(upd, "model"), "gpt-4o");
+  EXPECT_EQ(field(*upd.find("plugin_config")->find("mock_response")->find("response"), "hi"), "there");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":6,"id":1})");
+  // No default for an unknown provider/model unless plugin and plugin_config are given.
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"nobody","nothing"])"), -32602));
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"x","y",{},"no-such-plugin",{}])"), -32602));
+  EXPECT_TRUE(has_code(call("sim_getValidator", "[\"0x" + std::string(40, '1') + "\"]"), -32001));
+  EXPECT_TRUE(has_code(call("sim_updateValidator", "[\"0x" + std::string(40, '1') + "\",1,\"mock\",\"mock\"]"), -32001));
+  // Random ones: the stake in range, never the mock unless asked for.
+  JsonValue random = result_of(call("sim_createRandomValidators", "[3,2,4]"));
+  ASSERT_EQ(random.items().size(), 3u);
+  for (const auto& v : random.items()) {
+    auto st = v.find("stake")->as_u64();
+    ASSERT_TRUE(st.has_value());
+    EXPECT_GE(*st, 2u);
+    EXPECT_LE(*st, 4u);
+    EXPECT_NE(field(v, "provider"), "mock");
+  }
+  JsonValue mocks = result_of(call("sim_createRandomValidators", R"([2,1,1,["mock"]])"));
+  ASSERT_EQ(mocks.items().size(), 2u);
+  EXPECT_EQ(field(mocks.items()[1], "provider"), "mock");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":11,"id":1})");
+  JsonValue providers = result_of(call("sim_getProvidersAndModels", "[]"));
+  bool has_mock = false;
+  for (const auto& p : providers.items()) has_mock = has_mock || field(p, "provider") == "mock";
+  EXPECT_TRUE(has_mock);
+
+  EXPECT_EQ(call("sim_deleteValidator", "[" + quoted(addr) + "]"),
+            R"({"jsonrpc":"2.0","result":")" + addr + R"(","id":1})");
+  EXPECT_TRUE(has_code(call("sim_deleteValidator", "[" + quoted(addr) + "]"), -32001));
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  // Kept across a restart, and sim_clearDbTables leaves them (configuration, not state).
+  stop_server();
+  start_server(true);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  EXPECT_EQ(call("sim_clearDbTables", R"([["current_state"]])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  EXPECT_EQ(call("sim_deleteAllValidators", "[]"), R"({"jsonrpc":"2.0","result":[],"id":1})");
+  auto after = svc_->seed_validators();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, 0);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":0,"id":1})");
+
+  // Not on loopback: readable, not administrable.
+  stop_server();
+  start_server(false);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":0,"id":1})");
+  for (const char* m : {"sim_createValidator", "sim_createRandomValidators", "sim_updateValidator", "sim_deleteValidator",
+                        "sim_deleteAllValidators"}) {
+    EXPECT_TRUE(has_code(call(m, R"([1,"mock","mock"])"), kServerError)) << m;
+  }
   expect_alive();
 }
 
