@@ -23,8 +23,10 @@
 
 namespace genvm::llm {
 
-enum class ProviderKind { kOpenAiCompatible, kOllama, kAnthropic, kGoogle };
-// "openai-compatible", "ollama", "anthropic", "google" (GenVM's kebab-case names).
+// kMock is the module's built-in backend "mock" (LlmModule::backend), never read from a file:
+// its answers come from the run's host_data mock table (mock_answer), no request is made.
+enum class ProviderKind { kOpenAiCompatible, kOllama, kAnthropic, kGoogle, kMock };
+// "openai-compatible", "ollama", "anthropic", "google" (GenVM's kebab-case names); not "mock".
 Result<ProviderKind> provider_kind_from_name(const std::string& name);
 
 struct ModelConfig {
