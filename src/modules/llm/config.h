@@ -78,6 +78,9 @@ struct LlmConfig {
   std::uint32_t max_tokens = 8000;
   std::uint32_t template_max_tokens = 1000;
   std::uint64_t gen_per_token = 0;  // GenVM's default script charges 0 per token today
+  // Ours: genvm-module-llm starts with no usable backend, answering only from mocks (the
+  // built-in mock backend); without it an empty backend list refuses to start.
+  bool mock_only = false;
   // lua_script_path (default ${exeDir}/../config/genvm-llm-default.lua), lua_path, data_dir,
   // log_level and our lua_* limits (greybox/script_config.h).
   greybox::ScriptConfig script;

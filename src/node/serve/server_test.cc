@@ -10,6 +10,10 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <csignal>
+#include <fstream>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
@@ -89,7 +93,8 @@ eth::Bytes sign_legacy(const Key& k, std::uint64_t nonce, const eth::Address& to
 }
 
 // addTransaction(sender, recipient, 5, 3, txData) for a deploy (recipient zero) or a call.
-eth::Bytes add_transaction(const eth::Address& sender, const eth::Address& recipient, const eth::Bytes& code) {
+eth::Bytes add_transaction(const eth::Address& sender, const eth::Address& recipient, const eth::Bytes& code,
+                           const calldata::Value& entry = calldata::Value(calldata::Value::Map{})) {
   eth::AddTransactionCall c;
   c.sender = sender;
   c.recipient = recipient;
@@ -98,7 +103,7 @@ eth::Bytes add_transaction(const eth::Address& sender, const eth::Address& recip
   eth::GenTxData d;
   d.deploy = recipient == eth::Address{};
   d.code = code;
-  d.calldata = calldata::encode(calldata::Value(calldata::Value::Map{}));
+  d.calldata = calldata::encode(entry);
   c.tx_data = eth::encode_gen_tx_data(d);
   return eth::encode_add_transaction(c);
 }
@@ -628,6 +633,174 @@ TEST_F(ServeServer, ValidatorsAreStudiosMethodsOverTheStore) {
     EXPECT_TRUE(has_code(call(m, R"([1,"mock","mock"])"), kServerError)) << m;
   }
   expect_alive();
+}
+
+// ---- a real genvm-node serve with its LLM module: mocked validators
+
+// `genvm-node serve` as a child process on 127.0.0.1 (any free port), with the LLM module
+// configured; stopped with SIGTERM.
+class ServeProcess {
+ public:
+  bool start(const std::vector<std::string>& args) {
+    int out[2];
+    if (::pipe(out) != 0) return false;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::close(out[1]);
+      std::vector<char*> argv;
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char ch;
+    while (::read(out[0], &ch, 1) == 1 && ch != '\n') line += ch;
+    ::close(out[0]);
+    auto colon = line.rfind(':');
+    if (line.rfind("listening on http://", 0) != 0 || colon == std::string::npos) return false;
+    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+    return true;
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+  }
+  std::string call(const std::string& method, const std::string& params_json) {
+    asio::io_context io;
+    asio::ip::tcp::socket sock(io);
+    sock.connect({asio::ip::make_address("127.0.0.1"), port_});
+    http::request<http::string_body> req{http::verb::post, "/api", 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    req.body() = R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params_json + "}";
+    req.prepare_payload();
+    beast::error_code ec;
+    http::write(sock, req, ec);
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    http::read(sock, buf, res, ec);
+    return ec ? ec.message() : res.body();
+  }
+  // Polls until the transaction is decided (a bounded wait, not a timing assert).
+  std::string decided(const std::string& hash) {
+    for (int i = 0; i < 1200; ++i) {
+      std::string st = field(result_of(call("gen_getTransactionStatus", "[" + quoted(hash) + "]")), "status");
+      if (st == "ACCEPTED" || st == "FINALIZED" || st == "UNDETERMINED" || st == "CANCELED") return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return "TIMEOUT";
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+calldata::Value ask_entry(const std::string& q) {
+  return calldata::Value(calldata::Value::Map{{"", calldata::Value("ask")},
+                                              {"args", calldata::Value(calldata::Value::Array{calldata::Value(q)})}});
+}
+
+// examples/llm.wasm on a real genvm-node serve whose validators (all on the mock provider) answer
+// from their mock tables: every run is the real executor and the real LLM module, the leader's
+// and the validators' answers agree, and the stored answer is the mock's. Then a transaction's own
+// sim_config validators (a leader whose mock differs from the others', EqComparative mocked to
+// false) make the same call undetermined. Fails without the module's mock backend (the module
+// has no model to ask) or without the node handing each validator's mocks to its runs.
+TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
+  const std::string build = GENVM_BINARY_DIR;
+  const std::string node = build + "/tools/genvm-node/genvm-node", wasm = build + "/examples/llm.wasm";
+  for (const auto& f : {node, wasm, build + "/tools/genvm-module-llm/genvm-module-llm"}) {
+    if (!std::filesystem::exists(f)) GTEST_SKIP() << f << " is not built";
+  }
+  stop_server();
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  const std::string llm_yaml = dir + "/llm.yaml";
+  {
+    std::ofstream y(llm_yaml);
+    y << "retries: 0\nmock_only: true\nbackends: {}\nprompt_templates:\n"
+         "  eq_comparative: {system: s, user: \"#{leader_answer} #{validator_answer} #{principle}\"}\n"
+         "  eq_non_comparative_leader: {system: s, user: \"#{task} #{criteria} #{input}\"}\n"
+         "  eq_non_comparative_validator: {system: s, user: \"#{task} #{input} #{criteria} #{output}\"}\n";
+  }
+  ServeProcess serve;
+  ASSERT_TRUE(serve.start({node, "serve", "--port", "0", "--state", dir + "/e2e.db", "--genvm", build + "/tools/genvm/genvm",
+                           "--validators", "2", "--timeout", "60", "--finality-window", "0", "--module-llm-config", llm_yaml}));
+  EXPECT_EQ(serve.call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":2,"id":1})");
+  ASSERT_EQ(serve.call("sim_deleteAllValidators", "[]"), R"({"jsonrpc":"2.0","result":[],"id":1})");
+  const std::string mock_config =
+      R"({"mock_response":{"response":{"capital of France":"Paris"},"eq_principle_prompt_comparative":{},)"
+      R"("eq_principle_prompt_non_comparative":{}}})";
+  for (int i = 0; i < 3; ++i) {
+    std::string r = serve.call("sim_createValidator", R"([1,"mock","mock",{},"mock",)" + mock_config + "]");
+    ASSERT_NE(r.find("\"plugin\":\"mock\""), std::string::npos) << r;
+  }
+
+  const Key k = key_of(40);
+  const eth::Address me = address_of(k);
+  std::ifstream in(wasm, std::ios::binary);
+  eth::Bytes code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  eth::Bytes deploy = sign_legacy(k, 0, eth::kStudioConsensusMain, add_transaction(me, {}, code));
+  std::string sent = serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(deploy)) + "]");
+  ASSERT_NE(sent.find("\"result\":\"0x"), std::string::npos) << sent;
+  const std::string deploy_hash = eth::to_hex(keccak256(deploy));
+  ASSERT_NE(serve.decided(deploy_hash), "TIMEOUT");
+  JsonValue dtx = result_of(serve.call("eth_getTransactionByHash", "[" + quoted(deploy_hash) + "]"));
+  const std::string contract = field(dtx, "to_address");
+  ASSERT_EQ(contract.size(), 42u) << field(dtx, "error");
+  auto contract_addr = eth::parse_address(contract);
+  ASSERT_TRUE(contract_addr.ok());
+
+  eth::Bytes ask = sign_legacy(k, 1, eth::kStudioConsensusMain,
+                               add_transaction(me, *contract_addr, {}, ask_entry("What is the capital of France?")));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  const std::string ask_hash = eth::to_hex(keccak256(ask));
+  ASSERT_NE(serve.decided(ask_hash), "TIMEOUT");
+  std::string tx = serve.call("eth_getTransactionByHash", "[" + quoted(ask_hash) + "]");
+  EXPECT_NE(tx.find("\"accepted\":true"), std::string::npos) << tx;
+  EXPECT_EQ(tx.find("\"vote\":\"disagree\""), std::string::npos) << tx;
+  // The stored answer, read back: calldata string "Paris".
+  std::string read_data = eth::to_hex(eth::rlp_list([] {
+    eth::Bytes items;
+    eth::rlp_append_string(items, calldata::encode(calldata::Value(calldata::Value::Map{{"", calldata::Value("answer")}})));
+    eth::rlp_append_string(items, eth::Bytes{});
+    return items;
+  }()));
+  std::string read = serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","from":")" + eth::to_hex(me) +
+                                                R"(","data":")" + read_data + R"("}])");
+  const std::string paris_hex = eth::to_hex(calldata::encode(calldata::Value("Paris"))).substr(2);
+  EXPECT_NE(read.find("\"result\":\"" + paris_hex + "\""), std::string::npos) << read;
+
+  // The transaction's own validators: the leader's mock says Paris, the others' Lyon, and their
+  // EqComparative mock says "not equivalent": no majority in any round.
+  auto sim_validator = [](const std::string& answer) {
+    return R"({"stake":1,"provider":"mock","model":"mock","config":{},"plugin":"mock","plugin_config":{"mock_response":)"
+           R"({"response":{"capital":")" + answer + R"("},"eq_principle_prompt_comparative":{"":false}}}})";
+  };
+  const std::string sim_config = R"({"validators":[)" + sim_validator("Paris") + "," + sim_validator("Lyon") + "," +
+                                 sim_validator("Lyon") + R"(],"genvm_datetime":"2026-09-08T00:00:00Z"})";
+  eth::Bytes ask2 = sign_legacy(k, 2, eth::kStudioConsensusMain,
+                                add_transaction(me, *contract_addr, {}, ask_entry("And the capital of France?")));
+  std::string queued = serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask2)) + "," + sim_config + "]");
+  ASSERT_NE(queued.find("\"result\":\"0x"), std::string::npos) << queued;
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(ask2))), "TIMEOUT");
+  std::string tx2 = serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(ask2))) + "]");
+  EXPECT_NE(tx2.find("\"accepted\":false"), std::string::npos) << tx2;
+  EXPECT_EQ(tx2.find("\"accepted\":true"), std::string::npos) << tx2;
+  EXPECT_NE(tx2.find("\"vote\":\"disagree\""), std::string::npos) << tx2;  // their mocks differed: no error
+  EXPECT_EQ(tx2.find("\"vote\":\"error\""), std::string::npos) << tx2;
+  // A bad sim_config is refused before anything is queued.
+  eth::Bytes ask3 = sign_legacy(k, 3, eth::kStudioConsensusMain, add_transaction(me, *contract_addr, {}, ask_entry("q")));
+  EXPECT_TRUE(has_code(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask3)) + R"(,{"genvm_datetime":"noon"}])"),
+                       -32602));
 }
 
 }  // namespace
