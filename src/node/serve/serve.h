@@ -14,12 +14,13 @@ inline constexpr const char* kServeUsage =
     "\n"
     "JSON-RPC 2.0 at POST http://HOST:PORT/api, as GenLayer Studio serves it (chain id 61127,\n"
     "61999 also accepted in signed transactions). Transactions queue in the state file and run\n"
-    "one at a time through a leader and N validators (default 5), PENDING -> PROPOSING ->\n"
+    "one at a time through the stored validators (sim_createValidator & co.; --validators N,\n"
+    "default 5, creates N at the state file's first start), one leading, PENDING -> PROPOSING ->\n"
     "COMMITTING -> REVEALING -> ACCEPTED | UNDETERMINED, then FINALIZED after the finality\n"
     "window (default 2000 ms). --port 0 picks a free port. The first stdout line is\n"
     "`listening on http://HOST:PORT/api`. SIGINT/SIGTERM stop it; a transaction in progress\n"
     "rolls back and runs again at the next start. On a loopback --host (the default) the\n"
-    "administrative methods (snapshots, sim_clearDbTables) and unsigned cancels are open, as in\n"
+    "administrative methods (snapshots, sim_clearDbTables, validators) and unsigned cancels are open, as in\n"
     "Studio's local mode; on another address they are refused.\n";
 
 // argv[0] is "serve". Returns the process's exit status.
