@@ -738,9 +738,11 @@ TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
   const std::string mock_config =
       R"({"mock_response":{"response":{"capital of France":"Paris"},"eq_principle_prompt_comparative":{},)"
       R"("eq_principle_prompt_non_comparative":{}}})";
+  std::vector<std::string> validators;
   for (int i = 0; i < 3; ++i) {
     std::string r = serve.call("sim_createValidator", R"([1,"mock","mock",{},"mock",)" + mock_config + "]");
     ASSERT_NE(r.find("\"plugin\":\"mock\""), std::string::npos) << r;
+    validators.push_back(field(result_of(r), "address"));
   }
 
   const Key k = key_of(40);
@@ -767,6 +769,10 @@ TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
   std::string tx = serve.call("eth_getTransactionByHash", "[" + quoted(ask_hash) + "]");
   EXPECT_NE(tx.find("\"accepted\":true"), std::string::npos) << tx;
   EXPECT_EQ(tx.find("\"vote\":\"disagree\""), std::string::npos) << tx;
+  // The receipt names the stored validators: votes by address, node_config as stored.
+  EXPECT_NE(tx.find("\"" + validators[1] + "\":\"agree\""), std::string::npos) << tx;
+  EXPECT_NE(tx.find("\"node_config\":{\"address\":\"" + validators[0] + "\",\"provider\":\"mock\""), std::string::npos)
+      << tx;
   // The stored answer, read back: calldata string "Paris".
   std::string read_data = eth::to_hex(eth::rlp_list([] {
     eth::Bytes items;

@@ -60,9 +60,10 @@ std::vector<StoredValidator> default_validators(int n);
 // some, else the stored ones, else (none stored) `--validators` nodes with no host_data.
 // host_data[i] is node i's ExecutionData.host_data (docs/PROTOCOLS.md, "validators").
 struct RoundPlan {
-  int nodes = 0;
+  int count = 0;  // how many nodes
   std::vector<std::string> host_data;
   std::string datetime;  // sim_config.genvm_datetime; empty: the node's default
+  std::string nodes;     // QueuedTx::nodes: their node_config objects; empty when anonymous
 };
 Result<RoundPlan> round_plan(ServiceCore& c, const QueuedTx& tx);
 // A sim_config (JSON text, possibly empty) checked at submission: an object whose validators

@@ -30,7 +30,7 @@ constexpr const char* kValidatorColumns = "id, address, stake, provider, model, 
 
 constexpr const char* kColumns =
     "seq, hash, sender, nonce, type, recipient, value, code, calldata, leader_only, num_validators, max_rotations,"
-    " status, state_tx, result, error, created_at, decided_at, sim_config";
+    " status, state_tx, result, error, created_at, decided_at, sim_config, nodes";
 
 
 Error db_error(sqlite3* db, const std::string& what) {
@@ -71,6 +71,7 @@ QueuedTx read_row(Stmt& q) {
   t.created_at = q.col_i64(16);
   t.decided_at = q.col_i64(17);
   t.sim_config = q.col_text(18);
+  t.nodes = q.col_text(19);
   return t;
 }
 
@@ -192,9 +193,10 @@ class SqliteStore final : public TxStore {
   }
 
   Status decide(const QueuedTx& t) override {
-    Stmt q(db_, "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=? WHERE hash=?");
+    Stmt q(db_,
+           "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=?, nodes=? WHERE hash=?");
     q.text(1, t.status).i64(2, t.state_tx).blob(3, t.result).text(4, t.error).i64(5, t.decided_at).addr(6, t.to);
-    q.hash(7, t.hash);
+    q.text(7, t.nodes).hash(8, t.hash);
     if (q.step() != SQLITE_DONE) return db_error(db_, "record a decision");
     return {};
   }
@@ -356,10 +358,11 @@ Result<std::unique_ptr<TxStore>> open_sqlite_store(const std::string& state_path
   auto store = std::make_unique<SqliteStore>(db);
   if (auto s = store->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
   if (auto s = store->exec(kSchema); !s) return s.take_error();
-  // A state file from before sim_config was kept gets the column (empty for its rows).
-  if (!store->has_column("serve_txs", "sim_config")) {
-    if (auto s = store->exec("ALTER TABLE serve_txs ADD COLUMN sim_config TEXT NOT NULL DEFAULT ''"); !s) {
-      return s.take_error();
+  // A state file from before these columns gets them (empty for its rows).
+  for (const char* column : {"sim_config", "nodes"}) {
+    if (!store->has_column("serve_txs", column)) {
+      std::string sql = std::string("ALTER TABLE serve_txs ADD COLUMN ") + column + " TEXT NOT NULL DEFAULT ''";
+      if (auto s = store->exec(sql.c_str()); !s) return s.take_error();
     }
   }
   return std::unique_ptr<TxStore>(std::move(store));

@@ -52,6 +52,9 @@ struct QueuedTx {
   // Studio's sim_config as the sender gave it (a JSON object: validators, genvm_datetime);
   // empty: none. Read by the worker (service_core.h round_plan).
   std::string sim_config;
+  // The nodes it ran with, as Studio's node_config objects (a JSON array, node i at index i):
+  // recorded with the decision; empty when they were anonymous.
+  std::string nodes;
 };
 
 // A validator as Studio's Validators table holds it (docs/PROTOCOLS.md, "validators"): the
@@ -83,7 +86,7 @@ class TxStore {
   // PENDING -> CANCELED in one statement; false (nothing changed) when it is not PENDING, so a
   // transaction the worker claimed is never canceled and a canceled one never claimed.
   virtual Result<bool> cancel(const Hash& hash) = 0;
-  // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error.
+  // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error, nodes.
   virtual Status decide(const QueuedTx& tx) = 0;
   // ACCEPTED and UNDETERMINED transactions decided at or before `before_ms` become FINALIZED.
   virtual Result<int> finalize_until(std::int64_t before_ms) = 0;

@@ -18,7 +18,14 @@ std::string node_address(int node) {
   return address_text(a);
 }
 
-void node_config(JsonWriter& w, int node) {
+// Node `node`'s node_config: the recorded one (QueuedTx::nodes) when the transaction ran with
+// named validators, else the anonymous node's.
+void node_config(JsonWriter& w, int node, const JsonValue* nodes) {
+  if (nodes && nodes->kind() == JsonValue::Kind::kArray && !nodes->items().empty()) {
+    w.key("node_config");
+    write_json(w, nodes->items()[static_cast<std::size_t>(node) % nodes->items().size()]);
+    return;
+  }
   w.key("node_config").begin_object().key("address").string(node_address(node)).key("provider").string("genvm-node");
   w.key("model").string("").key("config").begin_object().end_object().key("plugin").string("");
   w.key("plugin_config").begin_object().end_object().key("stake").number(1).end_object();
@@ -128,11 +135,19 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
     if (last) {
       if (const JsonValue* l = last->find("leader")) leader = static_cast<int>(l->as_u64().value_or(0));
     }
+    auto recorded = tx.nodes.empty() ? Result<JsonValue>(make_error("none")) : parse_json(tx.nodes);
+    auto address_of_node = [&](int n) {
+      if (recorded && recorded->kind() == JsonValue::Kind::kArray && !recorded->items().empty()) {
+        const JsonValue* a = recorded->items()[static_cast<std::size_t>(n) % recorded->items().size()].find("address");
+        if (a && a->is_string()) return a->text();
+      }
+      return node_address(n);
+    };
     auto receipt = [&](const std::string& mode, int node, const std::string& vote) {
       w.begin_object().key("vote").string(vote).key("execution_result").string(rec->result_kind == 0 ? "SUCCESS" : "ERROR");
       w.key("result").string(b64(tx.result)).key("calldata").string(b64(tx.calldata)).key("gas_used").number(0);
       w.key("mode").string(mode).key("contract_state").begin_object().end_object();
-      node_config(w, node);
+      node_config(w, node, recorded ? &*recorded : nullptr);
       w.key("eq_outputs").begin_object().end_object().key("pending_transactions").begin_array().end_array();
       w.key("genvm_result").begin_object().key("stdout").string("").key("stderr").string("").end_object().end_object();
     };
@@ -147,7 +162,7 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
         }
       }
     }
-    for (const auto& [n, v] : vs) w.key(node_address(n)).string(studio_vote(v));
+    for (const auto& [n, v] : vs) w.key(address_of_node(n)).string(studio_vote(v));
     w.end_object().key("leader_receipt").begin_array();
     receipt("leader", leader, "agree");
     w.end_array().key("validators").begin_array();

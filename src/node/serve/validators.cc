@@ -396,6 +396,21 @@ std::string node_host_data(const Address& address, const Hash& tx, const std::st
   return w.take();
 }
 
+// Studio's node_config of one node: what the receipt says the node ran with.
+void write_node_config(JsonWriter& w, const Address& address, std::int64_t stake, const std::string& provider,
+                       const std::string& model, const std::string& config, const std::string& plugin,
+                       const std::string& plugin_config) {
+  auto object_or_empty = [](const std::string& j) {
+    auto v = parse_json(j);
+    return v && v->is_object() ? j : std::string("{}");
+  };
+  w.begin_object();
+  w.key("address").string(address_text(address)).key("provider").string(provider).key("model").string(model);
+  w.key("config").raw(object_or_empty(config)).key("plugin").string(plugin);
+  w.key("plugin_config").raw(object_or_empty(plugin_config)).key("stake").number(stake);
+  w.end_object();
+}
+
 }  // namespace
 
 Status check_sim_config(const std::string& json) {
@@ -427,6 +442,8 @@ Status check_sim_config(const std::string& json) {
 
 Result<RoundPlan> round_plan(ServiceCore& c, const QueuedTx& tx) {
   RoundPlan plan;
+  JsonWriter nodes;
+  nodes.begin_array();
   if (!tx.sim_config.empty()) {
     auto v = parse_json(tx.sim_config);
     if (v && v->is_object()) {
@@ -447,8 +464,13 @@ Result<RoundPlan> round_plan(ServiceCore& c, const QueuedTx& tx) {
             return f && f->is_string() ? f->text() : std::string();
           };
           const JsonValue* pc = x.find("plugin_config");
-          plan.host_data.push_back(
-              node_host_data(a, tx.hash, str("provider"), str("model"), pc && pc->is_object() ? json_text(*pc) : "{}"));
+          const std::string pc_text = pc && pc->is_object() ? json_text(*pc) : "{}";
+          plan.host_data.push_back(node_host_data(a, tx.hash, str("provider"), str("model"), pc_text));
+          const JsonValue* config = x.find("config");
+          const JsonValue* stake = x.find("stake");
+          write_node_config(nodes, a, stake ? static_cast<std::int64_t>(std::min<std::uint64_t>(stake->as_u64().value_or(0), INT64_MAX)) : 0,
+                            str("provider"), str("model"), config && config->is_object() ? json_text(*config) : "{}",
+                            str("plugin"), pc_text);
         }
       }
     }
@@ -466,9 +488,12 @@ Result<RoundPlan> round_plan(ServiceCore& c, const QueuedTx& tx) {
     for (std::size_t i = 0; i < take; ++i) {
       const auto& s = (*vs)[i];
       plan.host_data.push_back(node_host_data(s.address, tx.hash, s.provider, s.model, s.plugin_config));
+      write_node_config(nodes, s.address, s.stake, s.provider, s.model, s.config, s.plugin, s.plugin_config);
     }
   }
-  plan.nodes = plan.host_data.empty() ? c.opts.validators + 1 : static_cast<int>(plan.host_data.size());
+  nodes.end_array();
+  if (!plan.host_data.empty()) plan.nodes = nodes.take();
+  plan.count = plan.host_data.empty() ? c.opts.validators + 1 : static_cast<int>(plan.host_data.size());
   return plan;
 }
 

@@ -46,7 +46,8 @@ Status process(ServiceCore& c, QueuedTx tx) {
       return plan.take_error();
     }
     // A leader and nodes-1 validators (one stored validator leads and validates itself).
-    o.validators = std::max(plan->nodes - 1, 1);
+    o.validators = std::max(plan->count - 1, 1);
+    tx.nodes = plan->nodes;
     o.host_data = std::move(plan->host_data);
     o.datetime = std::move(plan->datetime);
     o.progress = [&](const Progress& pr) {
