@@ -784,6 +784,14 @@ TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
                                                 R"(","data":")" + read_data + R"("}])");
   const std::string paris_hex = eth::to_hex(calldata::encode(calldata::Value("Paris"))).substr(2);
   EXPECT_NE(read.find("\"result\":\"" + paris_hex + "\""), std::string::npos) << read;
+  // A read takes a sim_config too (its first validator's host_data, its genvm_datetime), checked.
+  std::string read2 = serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","from":")" + eth::to_hex(me) +
+                                                 R"(","data":")" + read_data +
+                                                 R"(","sim_config":{"genvm_datetime":"2026-09-08T00:00:00Z"}}])");
+  EXPECT_NE(read2.find("\"result\":\"" + paris_hex + "\""), std::string::npos) << read2;
+  EXPECT_TRUE(has_code(serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","data":")" + read_data +
+                                                  R"(","sim_config":{"genvm_datetime":"noon"}}])"),
+                       -32602));
 
   // The transaction's own validators: the leader's mock says Paris, the others' Lyon, and their
   // EqComparative mock says "not equivalent": no majority in any round.
