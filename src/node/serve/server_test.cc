@@ -608,6 +608,24 @@ TEST_F(ServeServer, ValidatorsAreStudiosMethodsOverTheStore) {
   for (const auto& p : providers.items()) has_mock = has_mock || field(p, "provider") == "mock";
   EXPECT_TRUE(has_mock);
 
+  // The provider registry: an added entry is a default validators can be created from.
+  const std::string acme = R"({"provider":"acme","model":"m1","config":{"temperature":0},"plugin":"openai-compatible",)"
+                           R"("plugin_config":{"api_url":"http://127.0.0.1:1","api_key_env_var":"K"}})";
+  JsonValue acme_id = result_of(call("sim_addProvider", "[" + acme + "]"));
+  ASSERT_TRUE(acme_id.as_u64().has_value()) << call("sim_getProvidersAndModels", "[]");
+  const std::string id_text = std::to_string(*acme_id.as_u64());
+  JsonValue on_acme = result_of(call("sim_createValidator", R"([1,"acme","m1"])"));
+  EXPECT_EQ(field(on_acme, "plugin"), "openai-compatible");
+  EXPECT_EQ(on_acme.find("config")->find("temperature")->text(), "0");
+  EXPECT_EQ(call("sim_updateProvider", "[" + id_text + "," + acme + "]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("sim_addProvider", R"([{"provider":"x"}])"), -32602));
+  EXPECT_EQ(call("sim_deleteProvider", "[" + id_text + "]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("sim_deleteProvider", "[" + id_text + "]"), -32001));
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"acme","m1"])"), -32602));
+  EXPECT_EQ(call("sim_resetDefaultsLlmProviders", "[]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_EQ(result_of(call("sim_getProvidersAndModels", "[]")).items().size(), providers.items().size());
+  EXPECT_EQ(call("sim_deleteValidator", "[" + quoted(field(on_acme, "address")) + "]").find("error"), std::string::npos);
+
   EXPECT_EQ(call("sim_deleteValidator", "[" + quoted(addr) + "]"),
             R"({"jsonrpc":"2.0","result":")" + addr + R"(","id":1})");
   EXPECT_TRUE(has_code(call("sim_deleteValidator", "[" + quoted(addr) + "]"), -32001));
@@ -629,7 +647,8 @@ TEST_F(ServeServer, ValidatorsAreStudiosMethodsOverTheStore) {
   start_server(false);
   EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":0,"id":1})");
   for (const char* m : {"sim_createValidator", "sim_createRandomValidators", "sim_updateValidator", "sim_deleteValidator",
-                        "sim_deleteAllValidators"}) {
+                        "sim_deleteAllValidators", "sim_addProvider", "sim_updateProvider", "sim_deleteProvider",
+                        "sim_resetDefaultsLlmProviders"}) {
     EXPECT_TRUE(has_code(call(m, R"([1,"mock","mock"])"), kServerError)) << m;
   }
   expect_alive();

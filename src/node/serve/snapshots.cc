@@ -258,7 +258,7 @@ Status clear_state(const std::string& state_path, int busy_ms, bool queue_only) 
       if (!all) return all.take_error();
       // The validators are the node's configuration, not its state (Studio keeps them too).
       for (auto& t : *all) {
-        if (t != "serve_validators" && t != "serve_meta") tables.push_back(std::move(t));
+        if (t != "serve_validators" && t != "serve_meta" && t != "serve_providers") tables.push_back(std::move(t));
       }
     }
     for (const auto& t : tables) {

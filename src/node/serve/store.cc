@@ -24,6 +24,9 @@ CREATE TABLE IF NOT EXISTS serve_validators(id INTEGER PRIMARY KEY AUTOINCREMENT
   stake INTEGER NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, config TEXT NOT NULL, plugin TEXT NOT NULL,
   plugin_config TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS serve_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS serve_providers(id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+  model TEXT NOT NULL, config TEXT NOT NULL, plugin TEXT NOT NULL, plugin_config TEXT NOT NULL,
+  is_default INTEGER NOT NULL);
 )sql";
 
 constexpr const char* kValidatorColumns = "id, address, stake, provider, model, config, plugin, plugin_config, created_at";
@@ -331,6 +334,83 @@ class SqliteStore final : public TxStore {
     if (auto s = exec("COMMIT"); !s) return s.take_error();
     guard.done = true;
     return n;
+  }
+
+  Status insert_providers(const std::vector<StoredProvider>& ps) {
+    for (const auto& p : ps) {
+      if (auto id = add_provider(p); !id) return id.take_error();
+    }
+    return {};
+  }
+
+  Result<std::vector<StoredProvider>> providers(const std::vector<StoredProvider>& defaults) override {
+    {
+      Stmt q(db_, "SELECT 1 FROM serve_meta WHERE key='providers_seeded'");
+      if (!q.ok()) return db_error(db_, "read the markers");
+      int rc = q.step();
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db_, "read the markers");
+      if (rc == SQLITE_DONE) {
+        if (auto s = reset_providers(defaults); !s) return s.take_error();
+      }
+    }
+    Stmt q(db_, "SELECT id, provider, model, config, plugin, plugin_config, is_default FROM serve_providers ORDER BY id");
+    if (!q.ok()) return db_error(db_, "list providers");
+    std::vector<StoredProvider> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) {
+      StoredProvider p;
+      p.id = q.col_i64(0);
+      p.provider = q.col_text(1);
+      p.model = q.col_text(2);
+      p.config = q.col_text(3);
+      p.plugin = q.col_text(4);
+      p.plugin_config = q.col_text(5);
+      p.is_default = q.col_i64(6) != 0;
+      out.push_back(std::move(p));
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "list providers");
+    return out;
+  }
+
+  Result<std::int64_t> add_provider(const StoredProvider& p) override {
+    Stmt q(db_, "INSERT INTO serve_providers(provider, model, config, plugin, plugin_config, is_default) VALUES(?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "store a provider");
+    q.text(1, p.provider).text(2, p.model).text(3, p.config).text(4, p.plugin).text(5, p.plugin_config).i64(6, p.is_default);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "store a provider");
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Result<bool> update_provider(const StoredProvider& p) override {
+    Stmt q(db_, "UPDATE serve_providers SET provider=?, model=?, config=?, plugin=?, plugin_config=? WHERE id=?");
+    if (!q.ok()) return db_error(db_, "update a provider");
+    q.text(1, p.provider).text(2, p.model).text(3, p.config).text(4, p.plugin).text(5, p.plugin_config).i64(6, p.id);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "update a provider");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Result<bool> delete_provider(std::int64_t id) override {
+    Stmt q(db_, "DELETE FROM serve_providers WHERE id=?");
+    if (!q.ok()) return db_error(db_, "delete a provider");
+    q.i64(1, id);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "delete a provider");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Status reset_providers(const std::vector<StoredProvider>& defaults) override {
+    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+    struct Rollback {
+      SqliteStore* s;
+      bool done = false;
+      ~Rollback() {
+        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+    } guard{this};
+    if (auto s = exec("DELETE FROM serve_providers"); !s) return s;
+    if (auto s = insert_providers(defaults); !s) return s;
+    if (auto s = exec("INSERT OR REPLACE INTO serve_meta(key, value) VALUES('providers_seeded', '1')"); !s) return s;
+    if (auto s = exec("COMMIT"); !s) return s;
+    guard.done = true;
+    return {};
   }
 
   Result<std::int64_t> last_seq() override {

@@ -69,6 +69,15 @@ struct StoredValidator {
   std::int64_t created_at = 0;  // unix seconds
 };
 
+// An LLM provider entry of sim_getProvidersAndModels (Studio's llm_provider table): the
+// defaults validators are created from. config and plugin_config are JSON objects as text.
+struct StoredProvider {
+  std::int64_t id = 0;
+  std::string provider, model, plugin;
+  std::string config = "{}", plugin_config = "{}";
+  bool is_default = false;
+};
+
 class TxStore {
  public:
   virtual ~TxStore() = default;
@@ -112,6 +121,15 @@ class TxStore {
   // file (a marker row, so deleting them all is not undone at the next start); answers how
   // many it stored.
   virtual Result<int> seed_validators_once(const std::function<std::vector<StoredValidator>()>& make) = 0;
+
+  // ---- LLM providers (table serve_providers), by id. `defaults` fills the table the first
+  // time it is read in this state file (a marker row) and again on reset_providers.
+  virtual Result<std::vector<StoredProvider>> providers(const std::vector<StoredProvider>& defaults) = 0;
+  virtual Result<std::int64_t> add_provider(const StoredProvider& p) = 0;
+  virtual Result<bool> update_provider(const StoredProvider& p) = 0;  // p.id's; false: none
+  virtual Result<bool> delete_provider(std::int64_t id) = 0;
+  // Every provider replaced by `defaults` (ids continue: never reused).
+  virtual Status reset_providers(const std::vector<StoredProvider>& defaults) = 0;
 };
 
 // The queue as a table of the node's SQLite state file (so one file holds the whole node).

@@ -37,11 +37,26 @@ constexpr CatalogEntry kCatalog[] = {
 constexpr const char* kDefaultConfig = R"({"temperature":0.75,"max_tokens":500})";
 constexpr const char* kPlugins[] = {"openai-compatible", "anthropic", "google", "ollama", "mock"};
 
-const CatalogEntry* catalog_entry(const std::string& provider, const std::string& model) {
+std::vector<StoredProvider> default_providers() {
+  std::vector<StoredProvider> out;
   for (const auto& e : kCatalog) {
-    if (provider == e.provider && model == e.model) return &e;
+    StoredProvider p;
+    p.provider = e.provider;
+    p.model = e.model;
+    p.plugin = e.plugin;
+    p.plugin_config = e.plugin_config;
+    p.config = kDefaultConfig;
+    p.is_default = true;
+    out.push_back(std::move(p));
   }
-  return nullptr;
+  return out;
+}
+
+// The providers validators are made from: the table, filled with the built-in catalog the first
+// time (sim_addProvider & co. change it).
+Result<std::vector<StoredProvider>> catalog(ServiceCore& c) {
+  std::lock_guard g(c.store_mu);
+  return c.store.providers(default_providers());
 }
 
 Address random_address() {
@@ -106,7 +121,7 @@ Result<std::int64_t, RpcError> stake_at(const Params& p, std::size_t i) {
 // provider, model and the optional config, plugin, plugin_config from `at`: all three given
 // are taken as they are (plugin one of ours); otherwise the catalog's entry for provider/model,
 // with `config` kept when given.
-Result<StoredValidator, RpcError> llm_fields(const Params& p, std::size_t at) {
+Result<StoredValidator, RpcError> llm_fields(ServiceCore& c, const Params& p, std::size_t at) {
   auto provider = string_at(p, at, "the provider");
   if (!provider) return provider.take_error();
   auto model = string_at(p, at + 1, "the model");
@@ -129,14 +144,22 @@ Result<StoredValidator, RpcError> llm_fields(const Params& p, std::size_t at) {
     v.config = has_config ? json_text(p[at + 2]) : kDefaultConfig;
     return v;
   }
-  const CatalogEntry* e = catalog_entry(v.provider, v.model);
+  auto all = catalog(c);
+  if (!all) return node_error(all.error());
+  const StoredProvider* e = nullptr;
+  for (const auto& x : *all) {
+    if (x.provider == v.provider && x.model == v.model) {
+      e = &x;
+      break;
+    }
+  }
   if (!e) {
-    return bad_params("no default provider for " + v.provider.substr(0, 64) + "/" + v.model.substr(0, 64) +
+    return bad_params("no provider entry for " + v.provider.substr(0, 64) + "/" + v.model.substr(0, 64) +
                       " (sim_getProvidersAndModels lists them); give config, plugin and plugin_config");
   }
   v.plugin = e->plugin;
   v.plugin_config = e->plugin_config;
-  v.config = has_config ? json_text(p[at + 2]) : kDefaultConfig;
+  v.config = has_config ? json_text(p[at + 2]) : e->config;
   return v;
 }
 
@@ -179,7 +202,7 @@ RpcResult create(ServiceCore& c, const Params& p) {
   if (!c.opts.local) return not_local();
   auto stake = stake_at(p, 0);
   if (!stake) return stake.take_error();
-  auto v = llm_fields(p, 1);
+  auto v = llm_fields(c, p, 1);
   if (!v) return v.take_error();
   v->stake = *stake;
   v->address = random_address();
@@ -222,11 +245,13 @@ RpcResult create_random(ServiceCore& c, const Params& p, bool many) {
   if (!providers) return providers.take_error();
   auto models = names(at + 3, "limit_models");
   if (!models) return models.take_error();
-  std::vector<const CatalogEntry*> pool;
-  for (const auto& e : kCatalog) {
-    auto in = [](const std::vector<std::string>& l, const char* s) { return std::find(l.begin(), l.end(), s) != l.end(); };
+  auto all = catalog(c);
+  if (!all) return node_error(all.error());
+  std::vector<const StoredProvider*> pool;
+  for (const auto& e : *all) {
+    auto in = [](const std::vector<std::string>& l, const std::string& s) { return std::find(l.begin(), l.end(), s) != l.end(); };
     // The mock provider only when asked for: a random validator answers from a model.
-    const bool ok_provider = providers->empty() ? std::string(e.provider) != "mock" : in(*providers, e.provider);
+    const bool ok_provider = providers->empty() ? e.plugin != "mock" : in(*providers, e.provider);
     if (ok_provider && (models->empty() || in(*models, e.model))) pool.push_back(&e);
   }
   if (pool.empty()) return bad_params("no provider and model matches limit_providers and limit_models");
@@ -234,7 +259,7 @@ RpcResult create_random(ServiceCore& c, const Params& p, bool many) {
   std::mt19937_64 rng(rd());
   std::vector<StoredValidator> made;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const CatalogEntry* e = pool[rng() % pool.size()];
+    const StoredProvider* e = pool[rng() % pool.size()];
     StoredValidator v;
     v.address = random_address();
     v.stake = *lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi_v - *lo + 1));
@@ -242,7 +267,7 @@ RpcResult create_random(ServiceCore& c, const Params& p, bool many) {
     v.model = e->model;
     v.plugin = e->plugin;
     v.plugin_config = e->plugin_config;
-    v.config = kDefaultConfig;
+    v.config = e->config;
     auto stored = locked(c, [&](TxStore& s) { return s.add_validator(v); });
     if (!stored) return node_error(stored.error());
     made.push_back(std::move(*stored));
@@ -261,7 +286,7 @@ RpcResult update(ServiceCore& c, const Params& p) {
   if (!a) return a.take_error();
   auto stake = stake_at(p, 1);
   if (!stake) return stake.take_error();
-  auto v = llm_fields(p, 2);
+  auto v = llm_fields(c, p, 2);
   if (!v) return v.take_error();
   v->address = *a;
   v->stake = *stake;
@@ -292,21 +317,84 @@ RpcResult remove_all(ServiceCore& c) {
 }
 
 RpcResult providers(ServiceCore& c) {
+  auto all = catalog(c);
+  if (!all) return node_error(all.error());
   JsonWriter w;
   w.begin_array();
-  int id = 0;
-  for (const auto& e : kCatalog) {
-    const bool mock = std::string(e.provider) == "mock";
+  for (const auto& e : *all) {
     w.begin_object();
-    w.key("id").number(++id).key("provider").string(e.provider).key("model").string(e.model);
-    w.key("config").raw(kDefaultConfig).key("plugin").string(e.plugin).key("plugin_config").raw(e.plugin_config);
-    w.key("is_default").boolean(true);
+    w.key("id").number(e.id).key("provider").string(e.provider).key("model").string(e.model);
+    w.key("config").raw(e.config).key("plugin").string(e.plugin).key("plugin_config").raw(e.plugin_config);
+    w.key("is_default").boolean(e.is_default);
     // Available when this node's runs have an LLM module to ask (the mock needs none of a model).
-    w.key("is_model_available").boolean(mock || !c.opts.modules.llm_config.empty());
+    w.key("is_model_available").boolean(e.plugin == "mock" || !c.opts.modules.llm_config.empty());
     w.end_object();
   }
   w.end_array();
   return w.take();
+}
+
+// Studio's provider params {provider, model, config, plugin, plugin_config}, all required.
+Result<StoredProvider, RpcError> provider_params(const Params& p, std::size_t i) {
+  if (i >= p.size() || !p[i].is_object()) return bad_params("provider params (an object) at position " + std::to_string(i));
+  const JsonValue& o = p[i];
+  StoredProvider out;
+  for (auto [key, dest] : {std::pair{"provider", &out.provider}, std::pair{"model", &out.model}, std::pair{"plugin", &out.plugin}}) {
+    const JsonValue* f = o.find(key);
+    if (!f || !f->is_string() || f->text().empty()) return bad_params(std::string(key) + " is a non-empty string");
+    *dest = f->text();
+  }
+  if (std::find_if(std::begin(kPlugins), std::end(kPlugins), [&](const char* k) { return out.plugin == k; }) == std::end(kPlugins)) {
+    return bad_params("plugin " + out.plugin.substr(0, 64) + " is not one of openai-compatible, anthropic, google, ollama, mock");
+  }
+  for (auto [key, dest] : {std::pair{"config", &out.config}, std::pair{"plugin_config", &out.plugin_config}}) {
+    const JsonValue* f = o.find(key);
+    if (!f || !f->is_object()) return bad_params(std::string(key) + " is an object");
+    *dest = json_text(*f);
+  }
+  return out;
+}
+
+RpcResult add_provider(ServiceCore& c, const Params& p) {
+  if (!c.opts.local) return not_local();
+  auto v = provider_params(p, 0);
+  if (!v) return v.take_error();
+  if (auto all = catalog(c); !all) return node_error(all.error());  // the defaults first
+  auto id = locked(c, [&](TxStore& s) { return s.add_provider(*v); });
+  if (!id) return node_error(id.error());
+  return std::to_string(*id);
+}
+
+RpcResult update_provider(ServiceCore& c, const Params& p) {
+  if (!c.opts.local) return not_local();
+  auto id = p.empty() ? std::nullopt : p[0].as_u64();
+  if (!id || *id > std::uint64_t(INT64_MAX)) return bad_params("a provider id (a number) at position 0");
+  auto v = provider_params(p, 1);
+  if (!v) return v.take_error();
+  v->id = static_cast<std::int64_t>(*id);
+  if (auto all = catalog(c); !all) return node_error(all.error());
+  auto done = locked(c, [&](TxStore& s) { return s.update_provider(*v); });
+  if (!done) return node_error(done.error());
+  if (!*done) return not_found("Provider " + std::to_string(*id) + " not found");
+  return std::string("null");
+}
+
+RpcResult delete_provider(ServiceCore& c, const Params& p) {
+  if (!c.opts.local) return not_local();
+  auto id = p.empty() ? std::nullopt : p[0].as_u64();
+  if (!id || *id > std::uint64_t(INT64_MAX)) return bad_params("a provider id (a number) at position 0");
+  if (auto all = catalog(c); !all) return node_error(all.error());
+  auto done = locked(c, [&](TxStore& s) { return s.delete_provider(static_cast<std::int64_t>(*id)); });
+  if (!done) return node_error(done.error());
+  if (!*done) return not_found("Provider " + std::to_string(*id) + " not found");
+  return std::string("null");
+}
+
+RpcResult reset_providers(ServiceCore& c) {
+  if (!c.opts.local) return not_local();
+  auto s = locked(c, [](TxStore& st) { return st.reset_providers(default_providers()); });
+  if (!s) return node_error(s.error());
+  return std::string("null");
 }
 
 // A mock answer as host_data carries it: strings and bools as they are, anything else (an
@@ -525,6 +613,10 @@ void add_validator_methods(Rpc& rpc, ServiceCore& c) {
   rpc.add("sim_deleteValidator", [&c](const Params& p) { return remove(c, p); });
   rpc.add("sim_deleteAllValidators", [&c](const Params&) { return remove_all(c); });
   rpc.add("sim_getProvidersAndModels", [&c](const Params&) { return providers(c); });
+  rpc.add("sim_addProvider", [&c](const Params& p) { return add_provider(c, p); });
+  rpc.add("sim_updateProvider", [&c](const Params& p) { return update_provider(c, p); });
+  rpc.add("sim_deleteProvider", [&c](const Params& p) { return delete_provider(c, p); });
+  rpc.add("sim_resetDefaultsLlmProviders", [&c](const Params&) { return reset_providers(c); });
 }
 
 }  // namespace genvm::node::serve
