@@ -156,6 +156,9 @@ local function try_mock(ctx, prompt, format, template)
 		return nil
 	end
 	local backend = on_mock and hd.llm_provider or "mock"
+	if not is_mock(backend) then
+		return nil -- a configured backend named "mock" replaced the built-in one
+	end
 	local ok, res = pcall(llm.exec_prompt_in_provider, ctx, {
 		provider = backend,
 		model = "mock",
