@@ -731,12 +731,15 @@ calldata::Value ask_entry(const std::string& q) {
 // from their mock tables: every run is the real executor and the real LLM module, the leader's
 // and the validators' answers agree, and the stored answer is the mock's. Then a transaction's own
 // sim_config validators (a leader whose mock differs from the others', EqComparative mocked to
-// false) make the same call undetermined. Fails without the module's mock backend (the module
-// has no model to ask) or without the node handing each validator's mocks to its runs.
+// false) make the same call undetermined, and examples/render.wasm reads its number off a page
+// the web module answers from the validators' mock_web_response. Fails without the modules'
+// mocks (the LLM module has no model to ask; no page is reachable) or without the node handing
+// each validator's mocks to its runs.
 TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
   const std::string build = GENVM_BINARY_DIR;
   const std::string node = build + "/tools/genvm-node/genvm-node", wasm = build + "/examples/llm.wasm";
-  for (const auto& f : {node, wasm, build + "/tools/genvm-module-llm/genvm-module-llm"}) {
+  for (const auto& f : {node, wasm, build + "/examples/render.wasm", build + "/tools/genvm-module-llm/genvm-module-llm",
+                        build + "/tools/genvm-module-web/genvm-module-web"}) {
     if (!std::filesystem::exists(f)) GTEST_SKIP() << f << " is not built";
   }
   stop_server();
@@ -749,14 +752,18 @@ TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
          "  eq_non_comparative_leader: {system: s, user: \"#{task} #{criteria} #{input}\"}\n"
          "  eq_non_comparative_validator: {system: s, user: \"#{task} #{input} #{criteria} #{output}\"}\n";
   }
+  const std::string web_yaml = dir + "/web.yaml";
+  std::ofstream(web_yaml) << "render_timeout: 20\n";
   ServeProcess serve;
   ASSERT_TRUE(serve.start({node, "serve", "--port", "0", "--state", dir + "/e2e.db", "--genvm", build + "/tools/genvm/genvm",
-                           "--validators", "2", "--timeout", "60", "--finality-window", "0", "--module-llm-config", llm_yaml}));
+                           "--validators", "2", "--timeout", "60", "--finality-window", "0", "--module-llm-config", llm_yaml,
+                           "--module-web-config", web_yaml}));
   EXPECT_EQ(serve.call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":2,"id":1})");
   ASSERT_EQ(serve.call("sim_deleteAllValidators", "[]"), R"({"jsonrpc":"2.0","result":[],"id":1})");
   const std::string mock_config =
       R"({"mock_response":{"response":{"capital of France":"Paris"},"eq_principle_prompt_comparative":{},)"
-      R"("eq_principle_prompt_non_comparative":{}}})";
+      R"("eq_principle_prompt_non_comparative":{}},"mock_web_response":{"nondet_web_request":{)"
+      R"("https://example.com/price":{"method":"GET","status":200,"body":"<p>The price is 4217 coins.</p>"}}}})";
   std::vector<std::string> validators;
   for (int i = 0; i < 3; ++i) {
     std::string r = serve.call("sim_createValidator", R"([1,"mock","mock",{},"mock",)" + mock_config + "]");
@@ -830,8 +837,39 @@ TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
   EXPECT_EQ(tx2.find("\"accepted\":true"), std::string::npos) << tx2;
   EXPECT_NE(tx2.find("\"vote\":\"disagree\""), std::string::npos) << tx2;  // their mocks differed: no error
   EXPECT_EQ(tx2.find("\"vote\":\"error\""), std::string::npos) << tx2;
+  // examples/render.wasm reads a number off a page every node renders from its web mock (no
+  // browser, no network): 4217 is stored.
+  const std::string render_wasm = build + "/examples/render.wasm";
+  std::ifstream rin(render_wasm, std::ios::binary);
+  eth::Bytes rcode((std::istreambuf_iterator<char>(rin)), std::istreambuf_iterator<char>());
+  eth::Bytes rdeploy = sign_legacy(k, 3, eth::kStudioConsensusMain, add_transaction(me, {}, rcode));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(rdeploy)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(rdeploy))), "TIMEOUT");
+  const std::string page_reader =
+      field(result_of(serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(rdeploy))) + "]")), "to_address");
+  auto page_reader_addr = eth::parse_address(page_reader);
+  ASSERT_TRUE(page_reader_addr.ok());
+  calldata::Value fetch(calldata::Value::Map{{"", calldata::Value("fetch")},
+                                             {"args", calldata::Value(calldata::Value::Array{calldata::Value("https://example.com/price")})}});
+  eth::Bytes rcall = sign_legacy(k, 4, eth::kStudioConsensusMain, add_transaction(me, *page_reader_addr, {}, fetch));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(rcall)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(rcall))), "TIMEOUT");
+  std::string rtx = serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(rcall))) + "]");
+  EXPECT_NE(rtx.find("\"accepted\":true"), std::string::npos) << rtx;
+  const std::string n_hex = eth::to_hex(calldata::encode(calldata::Value(BigInt(4217)))).substr(2);
+  std::string value_data = eth::to_hex(eth::rlp_list([] {
+    eth::Bytes items;
+    eth::rlp_append_string(items, calldata::encode(calldata::Value(calldata::Value::Map{{"", calldata::Value("value")}})));
+    eth::rlp_append_string(items, eth::Bytes{});
+    return items;
+  }()));
+  std::string value = serve.call("gen_call", R"([{"type":"read","to":")" + page_reader + R"(","data":")" + value_data + R"("}])");
+  EXPECT_NE(value.find("\"result\":\"" + n_hex + "\""), std::string::npos) << value << " " << rtx.substr(0, 3000);
+
   // A bad sim_config is refused before anything is queued.
-  eth::Bytes ask3 = sign_legacy(k, 3, eth::kStudioConsensusMain, add_transaction(me, *contract_addr, {}, ask_entry("q")));
+  eth::Bytes ask3 = sign_legacy(k, 5, eth::kStudioConsensusMain, add_transaction(me, *contract_addr, {}, ask_entry("q")));
   EXPECT_TRUE(has_code(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask3)) + R"(,{"genvm_datetime":"noon"}])"),
                        -32602));
 }
