@@ -132,7 +132,7 @@ std::string Node::genvm_for(int node) const {
 }
 
 Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const Value& entry,
-                           const std::optional<Value>& leader_nondet) const {
+                           const std::optional<Value>& leader_nondet, int node) const {
   host::ExecutionData d;
   d.calldata = calldata::encode(entry);
   d.message.contract_address = rec.target;
@@ -142,7 +142,8 @@ Value Node::execution_data(const TxRecord& rec, const std::optional<Bytes>& code
   d.message.chain_id = BigInt(61999);
   d.message.value = BigInt(rec.value);
   d.message.is_init = code.has_value();
-  d.message.datetime = std::string(host::kDefaultDatetime);
+  d.message.datetime = opts_.datetime.empty() ? std::string(host::kDefaultDatetime) : opts_.datetime;
+  if (!opts_.host_data.empty()) d.host_data = opts_.host_data[static_cast<std::size_t>(node) % opts_.host_data.size()];
   d.code = code;
   // The fee data the executor's default rules read, with buckets no transaction here exhausts.
   host::HostFees fees = host::local_host_fees(BigInt(std::numeric_limits<std::uint64_t>::max()));
@@ -239,7 +240,7 @@ Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<By
   const int total_nodes = n + 1;
   Round round;
   round.leader = r % total_nodes;
-  auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt), "wscn", state_,
+  auto lead = runner_.run(genvm_for(round.leader), execution_data(rec, code, entry, std::nullopt, round.leader), "wscn", state_,
                           opts_.run_timeout_ms, opts_.debug_mode);
   if (!lead) return lead.take_error();
   round.leader_run = std::move(*lead);
@@ -258,10 +259,12 @@ Result<Round> Node::run_round(int r, const TxRecord& rec, const std::optional<By
   if (opts_.progress) opts_.progress(p);
   if (!delivered) return round;  // nothing to validate: the next node leads
   const Value* nd = round.leader_run.report.find("nondet_results");
-  Value vdata = execution_data(rec, code, entry, nd ? *nd : Value(Value::Array{}));
+  const Value leader_nd = nd ? *nd : Value(Value::Array{});
   for (int i = 0; i < n; ++i) {
     Vote v;
     v.node = (round.leader + 1 + i) % total_nodes;
+    // Each validator's own host_data (its LLM provider and mocks reach its modules that way).
+    Value vdata = execution_data(rec, code, entry, leader_nd, v.node);
     auto run = runner_.run(genvm_for(v.node), vdata, "wscn", state_, opts_.run_timeout_ms, opts_.debug_mode);
     if (!run) return run.take_error();
     if (record) round.debug.push_back(debug_record(*run, r + 1, v.node, "validator", opts_.debug_mode, budget));

@@ -110,6 +110,12 @@ struct NodeOptions {
   std::function<std::string(int)> genvm_for_node;
   // The LLM and web modules every run gets (runner.h ModuleFiles); none by default.
   ModuleFiles modules;
+  // Per node: the ExecutionData.host_data (a JSON object with string node_address and tx_id)
+  // of node i's runs is host_data[i % size], which the executor hands the modules in its hello
+  // (serve puts each validator's LLM provider and mocks there); empty: none. Views run as node 0.
+  std::vector<std::string> host_data;
+  // The runs' message.datetime (RFC 3339); empty: host::kDefaultDatetime.
+  std::string datetime;
 };
 
 // Majority rule: accepted iff more than half of the validators agree.
@@ -152,7 +158,7 @@ class Node {
                           const calldata::Value& entry, std::size_t* debug_budget);
   std::string genvm_for(int node) const;
   calldata::Value execution_data(const TxRecord& rec, const std::optional<Bytes>& code, const calldata::Value& entry,
-                                 const std::optional<calldata::Value>& leader_nondet) const;
+                                 const std::optional<calldata::Value>& leader_nondet, int node = 0) const;
 
   State& state_;
   NodeOptions opts_;

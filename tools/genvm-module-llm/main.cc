@@ -65,7 +65,9 @@ int main(int argc, char** argv) {
   if (!cl->bind.empty()) config->bind_address = cl->bind;
   if (config->bind_address.empty()) return fail("no bind_address in the configuration and no --bind");
   for (const auto& s : config->skipped_backends) std::fprintf(stderr, "genvm-module-llm: backend skipped: %s\n", s.c_str());
-  if (config->backends.empty()) return fail("no usable backend in the configuration");
+  if (config->backends.empty() && !config->mock_only) {
+    return fail("no usable backend in the configuration (mock_only: true serves mocks alone)");
+  }
   if (auto s = genvm::llm::init_http_client(); !s) return fail(s.error().to_string());
   const std::size_t backend_count = config->backends.size();
   auto module = genvm::llm::LlmModule::create(std::move(*config));  // loads the greybox script

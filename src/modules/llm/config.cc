@@ -209,6 +209,10 @@ Result<LlmConfig> parse_llm_config(const std::string& text, const std::string& e
     c.seed = *seed;
   }
 
+  auto mock_only = bool_at(root["mock_only"], "mock_only", false);
+  if (!mock_only) return mock_only.take_error();
+  c.mock_only = *mock_only;
+
   auto script = greybox::read_script_config(root, exe_dir, "genvm-llm-default.lua");
   if (!script) return script.take_error();
   c.script = std::move(*script);

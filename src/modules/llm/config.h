@@ -23,8 +23,10 @@
 
 namespace genvm::llm {
 
-enum class ProviderKind { kOpenAiCompatible, kOllama, kAnthropic, kGoogle };
-// "openai-compatible", "ollama", "anthropic", "google" (GenVM's kebab-case names).
+// kMock is the module's built-in backend "mock" (LlmModule::backend), never read from a file:
+// its answers come from the run's host_data mock table (mock_answer), no request is made.
+enum class ProviderKind { kOpenAiCompatible, kOllama, kAnthropic, kGoogle, kMock };
+// "openai-compatible", "ollama", "anthropic", "google" (GenVM's kebab-case names); not "mock".
 Result<ProviderKind> provider_kind_from_name(const std::string& name);
 
 struct ModelConfig {
@@ -76,6 +78,9 @@ struct LlmConfig {
   std::uint32_t max_tokens = 8000;
   std::uint32_t template_max_tokens = 1000;
   std::uint64_t gen_per_token = 0;  // GenVM's default script charges 0 per token today
+  // Ours: genvm-module-llm starts with no usable backend, answering only from mocks (the
+  // built-in mock backend); without it an empty backend list refuses to start.
+  bool mock_only = false;
   // lua_script_path (default ${exeDir}/../config/genvm-llm-default.lua), lua_path, data_dir,
   // log_level and our lua_* limits (greybox/script_config.h).
   greybox::ScriptConfig script;

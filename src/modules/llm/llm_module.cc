@@ -97,6 +97,55 @@ Result<Value, AttemptFailure> read_answer(AnswerFormat format, const std::string
   return Value(result != nullptr && result->kind() == JsonValue::Kind::kBool && result->as_bool());
 }
 
+Result<ModelAnswer, AttemptFailure> mock_answer(const Value::Map& table, AnswerFormat format, const std::string& message) {
+  const Value* hit = nullptr;
+  for (const auto& [k, v] : table) {
+    if (!k.empty() && message.find(k) != std::string::npos) {
+      hit = &v;
+      break;
+    }
+  }
+  if (hit == nullptr) {
+    if (auto it = table.find(""); it != table.end()) hit = &it->second;
+  }
+  if (hit == nullptr) {
+    return AttemptFailure{"NO_MOCK_MATCH",
+                          "no key of the mock table (" + std::to_string(table.size()) + " keys) occurs in the prompt", false};
+  }
+  Value data;
+  if (hit->is_bool()) {
+    if (format == AnswerFormat::kJson) return AttemptFailure{"INVALID_JSON", "the mock answer is a bool, not an object", false};
+    data = format == AnswerFormat::kText ? Value(std::string(hit->as_bool() ? "true" : "false")) : *hit;
+  } else if (hit->is_string()) {
+    const std::string& text = hit->as_string();
+    if (format == AnswerFormat::kBool && (text == "true" || text == "false")) {
+      data = Value(text == "true");
+    } else {
+      auto r = read_answer(format, text);
+      if (!r) return r.take_error();
+      data = std::move(*r);
+    }
+  } else if (hit->is_map()) {
+    if (format == AnswerFormat::kText) {
+      JsonWriter w;
+      write_value(w, *hit);
+      data = Value(w.take());
+    } else if (format == AnswerFormat::kJson) {
+      data = *hit;
+    } else {
+      const Value* result = hit->find("result");
+      data = Value(result != nullptr && result->is_bool() && result->as_bool());
+    }
+  } else {
+    JsonWriter w;
+    write_value(w, *hit);
+    auto r = read_answer(format, w.take());
+    if (!r) return r.take_error();
+    data = std::move(*r);
+  }
+  return ModelAnswer{std::move(data), TokenUsage{}};
+}
+
 Result<ModelAnswer, AttemptFailure> LlmModule::exec_prompt_in_provider(const BackendConfig& backend, const ModelConfig& model,
                                                                        const ProviderPrompt& prompt) const {
   HttpCall call = build_request(backend, model, prompt);
@@ -175,7 +224,7 @@ int host_exec_prompt_in_provider(lua_State* L) {
   const ModelConfig* model = nullptr;
   if (backend != nullptr) {
     for (const auto& mc : backend->models) {
-      if (mc.name == model_name) model = &mc;
+      if (mc.name == model_name || backend->provider == ProviderKind::kMock) model = &mc;
     }
   }
   if (model == nullptr) luaL_error(L, "exec_prompt_in_provider: no enabled model %s/%s", provider.c_str(), model_name.c_str());
@@ -217,6 +266,31 @@ int host_exec_prompt_in_provider(lua_State* L) {
     for (auto& img : images) p.images.push_back({*sniff_image(img), std::move(img)});
   }
   lua_settop(L, 2);
+  if (backend->provider == ProviderKind::kMock) {
+    // The run's mock table, as the script hands it (`mock`): no request leaves the module.
+    Value::Map table;
+    if (lua_getfield(L, 2, "mock") == LUA_TTABLE) {
+      auto v = greybox::read_value(L, -1);
+      if (!v || !v->is_map()) luaL_error(L, "exec_prompt_in_provider: mock must be a table of strings to answers");
+      table = v->as_map();
+    }
+    lua_settop(L, 2);
+    auto r = mock_answer(table, p.format, p.user);
+    if (!r) {
+      greybox::raise_user_error(L, {r.error().cause},
+                                {{"detail", Value(valid_utf8(r.error().detail))}, {"transient", Value(false)}}, false);
+    }
+    lua_createtable(L, 0, 2);
+    greybox::push_value(L, r->data);
+    lua_setfield(L, -2, "data");
+    lua_createtable(L, 0, 3);
+    for (const char* name : {"input", "output", "total"}) {
+      lua_pushinteger(L, 0);
+      lua_setfield(L, -2, name);
+    }
+    lua_setfield(L, -2, "tokens");
+    return 1;
+  }
   // The module's own bound, whatever the script checked: nothing above it is sent.
   std::size_t size = p.user.size() + (p.system ? p.system->size() : 0);
   if (size > m.config().max_prompt_bytes) {
@@ -266,6 +340,14 @@ Value providers_value(const LlmConfig& c) {
       models[m.name] = Value(std::move(flags));
     }
     providers[b.name] = Value::map({{"models", Value(std::move(models))}, {"meta", Value::map({{"priority", Value(b.priority)}})}});
+  }
+  // The built-in mock: the script asks it only for a run whose host_data names it or carries
+  // mocks (meta.kind), never as a fallback.
+  if (providers.find("mock") == providers.end()) {
+    providers["mock"] = Value::map(
+        {{"models", Value::map({{"mock", Value::map({{"supports_json", Value(true)}, {"supports_image", Value(true)},
+                                                     {"enabled", Value(true)}})}})},
+         {"meta", Value::map({{"priority", Value(std::int64_t(0))}, {"kind", Value("mock")}})}});
   }
   return Value(std::move(providers));
 }
@@ -350,6 +432,9 @@ module::Answer prompt_answer_of(const Value& v) {
 }  // namespace
 
 LlmModule::LlmModule(LlmConfig config) : config_(std::move(config)) {
+  mock_.name = "mock";
+  mock_.provider = ProviderKind::kMock;
+  mock_.models.push_back(ModelConfig{"mock", true, true, false, std::nullopt, std::nullopt});
   host_options_.module_name = "genvm-module-llm";
   host_options_.data_dir = config_.script.data_dir;
   host_options_.log_level = config_.script.log_level;
@@ -359,7 +444,7 @@ const BackendConfig* LlmModule::backend(std::string_view name) const {
   for (const auto& b : config_.backends) {
     if (b.name == name) return &b;
   }
-  return nullptr;
+  return name == "mock" ? &mock_ : nullptr;
 }
 
 Status LlmModule::register_host(greybox::LuaVm& vm) const {

@@ -48,6 +48,14 @@ struct AttemptFailure {
 // text is not one JSON object (a ```json fence around it is tolerated).
 Result<calldata::Value, AttemptFailure> read_answer(AnswerFormat format, const std::string& text);
 
+// The built-in mock backend's answer (Studio's mock_response, docs/PROTOCOLS.md "LLM mocks"):
+// the value of the first key, in key order, that occurs in `message` as a plain substring; else
+// the value of the key "" when there is one; else the failure NO_MOCK_MATCH. The value is read
+// in the prompt's format: a string as a model's text would be (JSON formats parse it; for bool,
+// "true"/"false" too), a bool as itself (text: "true"/"false"), a map as itself (text: its JSON).
+Result<ModelAnswer, AttemptFailure> mock_answer(const calldata::Value::Map& table, AnswerFormat format,
+                                                const std::string& message);
+
 class LlmModule {
  public:
   static Result<std::unique_ptr<LlmModule>> create(LlmConfig config);
@@ -60,12 +68,14 @@ class LlmModule {
   Result<ModelAnswer, AttemptFailure> exec_prompt_in_provider(const BackendConfig& backend, const ModelConfig& model,
                                                               const ProviderPrompt& prompt) const;
   const LlmConfig& config() const { return config_; }
+  // A configured backend; "mock", when none is configured by that name, is the built-in mock.
   const BackendConfig* backend(std::string_view name) const;
 
  private:
   explicit LlmModule(LlmConfig config);
   Status register_host(greybox::LuaVm& vm) const;
   LlmConfig config_;
+  BackendConfig mock_;  // the built-in "mock" backend
   greybox::HostOptions host_options_;
   std::unique_ptr<greybox::ScriptHost> script_;
 };

@@ -368,6 +368,89 @@ TEST(module_llm_script, TemplatesFillSlotsOnceAndAnswerTheSpecsKinds) {
   EXPECT_EQ(val.value.as_map().at("data"), Value(false));
 }
 
+// A hello whose host_data is `json` (as genvm-node serve writes it per validator).
+module::Hello hello_with(const std::string& json) {
+  module::Hello h;
+  auto hd = module::host_data_from_json(json);
+  EXPECT_TRUE(hd) << json;
+  if (hd) h.host_data = std::move(*hd);
+  return h;
+}
+
+module::Answer prompt_as(const LlmModule& m, const module::Hello& h, module::OutputFormat f, std::string text) {
+  module::LlmMessage msg{module::PromptPayload{f, std::move(text), {}}, BigInt(1'000'000)};
+  return m.answer(h, module::llm_message_value(msg));
+}
+
+module::Answer templated_as(const LlmModule& m, const module::Hello& h, module::Template t,
+                            std::map<std::string, std::string> fields) {
+  module::LlmMessage msg{module::PromptTemplatePayload{t, std::move(fields)}, BigInt(1'000'000)};
+  return m.answer(h, module::llm_message_value(msg));
+}
+
+TEST(module_llm_mock, MockAnswerMatchesASubstringInKeyOrderThenTheDefault) {
+  Value::Map table{{"weather", Value("sunny")}, {"wea", Value("first by key order")}, {"", Value("default")},
+                   {"json", Value(R"({"a": 1})")}, {"obj", Value::map({{"result", Value(true)}})}};
+  EXPECT_EQ(mock_answer(table, AnswerFormat::kText, "the weather today")->data, Value("first by key order"));
+  EXPECT_EQ(mock_answer(table, AnswerFormat::kText, "nothing here")->data, Value("default"));
+  EXPECT_EQ(mock_answer(table, AnswerFormat::kJson, "give json")->data, Value::map({{"a", Value(1)}}));
+  EXPECT_EQ(mock_answer(table, AnswerFormat::kBool, "an obj")->data, Value(true));
+  EXPECT_EQ(mock_answer(table, AnswerFormat::kText, "an obj")->data, Value(R"({"result":true})"));
+  Value::Map no_default{{"x", Value(true)}};
+  EXPECT_EQ(mock_answer(no_default, AnswerFormat::kBool, "x")->data, Value(true));
+  EXPECT_EQ(mock_answer(no_default, AnswerFormat::kText, "x")->data, Value("true"));
+  auto miss = mock_answer(no_default, AnswerFormat::kText, "y");
+  ASSERT_FALSE(miss);
+  EXPECT_EQ(miss.error().cause, "NO_MOCK_MATCH");
+}
+
+// Studio's mock_response in host_data answers before any model; a miss falls through to the
+// models, except for a node on the mock backend. host_data.llm_provider picks the backend. (Fails
+// without the script's try_mock / run_candidates: the fake provider answers every prompt.)
+TEST(module_llm_mock, HostDataMocksAndTheNodesBackendSelectWhatAnswers) {
+  FakeProvider a, b;
+  a.content = "from a";
+  b.content = "from b";
+  auto m = module_with("retries: 0\nbackends:\n" + a.backend("a", 5) + b.backend("b", 1));
+  ASSERT_TRUE(m);
+  const std::string mocks =
+      R"("mock_response":{"response":{"capital of France":"Paris","json please":"{\"k\": 2}"},)"
+      R"("eq_principle_prompt_comparative":{"":true},"eq_principle_prompt_non_comparative":{"":false}})";
+  module::Hello on_b = hello_with(R"({"node_address":"0x1","tx_id":"0x2","llm_provider":"b","llm_model":"m",)" + mocks + "}");
+  module::Answer hit = prompt_as(*m, on_b, module::OutputFormat::kText, "What is the capital of France?");
+  ASSERT_EQ(hit.kind, module::AnswerKind::kOk) << calldata::to_text(hit.value);
+  EXPECT_EQ(hit.value.as_map().at("data"), Value("Paris"));
+  EXPECT_EQ(prompt_as(*m, on_b, module::OutputFormat::kJson, "json please").value.as_map().at("data"),
+            Value::map({{"k", Value(2)}}));
+  EXPECT_EQ(a.server.total_hits() + b.server.total_hits(), 0);
+  // The templates read their own sections (the default key "").
+  module::Answer cmp = templated_as(*m, on_b, module::Template::kEqComparative,
+                                    {{"leader_answer", "1"}, {"validator_answer", "2"}, {"principle", "p"}});
+  EXPECT_EQ(cmp.value.as_map().at("data"), Value(true));
+  module::Answer ncv = templated_as(*m, on_b, module::Template::kEqNonComparativeValidator,
+                                    {{"task", "t"}, {"criteria", "c"}, {"input", "i"}, {"output", "o"}});
+  EXPECT_EQ(ncv.value.as_map().at("data"), Value(false));
+  EXPECT_EQ(a.server.total_hits() + b.server.total_hits(), 0);
+  // No match: the node's backend b answers, though a has the higher priority.
+  module::Answer miss = prompt_as(*m, on_b, module::OutputFormat::kText, "something else");
+  EXPECT_EQ(miss.value.as_map().at("data"), Value("from b"));
+  EXPECT_EQ(b.server.total_hits(), 1);
+  EXPECT_EQ(a.server.total_hits(), 0);
+  // A provider this module does not have: every backend, by priority.
+  module::Hello elsewhere = hello_with(R"({"node_address":"0x1","tx_id":"0x2","llm_provider":"openai","llm_model":"x"})");
+  EXPECT_EQ(prompt_as(*m, elsewhere, module::OutputFormat::kText, "hi").value.as_map().at("data"), Value("from a"));
+  // On the mock backend a miss is the contract's error, and no model is asked.
+  module::Hello on_mock = hello_with(R"({"node_address":"0x1","tx_id":"0x2","llm_provider":"mock","llm_model":"mock",)" + mocks + "}");
+  EXPECT_EQ(prompt_as(*m, on_mock, module::OutputFormat::kText, "capital of France").value.as_map().at("data"), Value("Paris"));
+  EXPECT_EQ(first_cause(prompt_as(*m, on_mock, module::OutputFormat::kText, "unmatched")), "NO_MOCK_MATCH");
+  module::Hello bare_mock = hello_with(R"({"node_address":"0x1","tx_id":"0x2","llm_provider":"mock"})");
+  EXPECT_EQ(first_cause(prompt_as(*m, bare_mock, module::OutputFormat::kText, "hi")), "NO_MOCK_MATCH");
+  EXPECT_EQ(a.server.total_hits(), 1);
+  EXPECT_EQ(b.server.total_hits(), 1);
+  // Without host_data the mock is never a candidate.
+  EXPECT_EQ(prompt(*m, module::OutputFormat::kText, "capital of France").value.as_map().at("data"), Value("from a"));
+}
+
 TEST(module_llm_script, IdenticalAnswersAreEquivalentWithoutAModelCall) {
   FakeProvider p;
   p.content = R"({"result": false})";

@@ -151,6 +151,8 @@ HttpCall build_request(const BackendConfig& backend, const ModelConfig& model, c
       c.headers.push_back("x-goog-api-key: " + backend.key);
       c.body = google_body(prompt);
       break;
+    case ProviderKind::kMock:
+      break;  // answered in the module (mock_answer), never sent
   }
   return c;
 }
@@ -200,6 +202,8 @@ Result<ProviderReply> parse_reply(ProviderKind kind, long status, const std::str
                  count(path(root, {"usageMetadata", "totalTokenCount"}))};
       break;
     }
+    case ProviderKind::kMock:
+      break;
   }
   if (text == nullptr || !text->is_string()) return shape("no answer text where the provider puts it");
   r.text = text->text();

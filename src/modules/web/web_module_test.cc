@@ -329,6 +329,42 @@ TEST(module_web_handler, AnswersRequestsAndDispatchesRenders) {
   EXPECT_EQ((*m)->answer(hello, Value("garbage")).kind, AnswerKind::kFatalError);
 }
 
+// Studio's mock_web_response in host_data answers a Request for its URL and method, and a text
+// Render of a GET-mocked URL, with no request made; anything else goes out. (Fails without the
+// script's mock_for: example.com is not served here and /echo answers "POST ...".)
+TEST(module_web_script, HostDataWebMocksAnswerTheirUrlAndMethod) {
+  TestServer s;
+  policy();
+  auto m = WebModule::create(test_config());
+  ASSERT_TRUE(m.ok());
+  module::Hello hello;
+  const std::string echo = s.url("/echo");
+  auto hd = module::host_data_from_json(
+      R"({"node_address":"0x1","tx_id":"0x2","mock_web_response":{"nondet_web_request":{)"
+      R"("https://example.com/price":{"method":"GET","status":201,"body":"42 coins"},)"
+      "\"" + echo + R"(":{"method":"GET","status":200,"body":"mocked echo"}}}})");
+  ASSERT_TRUE(hd) << hd.error().to_string();
+  hello.host_data = std::move(*hd);
+  module::WebMessage req{get("https://example.com/price"), 1 << 20};
+  const Answer mocked = (*m)->answer(hello, module::web_message_value(req));
+  const Value& r = response_of(mocked);
+  EXPECT_EQ(body_text(r), "42 coins");
+  EXPECT_EQ(*r.find("status"), Value(201));
+  EXPECT_EQ(body_text(response_of((*m)->answer(hello, module::web_message_value(module::WebMessage{get(echo), 1 << 20})))),
+            "mocked echo");
+  module::RequestPayload post = get(echo);
+  post.method = "POST";
+  post.body = calldata::Bytes{'b'};
+  EXPECT_EQ(body_text(response_of((*m)->answer(hello, module::web_message_value(module::WebMessage{post, 1 << 20})))),
+            "POST b");
+  module::RenderPayload render;
+  render.url = "https://example.com/price";
+  render.wait_after_loaded = "0ms";
+  Answer text = (*m)->answer(hello, module::web_message_value(module::WebMessage{render, 1 << 20}));
+  ASSERT_EQ(text.kind, AnswerKind::kOk) << calldata::to_text(answer_value(text));
+  EXPECT_EQ(*text.value.find("text"), Value("42 coins"));
+}
+
 // The handler goes through the script: a failing one is a structured FatalError, its user
 // errors reach the contract as UserError, a missing one refuses to start.
 TEST(module_web_script, ScriptFaultsAreStructuredAndAMissingScriptRefusesToStart) {

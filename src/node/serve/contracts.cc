@@ -27,6 +27,14 @@ RpcResult send_raw_transaction(ServiceCore& c, const Params& p) {
                         ", this node accepts " + std::to_string(kChainId) + " and " + std::to_string(kAltChainId));
   }
   QueuedTx q;
+  // Studio's second parameter: the sim_config (validators with their mocks, genvm_datetime).
+  if (p.size() > 1 && p[1].kind() != JsonValue::Kind::kNull) {
+    if (!p[1].is_object()) return bad_params("sim_config (an object) at position 1");
+    JsonWriter w;
+    write_json(w, p[1]);
+    q.sim_config = w.take();
+    if (auto s = check_sim_config(q.sim_config); !s) return bad_params(s.error().message);
+  }
   q.hash = tx->hash;
   q.from = tx->from;
   q.nonce = tx->nonce;
@@ -129,7 +137,23 @@ RpcResult gen_call(ServiceCore& c, const Params& p) {
   if (!known) return node_error(known.error());
   if (!*known) return not_found("Contract " + address_text(*addr) + " not found",
                             "{\"contract_address\":" + json_string(address_text(*addr)) + "}");
-  Node node(**st, c.node_options());
+  // The read runs as one node: the first of the request's sim_config validators, else the
+  // first stored validator (its host_data: provider and mocks), with sim_config's genvm_datetime.
+  QueuedTx as_tx;
+  if (const JsonValue* sc = req.find("sim_config"); sc && sc->kind() != JsonValue::Kind::kNull) {
+    if (!sc->is_object()) return bad_params("sim_config is an object");
+    JsonWriter w;
+    write_json(w, *sc);
+    as_tx.sim_config = w.take();
+    if (auto s = check_sim_config(as_tx.sim_config); !s) return bad_params(s.error().message);
+  }
+  as_tx.num_validators = 1;
+  auto plan = round_plan(c, as_tx);
+  if (!plan) return node_error(plan.error());
+  NodeOptions o = c.node_options();
+  o.host_data = std::move(plan->host_data);
+  o.datetime = std::move(plan->datetime);
+  Node node(**st, o);
   auto r = node.view(*addr, *entry);
   if (!r) return node_error(r.error());
   if (r->kind != 0) {

@@ -100,6 +100,7 @@ int serve_main(int argc, char** argv, const std::string& default_genvm) {
   auto store = open_sqlite_store(o.state_path, o.busy_ms);
   if (!store) return usage_error(store.error().to_string());
   Service svc(o, **store);
+  if (auto seeded = svc.seed_validators(); !seeded) return usage_error(seeded.error().to_string());
   Rpc rpc;
   svc.register_methods(rpc);
   auto server = HttpServer::listen(host, static_cast<std::uint16_t>(port), rpc, &svc.events());

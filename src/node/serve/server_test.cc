@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
@@ -23,6 +26,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/json.h"
 #include "common/sha3.h"
 #include "eth/eth.h"
 #include "node/readable_error.h"
@@ -1065,5 +1069,344 @@ TEST_F(ServeServer, APythonExceptionReadsAsItsTypeMessageAndLine) {
   ASSERT_TRUE(leader && !leader->items().empty());
   EXPECT_EQ(text_at(*leader->items()[0].find("genvm_result"), "error"), text_at(t, "error"));
 }
+// The `result` of a JSON-RPC reply, parsed (null when the reply has none).
+JsonValue result_of(const std::string& reply) {
+  auto v = parse_json(reply);
+  if (!v || !v->is_object() || !v->find("result")) return JsonValue();
+  return *v->find("result");
+}
+
+std::string field(const JsonValue& o, const char* k) {
+  const JsonValue* f = o.is_object() ? o.find(k) : nullptr;
+  return f ? f->text() : std::string();
+}
+
+TEST_F(ServeServer, ValidatorsAreStudiosMethodsOverTheStore) {
+  // --validators N at the first start only: the marker keeps a second start (and a deletion of
+  // them all) from seeding again.
+  auto seeded = svc_->seed_validators();
+  ASSERT_TRUE(seeded.ok()) << seeded.error().to_string();
+  EXPECT_EQ(*seeded, 5);
+  auto again = svc_->seed_validators();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":5,"id":1})");
+  JsonValue all = result_of(call("sim_getAllValidators", "[]"));
+  ASSERT_EQ(all.items().size(), 5u);
+  const JsonValue& first = all.items()[0];
+  for (const char* k : {"id", "address", "stake", "provider", "model", "config", "plugin", "plugin_config", "created_at"}) {
+    EXPECT_NE(first.find(k), nullptr) << k;
+  }
+  EXPECT_EQ(field(first, "provider"), "openai");
+  EXPECT_EQ(field(first, "plugin"), "openai-compatible");
+  EXPECT_TRUE(first.find("plugin_config")->is_object());
+
+  // Created on the catalog's mock provider (plugin and plugin_config from the catalog).
+  JsonValue made = result_of(call("sim_createValidator", R"([7,"mock","mock"])"));
+  ASSERT_TRUE(made.is_object());
+  EXPECT_EQ(made.find("stake")->text(), "7");
+  EXPECT_EQ(field(made, "plugin"), "mock");
+  const std::string addr = field(made, "address");
+  ASSERT_EQ(addr.size(), 42u);
+  EXPECT_EQ(field(result_of(call("sim_getValidator", "[" + quoted(addr) + "]")), "model"), "mock");
+  // Given in full, with a mock table in plugin_config (gltest's shape).
+  JsonValue upd = result_of(call("sim_updateValidator", "[" + quoted(addr) +
+                                                            R"(,9,"openai","gpt-4o",{"temperature":0.5},"openai-compatible",)"
+                                                            R"({"api_url":"x","mock_response":{"response":{"hi":"there"}}}])"));
+  ASSERT_TRUE(upd.is_object()) << call("sim_getValidator", "[" + quoted(addr) + "]");
+  EXPECT_EQ(upd.find("stake")->text(), "9");
+  EXPECT_EQ(field(upd, "model"), "gpt-4o");
+  EXPECT_EQ(field(*upd.find("plugin_config")->find("mock_response")->find("response"), "hi"), "there");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":6,"id":1})");
+  // No default for an unknown provider/model unless plugin and plugin_config are given.
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"nobody","nothing"])"), -32602));
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"x","y",{},"no-such-plugin",{}])"), -32602));
+  EXPECT_TRUE(has_code(call("sim_getValidator", "[\"0x" + std::string(40, '1') + "\"]"), -32001));
+  EXPECT_TRUE(has_code(call("sim_updateValidator", "[\"0x" + std::string(40, '1') + "\",1,\"mock\",\"mock\"]"), -32001));
+  // Random ones: the stake in range, never the mock unless asked for.
+  JsonValue random = result_of(call("sim_createRandomValidators", "[3,2,4]"));
+  ASSERT_EQ(random.items().size(), 3u);
+  for (const auto& v : random.items()) {
+    auto st = v.find("stake")->as_u64();
+    ASSERT_TRUE(st.has_value());
+    EXPECT_GE(*st, 2u);
+    EXPECT_LE(*st, 4u);
+    EXPECT_NE(field(v, "provider"), "mock");
+  }
+  JsonValue mocks = result_of(call("sim_createRandomValidators", R"([2,1,1,["mock"]])"));
+  ASSERT_EQ(mocks.items().size(), 2u);
+  EXPECT_EQ(field(mocks.items()[1], "provider"), "mock");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":11,"id":1})");
+  JsonValue providers = result_of(call("sim_getProvidersAndModels", "[]"));
+  bool has_mock = false;
+  for (const auto& p : providers.items()) has_mock = has_mock || field(p, "provider") == "mock";
+  EXPECT_TRUE(has_mock);
+
+  // The provider registry: an added entry is a default validators can be created from.
+  const std::string acme = R"({"provider":"acme","model":"m1","config":{"temperature":0},"plugin":"openai-compatible",)"
+                           R"("plugin_config":{"api_url":"http://127.0.0.1:1","api_key_env_var":"K"}})";
+  JsonValue acme_id = result_of(call("sim_addProvider", "[" + acme + "]"));
+  ASSERT_TRUE(acme_id.as_u64().has_value()) << call("sim_getProvidersAndModels", "[]");
+  const std::string id_text = std::to_string(*acme_id.as_u64());
+  JsonValue on_acme = result_of(call("sim_createValidator", R"([1,"acme","m1"])"));
+  EXPECT_EQ(field(on_acme, "plugin"), "openai-compatible");
+  EXPECT_EQ(on_acme.find("config")->find("temperature")->text(), "0");
+  EXPECT_EQ(call("sim_updateProvider", "[" + id_text + "," + acme + "]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("sim_addProvider", R"([{"provider":"x"}])"), -32602));
+  EXPECT_EQ(call("sim_deleteProvider", "[" + id_text + "]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_TRUE(has_code(call("sim_deleteProvider", "[" + id_text + "]"), -32001));
+  EXPECT_TRUE(has_code(call("sim_createValidator", R"([1,"acme","m1"])"), -32602));
+  EXPECT_EQ(call("sim_resetDefaultsLlmProviders", "[]"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_EQ(result_of(call("sim_getProvidersAndModels", "[]")).items().size(), providers.items().size());
+  EXPECT_EQ(call("sim_deleteValidator", "[" + quoted(field(on_acme, "address")) + "]").find("error"), std::string::npos);
+
+  EXPECT_EQ(call("sim_deleteValidator", "[" + quoted(addr) + "]"),
+            R"({"jsonrpc":"2.0","result":")" + addr + R"(","id":1})");
+  EXPECT_TRUE(has_code(call("sim_deleteValidator", "[" + quoted(addr) + "]"), -32001));
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  // Kept across a restart, and sim_clearDbTables leaves them (configuration, not state).
+  stop_server();
+  start_server(true);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  EXPECT_EQ(call("sim_clearDbTables", R"([["current_state"]])"), R"({"jsonrpc":"2.0","result":null,"id":1})");
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":10,"id":1})");
+  EXPECT_EQ(call("sim_deleteAllValidators", "[]"), R"({"jsonrpc":"2.0","result":[],"id":1})");
+  auto after = svc_->seed_validators();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, 0);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":0,"id":1})");
+
+  // Not on loopback: readable, not administrable.
+  stop_server();
+  start_server(false);
+  EXPECT_EQ(call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":0,"id":1})");
+  for (const char* m : {"sim_createValidator", "sim_createRandomValidators", "sim_updateValidator", "sim_deleteValidator",
+                        "sim_deleteAllValidators", "sim_addProvider", "sim_updateProvider", "sim_deleteProvider",
+                        "sim_resetDefaultsLlmProviders"}) {
+    EXPECT_TRUE(has_code(call(m, R"([1,"mock","mock"])"), kServerError)) << m;
+  }
+  expect_alive();
+}
+
+// ---- a real genvm-node serve with its LLM module: mocked validators
+
+// `genvm-node serve` as a child process on 127.0.0.1 (any free port), with the LLM module
+// configured; stopped with SIGTERM.
+class ServeProcess {
+ public:
+  bool start(const std::vector<std::string>& args) {
+    int out[2];
+    if (::pipe(out) != 0) return false;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::close(out[1]);
+      std::vector<char*> argv;
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char ch;
+    while (::read(out[0], &ch, 1) == 1 && ch != '\n') line += ch;
+    ::close(out[0]);
+    auto colon = line.rfind(':');
+    if (line.rfind("listening on http://", 0) != 0 || colon == std::string::npos) return false;
+    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+    return true;
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+  }
+  std::string call(const std::string& method, const std::string& params_json) {
+    asio::io_context io;
+    asio::ip::tcp::socket sock(io);
+    sock.connect({asio::ip::make_address("127.0.0.1"), port_});
+    http::request<http::string_body> req{http::verb::post, "/api", 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    req.body() = R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params_json + "}";
+    req.prepare_payload();
+    beast::error_code ec;
+    http::write(sock, req, ec);
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    http::read(sock, buf, res, ec);
+    return ec ? ec.message() : res.body();
+  }
+  // Polls until the transaction is decided (a bounded wait, not a timing assert).
+  std::string decided(const std::string& hash) {
+    for (int i = 0; i < 1200; ++i) {
+      std::string st = field(result_of(call("gen_getTransactionStatus", "[" + quoted(hash) + "]")), "status");
+      if (st == "ACCEPTED" || st == "FINALIZED" || st == "UNDETERMINED" || st == "CANCELED") return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return "TIMEOUT";
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+calldata::Value ask_entry(const std::string& q) {
+  return calldata::Value(calldata::Value::Map{{"", calldata::Value("ask")},
+                                              {"args", calldata::Value(calldata::Value::Array{calldata::Value(q)})}});
+}
+
+// examples/llm.wasm on a real genvm-node serve whose validators (all on the mock provider) answer
+// from their mock tables: every run is the real executor and the real LLM module, the leader's
+// and the validators' answers agree, and the stored answer is the mock's. Then a transaction's own
+// sim_config validators (a leader whose mock differs from the others', EqComparative mocked to
+// false) make the same call undetermined, and examples/render.wasm reads its number off a page
+// the web module answers from the validators' mock_web_response. Fails without the modules'
+// mocks (the LLM module has no model to ask; no page is reachable) or without the node handing
+// each validator's mocks to its runs.
+TEST_F(ServeServer, MockedValidatorsAnswerAnLlmContractDeterministically) {
+  const std::string build = GENVM_BINARY_DIR;
+  const std::string node = build + "/tools/genvm-node/genvm-node", wasm = build + "/examples/llm.wasm";
+  for (const auto& f : {node, wasm, build + "/examples/render.wasm", build + "/tools/genvm-module-llm/genvm-module-llm",
+                        build + "/tools/genvm-module-web/genvm-module-web"}) {
+    if (!std::filesystem::exists(f)) GTEST_SKIP() << f << " is not built";
+  }
+  stop_server();
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  const std::string llm_yaml = dir + "/llm.yaml";
+  {
+    std::ofstream y(llm_yaml);
+    y << "retries: 0\nmock_only: true\nbackends: {}\nprompt_templates:\n"
+         "  eq_comparative: {system: s, user: \"#{leader_answer} #{validator_answer} #{principle}\"}\n"
+         "  eq_non_comparative_leader: {system: s, user: \"#{task} #{criteria} #{input}\"}\n"
+         "  eq_non_comparative_validator: {system: s, user: \"#{task} #{input} #{criteria} #{output}\"}\n";
+  }
+  const std::string web_yaml = dir + "/web.yaml";
+  std::ofstream(web_yaml) << "render_timeout: 20\n";
+  ServeProcess serve;
+  ASSERT_TRUE(serve.start({node, "serve", "--port", "0", "--state", dir + "/e2e.db", "--genvm", build + "/tools/genvm/genvm",
+                           "--validators", "2", "--timeout", "60", "--finality-window", "0", "--module-llm-config", llm_yaml,
+                           "--module-web-config", web_yaml}));
+  EXPECT_EQ(serve.call("sim_countValidators", "[]"), R"({"jsonrpc":"2.0","result":2,"id":1})");
+  ASSERT_EQ(serve.call("sim_deleteAllValidators", "[]"), R"({"jsonrpc":"2.0","result":[],"id":1})");
+  const std::string mock_config =
+      R"({"mock_response":{"response":{"capital of France":"Paris"},"eq_principle_prompt_comparative":{},)"
+      R"("eq_principle_prompt_non_comparative":{}},"mock_web_response":{"nondet_web_request":{)"
+      R"("https://example.com/price":{"method":"GET","status":200,"body":"<p>The price is 4217 coins.</p>"}}}})";
+  std::vector<std::string> validators;
+  for (int i = 0; i < 3; ++i) {
+    std::string r = serve.call("sim_createValidator", R"([1,"mock","mock",{},"mock",)" + mock_config + "]");
+    ASSERT_NE(r.find("\"plugin\":\"mock\""), std::string::npos) << r;
+    validators.push_back(field(result_of(r), "address"));
+  }
+
+  const Key k = key_of(40);
+  const eth::Address me = address_of(k);
+  std::ifstream in(wasm, std::ios::binary);
+  eth::Bytes code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  eth::Bytes deploy = sign_legacy(k, 0, eth::kStudioConsensusMain, add_transaction(me, {}, code));
+  std::string sent = serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(deploy)) + "]");
+  ASSERT_NE(sent.find("\"result\":\"0x"), std::string::npos) << sent;
+  const std::string deploy_hash = eth::to_hex(keccak256(deploy));
+  ASSERT_NE(serve.decided(deploy_hash), "TIMEOUT");
+  JsonValue dtx = result_of(serve.call("eth_getTransactionByHash", "[" + quoted(deploy_hash) + "]"));
+  const std::string contract = field(dtx, "to_address");
+  ASSERT_EQ(contract.size(), 42u) << field(dtx, "error");
+  auto contract_addr = eth::parse_address(contract);
+  ASSERT_TRUE(contract_addr.ok());
+
+  eth::Bytes ask = sign_legacy(k, 1, eth::kStudioConsensusMain,
+                               add_transaction(me, *contract_addr, {}, ask_entry("What is the capital of France?")));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  const std::string ask_hash = eth::to_hex(keccak256(ask));
+  ASSERT_NE(serve.decided(ask_hash), "TIMEOUT");
+  std::string tx = serve.call("eth_getTransactionByHash", "[" + quoted(ask_hash) + "]");
+  EXPECT_NE(tx.find("\"accepted\":true"), std::string::npos) << tx;
+  EXPECT_EQ(tx.find("\"vote\":\"disagree\""), std::string::npos) << tx;
+  // The receipt names the stored validators: votes by address, node_config as stored.
+  EXPECT_NE(tx.find("\"" + validators[1] + "\":\"agree\""), std::string::npos) << tx;
+  EXPECT_NE(tx.find("\"node_config\":{\"address\":\"" + validators[0] + "\",\"provider\":\"mock\""), std::string::npos)
+      << tx;
+  // The stored answer, read back: calldata string "Paris".
+  std::string read_data = eth::to_hex(eth::rlp_list([] {
+    eth::Bytes items;
+    eth::rlp_append_string(items, calldata::encode(calldata::Value(calldata::Value::Map{{"", calldata::Value("answer")}})));
+    eth::rlp_append_string(items, eth::Bytes{});
+    return items;
+  }()));
+  std::string read = serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","from":")" + eth::to_hex(me) +
+                                                R"(","data":")" + read_data + R"("}])");
+  const std::string paris_hex = eth::to_hex(calldata::encode(calldata::Value("Paris"))).substr(2);
+  EXPECT_NE(read.find("\"result\":\"" + paris_hex + "\""), std::string::npos) << read;
+  // A read takes a sim_config too (its first validator's host_data, its genvm_datetime), checked.
+  std::string read2 = serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","from":")" + eth::to_hex(me) +
+                                                 R"(","data":")" + read_data +
+                                                 R"(","sim_config":{"genvm_datetime":"2026-09-08T00:00:00Z"}}])");
+  EXPECT_NE(read2.find("\"result\":\"" + paris_hex + "\""), std::string::npos) << read2;
+  EXPECT_TRUE(has_code(serve.call("gen_call", R"([{"type":"read","to":")" + contract + R"(","data":")" + read_data +
+                                                  R"(","sim_config":{"genvm_datetime":"noon"}}])"),
+                       -32602));
+
+  // The transaction's own validators: the leader's mock says Paris, the others' Lyon, and their
+  // EqComparative mock says "not equivalent": no majority in any round.
+  auto sim_validator = [](const std::string& answer) {
+    return R"({"stake":1,"provider":"mock","model":"mock","config":{},"plugin":"mock","plugin_config":{"mock_response":)"
+           R"({"response":{"capital":")" + answer + R"("},"eq_principle_prompt_comparative":{"":false}}}})";
+  };
+  const std::string sim_config = R"({"validators":[)" + sim_validator("Paris") + "," + sim_validator("Lyon") + "," +
+                                 sim_validator("Lyon") + R"(],"genvm_datetime":"2026-09-08T00:00:00Z"})";
+  eth::Bytes ask2 = sign_legacy(k, 2, eth::kStudioConsensusMain,
+                                add_transaction(me, *contract_addr, {}, ask_entry("And the capital of France?")));
+  std::string queued = serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask2)) + "," + sim_config + "]");
+  ASSERT_NE(queued.find("\"result\":\"0x"), std::string::npos) << queued;
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(ask2))), "TIMEOUT");
+  std::string tx2 = serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(ask2))) + "]");
+  EXPECT_NE(tx2.find("\"accepted\":false"), std::string::npos) << tx2;
+  EXPECT_EQ(tx2.find("\"accepted\":true"), std::string::npos) << tx2;
+  EXPECT_NE(tx2.find("\"vote\":\"disagree\""), std::string::npos) << tx2;  // their mocks differed: no error
+  EXPECT_EQ(tx2.find("\"vote\":\"error\""), std::string::npos) << tx2;
+  // examples/render.wasm reads a number off a page every node renders from its web mock (no
+  // browser, no network): 4217 is stored.
+  const std::string render_wasm = build + "/examples/render.wasm";
+  std::ifstream rin(render_wasm, std::ios::binary);
+  eth::Bytes rcode((std::istreambuf_iterator<char>(rin)), std::istreambuf_iterator<char>());
+  eth::Bytes rdeploy = sign_legacy(k, 3, eth::kStudioConsensusMain, add_transaction(me, {}, rcode));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(rdeploy)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(rdeploy))), "TIMEOUT");
+  const std::string page_reader =
+      field(result_of(serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(rdeploy))) + "]")), "to_address");
+  auto page_reader_addr = eth::parse_address(page_reader);
+  ASSERT_TRUE(page_reader_addr.ok());
+  calldata::Value fetch(calldata::Value::Map{{"", calldata::Value("fetch")},
+                                             {"args", calldata::Value(calldata::Value::Array{calldata::Value("https://example.com/price")})}});
+  eth::Bytes rcall = sign_legacy(k, 4, eth::kStudioConsensusMain, add_transaction(me, *page_reader_addr, {}, fetch));
+  ASSERT_NE(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(rcall)) + "]").find("\"result\":\"0x"),
+            std::string::npos);
+  ASSERT_NE(serve.decided(eth::to_hex(keccak256(rcall))), "TIMEOUT");
+  std::string rtx = serve.call("eth_getTransactionByHash", "[" + quoted(eth::to_hex(keccak256(rcall))) + "]");
+  EXPECT_NE(rtx.find("\"accepted\":true"), std::string::npos) << rtx;
+  const std::string n_hex = eth::to_hex(calldata::encode(calldata::Value(BigInt(4217)))).substr(2);
+  std::string value_data = eth::to_hex(eth::rlp_list([] {
+    eth::Bytes items;
+    eth::rlp_append_string(items, calldata::encode(calldata::Value(calldata::Value::Map{{"", calldata::Value("value")}})));
+    eth::rlp_append_string(items, eth::Bytes{});
+    return items;
+  }()));
+  std::string value = serve.call("gen_call", R"([{"type":"read","to":")" + page_reader + R"(","data":")" + value_data + R"("}])");
+  EXPECT_NE(value.find("\"result\":\"" + n_hex + "\""), std::string::npos) << value << " " << rtx.substr(0, 3000);
+
+  // A bad sim_config is refused before anything is queued.
+  eth::Bytes ask3 = sign_legacy(k, 5, eth::kStudioConsensusMain, add_transaction(me, *contract_addr, {}, ask_entry("q")));
+  EXPECT_TRUE(has_code(serve.call("eth_sendRawTransaction", "[" + quoted(eth::to_hex(ask3)) + R"(,{"genvm_datetime":"noon"}])"),
+                       -32602));
+}
+
 }  // namespace
 }  // namespace genvm::node::serve

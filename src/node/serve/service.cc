@@ -25,6 +25,13 @@ void Service::register_methods(Rpc& rpc) {
   add_contract_methods(rpc, *core_);
   add_admin_methods(rpc, *core_);
   add_trace_methods(rpc, *core_);
+  add_validator_methods(rpc, *core_);
+}
+
+Result<int> Service::seed_validators() {
+  const int n = core_->opts.validators;
+  std::lock_guard g(core_->store_mu);
+  return core_->store.seed_validators_once([n] { return default_validators(n); });
 }
 
 void Service::wake() { core_->wake(); }

@@ -55,6 +55,9 @@ class Service {
   Service(ServeOptions opts, TxStore& store);
   ~Service();
   void register_methods(Rpc& rpc);
+  // Stores opts.validators default validators iff this state file never had validators seeded
+  // (serve's first start); answers how many it stored.
+  Result<int> seed_validators();
   void start();
   void stop();
   // Test hook: wakes the worker (a new transaction, or a finality check).

@@ -57,7 +57,27 @@ void add_chain_methods(Rpc& rpc, ServiceCore& c);     // chain.cc: blocks and lo
 void add_contract_methods(Rpc& rpc, ServiceCore& c);  // contracts.cc: submission, reads, schemas
 void add_admin_methods(Rpc& rpc, ServiceCore& c);     // admin.cc: cancel, snapshots, clearing
 void add_trace_methods(Rpc& rpc, ServiceCore& c);     // trace.cc: gen_dbg_traceTransaction
+void add_validator_methods(Rpc& rpc, ServiceCore& c); // validators.cc: validators and providers
 void worker_loop(ServiceCore& c);                     // worker.cc
+
+// ---- validators (validators.cc) ----
+// `n` validators on the catalog's first provider/model (serve's --validators at first start).
+std::vector<StoredValidator> default_validators(int n);
+
+// The nodes one transaction's rounds run with: the validators of its sim_config when it names
+// some, else the stored ones, else (none stored) `--validators` nodes with no host_data.
+// host_data[i] is node i's ExecutionData.host_data (docs/PROTOCOLS.md, "validators").
+struct RoundPlan {
+  int count = 0;  // how many nodes
+  std::vector<std::string> host_data;
+  std::string datetime;  // sim_config.genvm_datetime; empty: the node's default
+  std::string nodes;     // QueuedTx::nodes: their node_config objects; empty when anonymous
+};
+Result<RoundPlan> round_plan(ServiceCore& c, const QueuedTx& tx);
+// A sim_config (JSON text, possibly empty) checked at submission: an object whose validators
+// (if any) are a list of objects with provider and model strings and whose genvm_datetime (if
+// any) is RFC 3339. Error code "bad_sim_config".
+Status check_sim_config(const std::string& json);
 
 // ---- shared helpers (service_util.cc) ----
 std::int64_t now_ms();

@@ -256,7 +256,10 @@ Status clear_state(const std::string& state_path, int busy_ms, bool queue_only) 
     } else {
       auto all = data_tables(db, "main");
       if (!all) return all.take_error();
-      tables = std::move(*all);
+      // The validators are the node's configuration, not its state (Studio keeps them too).
+      for (auto& t : *all) {
+        if (t != "serve_validators" && t != "serve_meta" && t != "serve_providers") tables.push_back(std::move(t));
+      }
     }
     for (const auto& t : tables) {
       if (auto s = exec(db, "DELETE FROM main." + quoted(t), "clear " + t); !s) return s;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <ctime>
 
 #include "node/sqlite_stmt.h"
 
@@ -19,11 +20,20 @@ CREATE TABLE IF NOT EXISTS serve_txs(seq INTEGER PRIMARY KEY AUTOINCREMENT, hash
   created_at INTEGER NOT NULL, decided_at INTEGER NOT NULL DEFAULT 0, UNIQUE(sender, nonce));
 CREATE INDEX IF NOT EXISTS serve_txs_by_status ON serve_txs(status);
 CREATE INDEX IF NOT EXISTS serve_txs_by_recipient ON serve_txs(recipient);
+CREATE TABLE IF NOT EXISTS serve_validators(id INTEGER PRIMARY KEY AUTOINCREMENT, address BLOB NOT NULL UNIQUE,
+  stake INTEGER NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, config TEXT NOT NULL, plugin TEXT NOT NULL,
+  plugin_config TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS serve_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS serve_providers(id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+  model TEXT NOT NULL, config TEXT NOT NULL, plugin TEXT NOT NULL, plugin_config TEXT NOT NULL,
+  is_default INTEGER NOT NULL);
 )sql";
+
+constexpr const char* kValidatorColumns = "id, address, stake, provider, model, config, plugin, plugin_config, created_at";
 
 constexpr const char* kColumns =
     "seq, hash, sender, nonce, type, recipient, value, code, calldata, leader_only, num_validators, max_rotations,"
-    " status, state_tx, result, error, created_at, decided_at";
+    " status, state_tx, result, error, created_at, decided_at, sim_config, nodes";
 
 
 Error db_error(sqlite3* db, const std::string& what) {
@@ -33,6 +43,8 @@ Error db_error(sqlite3* db, const std::string& what) {
   }
   return make_error("state_sql", what + ": " + sqlite3_errmsg(db));
 }
+
+std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 QueuedTx read_row(Stmt& q) {
   QueuedTx t;
@@ -61,7 +73,23 @@ QueuedTx read_row(Stmt& q) {
   t.error = q.col_text(15);
   t.created_at = q.col_i64(16);
   t.decided_at = q.col_i64(17);
+  t.sim_config = q.col_text(18);
+  t.nodes = q.col_text(19);
   return t;
+}
+
+StoredValidator read_validator(Stmt& q) {
+  StoredValidator v;
+  v.id = q.col_i64(0);
+  v.address = q.col_addr(1);
+  v.stake = q.col_i64(2);
+  v.provider = q.col_text(3);
+  v.model = q.col_text(4);
+  v.config = q.col_text(5);
+  v.plugin = q.col_text(6);
+  v.plugin_config = q.col_text(7);
+  v.created_at = q.col_i64(8);
+  return v;
 }
 
 class SqliteStore final : public TxStore {
@@ -77,6 +105,12 @@ class SqliteStore final : public TxStore {
       return db_error(db_, m);
     }
     return {};
+  }
+
+  bool has_column(const char* table, const char* column) {
+    Stmt q(db_, (std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name=?").c_str());
+    q.text(1, column);
+    return q.step() == SQLITE_ROW;
   }
 
   Result<std::uint64_t> next_nonce(const Address& sender) override {
@@ -115,11 +149,12 @@ class SqliteStore final : public TxStore {
     }
     Stmt q(db_,
            "INSERT INTO serve_txs(hash, sender, nonce, type, recipient, value, code, calldata, leader_only,"
-           " num_validators, max_rotations, status, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           " num_validators, max_rotations, status, created_at, sim_config) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!q.ok()) return db_error(db_, "queue a transaction");
     q.hash(1, t.hash).addr(2, t.from).i64(3, static_cast<std::int64_t>(t.nonce)).i64(4, static_cast<int>(t.type));
     q.addr(5, t.to).i64(6, static_cast<std::int64_t>(t.value)).blob(7, t.code).blob(8, t.calldata);
     q.i64(9, t.leader_only).i64(10, t.num_validators).i64(11, t.max_rotations).text(12, t.status).i64(13, t.created_at);
+    q.text(14, t.sim_config);
     if (q.step() != SQLITE_DONE) return db_error(db_, "queue a transaction");
     std::int64_t seq = sqlite3_last_insert_rowid(db_);
     if (auto s = exec("COMMIT"); !s) return s.take_error();
@@ -161,9 +196,10 @@ class SqliteStore final : public TxStore {
   }
 
   Status decide(const QueuedTx& t) override {
-    Stmt q(db_, "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=? WHERE hash=?");
+    Stmt q(db_,
+           "UPDATE serve_txs SET status=?, state_tx=?, result=?, error=?, decided_at=?, recipient=?, nodes=? WHERE hash=?");
     q.text(1, t.status).i64(2, t.state_tx).blob(3, t.result).text(4, t.error).i64(5, t.decided_at).addr(6, t.to);
-    q.hash(7, t.hash);
+    q.text(7, t.nodes).hash(8, t.hash);
     if (q.step() != SQLITE_DONE) return db_error(db_, "record a decision");
     return {};
   }
@@ -218,6 +254,175 @@ class SqliteStore final : public TxStore {
     return out;
   }
 
+  Result<std::vector<StoredValidator>> validators() override {
+    Stmt q(db_, (std::string("SELECT ") + kValidatorColumns + " FROM serve_validators ORDER BY id").c_str());
+    if (!q.ok()) return db_error(db_, "list validators");
+    std::vector<StoredValidator> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_validator(q));
+    if (rc != SQLITE_DONE) return db_error(db_, "list validators");
+    return out;
+  }
+
+  Result<std::optional<StoredValidator>> validator(const Address& a) override {
+    Stmt q(db_, (std::string("SELECT ") + kValidatorColumns + " FROM serve_validators WHERE address=?").c_str());
+    if (!q.ok()) return db_error(db_, "read a validator");
+    q.addr(1, a);
+    int rc = q.step();
+    if (rc == SQLITE_DONE) return std::optional<StoredValidator>();
+    if (rc != SQLITE_ROW) return db_error(db_, "read a validator");
+    return std::optional<StoredValidator>(read_validator(q));
+  }
+
+  Result<StoredValidator> insert_validator(const StoredValidator& v) {
+    Stmt q(db_,
+           "INSERT INTO serve_validators(address, stake, provider, model, config, plugin, plugin_config, created_at)"
+           " VALUES(?,?,?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "store a validator");
+    StoredValidator out = v;
+    out.created_at = now_s();
+    q.addr(1, v.address).i64(2, v.stake).text(3, v.provider).text(4, v.model).text(5, v.config).text(6, v.plugin);
+    q.text(7, v.plugin_config).i64(8, out.created_at);
+    int rc = q.step();
+    if (rc == SQLITE_CONSTRAINT || (sqlite3_extended_errcode(db_) & 0xff) == SQLITE_CONSTRAINT) {
+      return make_error("validator_exists", "a validator " + address_text(v.address) + " exists");
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "store a validator");
+    out.id = sqlite3_last_insert_rowid(db_);
+    return out;
+  }
+
+  Result<StoredValidator> add_validator(const StoredValidator& v) override { return insert_validator(v); }
+
+  Result<bool> update_validator(const StoredValidator& v) override {
+    Stmt q(db_,
+           "UPDATE serve_validators SET stake=?, provider=?, model=?, config=?, plugin=?, plugin_config=? WHERE address=?");
+    if (!q.ok()) return db_error(db_, "update a validator");
+    q.i64(1, v.stake).text(2, v.provider).text(3, v.model).text(4, v.config).text(5, v.plugin).text(6, v.plugin_config);
+    q.addr(7, v.address);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "update a validator");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Result<bool> delete_validator(const Address& a) override {
+    Stmt q(db_, "DELETE FROM serve_validators WHERE address=?");
+    if (!q.ok()) return db_error(db_, "delete a validator");
+    q.addr(1, a);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "delete a validator");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Result<int> delete_all_validators() override {
+    Stmt q(db_, "DELETE FROM serve_validators");
+    if (!q.ok() || q.step() != SQLITE_DONE) return db_error(db_, "delete the validators");
+    return sqlite3_changes(db_);
+  }
+
+  Result<int> seed_validators_once(const std::function<std::vector<StoredValidator>()>& make) override {
+    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
+    struct Rollback {
+      SqliteStore* s;
+      bool done = false;
+      ~Rollback() {
+        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+    } guard{this};
+    {
+      Stmt q(db_, "SELECT 1 FROM serve_meta WHERE key='validators_seeded'");
+      if (!q.ok()) return db_error(db_, "read the markers");
+      int rc = q.step();
+      if (rc == SQLITE_ROW) return 0;
+      if (rc != SQLITE_DONE) return db_error(db_, "read the markers");
+    }
+    int n = 0;
+    for (const auto& v : make()) {
+      auto r = insert_validator(v);
+      if (!r) return r.take_error();
+      ++n;
+    }
+    if (auto s = exec("INSERT INTO serve_meta(key, value) VALUES('validators_seeded', '1')"); !s) return s.take_error();
+    if (auto s = exec("COMMIT"); !s) return s.take_error();
+    guard.done = true;
+    return n;
+  }
+
+  Status insert_providers(const std::vector<StoredProvider>& ps) {
+    for (const auto& p : ps) {
+      if (auto id = add_provider(p); !id) return id.take_error();
+    }
+    return {};
+  }
+
+  Result<std::vector<StoredProvider>> providers(const std::vector<StoredProvider>& defaults) override {
+    {
+      Stmt q(db_, "SELECT 1 FROM serve_meta WHERE key='providers_seeded'");
+      if (!q.ok()) return db_error(db_, "read the markers");
+      int rc = q.step();
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db_, "read the markers");
+      if (rc == SQLITE_DONE) {
+        if (auto s = reset_providers(defaults); !s) return s.take_error();
+      }
+    }
+    Stmt q(db_, "SELECT id, provider, model, config, plugin, plugin_config, is_default FROM serve_providers ORDER BY id");
+    if (!q.ok()) return db_error(db_, "list providers");
+    std::vector<StoredProvider> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) {
+      StoredProvider p;
+      p.id = q.col_i64(0);
+      p.provider = q.col_text(1);
+      p.model = q.col_text(2);
+      p.config = q.col_text(3);
+      p.plugin = q.col_text(4);
+      p.plugin_config = q.col_text(5);
+      p.is_default = q.col_i64(6) != 0;
+      out.push_back(std::move(p));
+    }
+    if (rc != SQLITE_DONE) return db_error(db_, "list providers");
+    return out;
+  }
+
+  Result<std::int64_t> add_provider(const StoredProvider& p) override {
+    Stmt q(db_, "INSERT INTO serve_providers(provider, model, config, plugin, plugin_config, is_default) VALUES(?,?,?,?,?,?)");
+    if (!q.ok()) return db_error(db_, "store a provider");
+    q.text(1, p.provider).text(2, p.model).text(3, p.config).text(4, p.plugin).text(5, p.plugin_config).i64(6, p.is_default);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "store a provider");
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Result<bool> update_provider(const StoredProvider& p) override {
+    Stmt q(db_, "UPDATE serve_providers SET provider=?, model=?, config=?, plugin=?, plugin_config=? WHERE id=?");
+    if (!q.ok()) return db_error(db_, "update a provider");
+    q.text(1, p.provider).text(2, p.model).text(3, p.config).text(4, p.plugin).text(5, p.plugin_config).i64(6, p.id);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "update a provider");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Result<bool> delete_provider(std::int64_t id) override {
+    Stmt q(db_, "DELETE FROM serve_providers WHERE id=?");
+    if (!q.ok()) return db_error(db_, "delete a provider");
+    q.i64(1, id);
+    if (q.step() != SQLITE_DONE) return db_error(db_, "delete a provider");
+    return sqlite3_changes(db_) == 1;
+  }
+
+  Status reset_providers(const std::vector<StoredProvider>& defaults) override {
+    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+    struct Rollback {
+      SqliteStore* s;
+      bool done = false;
+      ~Rollback() {
+        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+    } guard{this};
+    if (auto s = exec("DELETE FROM serve_providers"); !s) return s;
+    if (auto s = insert_providers(defaults); !s) return s;
+    if (auto s = exec("INSERT OR REPLACE INTO serve_meta(key, value) VALUES('providers_seeded', '1')"); !s) return s;
+    if (auto s = exec("COMMIT"); !s) return s;
+    guard.done = true;
+    return {};
+  }
+
   Result<std::int64_t> last_seq() override {
     Stmt q(db_, "SELECT coalesce(max(seq), 0) FROM serve_txs");
     if (!q.ok() || q.step() != SQLITE_ROW) return db_error(db_, "read the queue");
@@ -243,6 +448,13 @@ Result<std::unique_ptr<TxStore>> open_sqlite_store(const std::string& state_path
   auto store = std::make_unique<SqliteStore>(db);
   if (auto s = store->exec("PRAGMA synchronous=NORMAL"); !s) return s.take_error();
   if (auto s = store->exec(kSchema); !s) return s.take_error();
+  // A state file from before these columns gets them (empty for its rows).
+  for (const char* column : {"sim_config", "nodes"}) {
+    if (!store->has_column("serve_txs", column)) {
+      std::string sql = std::string("ALTER TABLE serve_txs ADD COLUMN ") + column + " TEXT NOT NULL DEFAULT ''";
+      if (auto s = store->exec(sql.c_str()); !s) return s.take_error();
+    }
+  }
   return std::unique_ptr<TxStore>(std::move(store));
 }
 

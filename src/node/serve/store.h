@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,33 @@ struct QueuedTx {
   std::string error;            // why a transaction could not run (no receipt)
   std::int64_t created_at = 0;  // unix seconds
   std::int64_t decided_at = 0;  // unix milliseconds of ACCEPTED/UNDETERMINED; 0 before
+  // Studio's sim_config as the sender gave it (a JSON object: validators, genvm_datetime);
+  // empty: none. Read by the worker (service_core.h round_plan).
+  std::string sim_config;
+  // The nodes it ran with, as Studio's node_config objects (a JSON array, node i at index i):
+  // recorded with the decision; empty when they were anonymous.
+  std::string nodes;
+};
+
+// A validator as Studio's Validators table holds it (docs/PROTOCOLS.md, "validators"): the
+// rounds' nodes are the stored validators, and provider/model/plugin_config select what their
+// LLM module runs answer with. config and plugin_config are JSON objects as text.
+struct StoredValidator {
+  std::int64_t id = 0;          // creation order, 1-based (AUTOINCREMENT: never reused)
+  Address address;
+  std::int64_t stake = 0;
+  std::string provider, model, plugin;
+  std::string config = "{}", plugin_config = "{}";
+  std::int64_t created_at = 0;  // unix seconds
+};
+
+// An LLM provider entry of sim_getProvidersAndModels (Studio's llm_provider table): the
+// defaults validators are created from. config and plugin_config are JSON objects as text.
+struct StoredProvider {
+  std::int64_t id = 0;
+  std::string provider, model, plugin;
+  std::string config = "{}", plugin_config = "{}";
+  bool is_default = false;
 };
 
 class TxStore {
@@ -67,7 +95,7 @@ class TxStore {
   // PENDING -> CANCELED in one statement; false (nothing changed) when it is not PENDING, so a
   // transaction the worker claimed is never canceled and a canceled one never claimed.
   virtual Result<bool> cancel(const Hash& hash) = 0;
-  // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error.
+  // The decision: status ACCEPTED or UNDETERMINED, the receipt, result bytes or an error, nodes.
   virtual Status decide(const QueuedTx& tx) = 0;
   // ACCEPTED and UNDETERMINED transactions decided at or before `before_ms` become FINALIZED;
   // the hashes of those it changed.
@@ -78,6 +106,31 @@ class TxStore {
   virtual Result<std::optional<QueuedTx>> by_seq(std::int64_t seq) = 0;
   // Transactions with from <= seq <= to, oldest first, at most `limit`.
   virtual Result<std::vector<QueuedTx>> range(std::int64_t from, std::int64_t to, std::int64_t limit) = 0;
+
+  // ---- validators (table serve_validators), oldest first
+  virtual Result<std::vector<StoredValidator>> validators() = 0;
+  virtual Result<std::optional<StoredValidator>> validator(const Address& a) = 0;
+  // Stores `v` (id and created_at assigned) and answers it as stored; `validator_exists` when
+  // the address is taken.
+  virtual Result<StoredValidator> add_validator(const StoredValidator& v) = 0;
+  // Replaces stake, provider, model, plugin, config and plugin_config of v.address; false when
+  // there is no such validator.
+  virtual Result<bool> update_validator(const StoredValidator& v) = 0;
+  virtual Result<bool> delete_validator(const Address& a) = 0;
+  virtual Result<int> delete_all_validators() = 0;
+  // Runs `make(n)` and stores what it answers iff validators were never seeded in this state
+  // file (a marker row, so deleting them all is not undone at the next start); answers how
+  // many it stored.
+  virtual Result<int> seed_validators_once(const std::function<std::vector<StoredValidator>()>& make) = 0;
+
+  // ---- LLM providers (table serve_providers), by id. `defaults` fills the table the first
+  // time it is read in this state file (a marker row) and again on reset_providers.
+  virtual Result<std::vector<StoredProvider>> providers(const std::vector<StoredProvider>& defaults) = 0;
+  virtual Result<std::int64_t> add_provider(const StoredProvider& p) = 0;
+  virtual Result<bool> update_provider(const StoredProvider& p) = 0;  // p.id's; false: none
+  virtual Result<bool> delete_provider(std::int64_t id) = 0;
+  // Every provider replaced by `defaults` (ids continue: never reused).
+  virtual Status reset_providers(const std::vector<StoredProvider>& defaults) = 0;
 };
 
 // The queue as a table of the node's SQLite state file (so one file holds the whole node).

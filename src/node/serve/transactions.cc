@@ -10,7 +10,14 @@ namespace {
 
 constexpr std::int64_t kMaxListed = 100;  // sim_getTransactionsForAddress
 
-void node_config(JsonWriter& w, int node) {
+// Node `node`'s node_config: the recorded one (QueuedTx::nodes) when the transaction ran with
+// named validators, else the anonymous node's.
+void node_config(JsonWriter& w, int node, const JsonValue* nodes) {
+  if (nodes && nodes->kind() == JsonValue::Kind::kArray && !nodes->items().empty()) {
+    w.key("node_config");
+    write_json(w, nodes->items()[static_cast<std::size_t>(node) % nodes->items().size()]);
+    return;
+  }
   w.key("node_config").begin_object().key("address").string(node_address(node)).key("provider").string("genvm-node");
   w.key("model").string("").key("config").begin_object().end_object().key("plugin").string("");
   w.key("plugin_config").begin_object().end_object().key("stake").number(1).end_object();
@@ -122,6 +129,15 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
                                 ? &votes->items().back() : nullptr;
     std::vector<RunView> runs;
     if (last) runs = round_runs(tx, *rec, debug, *last);
+    // The validators the transaction ran with (QueuedTx::nodes), when it named them.
+    auto recorded = tx.nodes.empty() ? Result<JsonValue>(make_error("none")) : parse_json(tx.nodes);
+    auto address_of_node = [&](int n) {
+      if (recorded && recorded->kind() == JsonValue::Kind::kArray && !recorded->items().empty()) {
+        const JsonValue* a = recorded->items()[static_cast<std::size_t>(n) % recorded->items().size()].find("address");
+        if (a && a->is_string()) return a->text();
+      }
+      return node_address(n);
+    };
     // Each node's receipt of the deciding (last) round: its own result code, streams and
     // readable error where its debug record has them.
     auto receipt = [&](const std::string& mode, const RunView& run, const std::string& vote) {
@@ -129,7 +145,7 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
       w.begin_object().key("vote").string(vote).key("execution_result").string(code == 0 ? "SUCCESS" : "ERROR");
       w.key("result").string(b64(tx.result)).key("calldata").string(b64(tx.calldata)).key("gas_used").number(0);
       w.key("mode").string(mode).key("contract_state").begin_object().end_object();
-      node_config(w, run.node);
+      node_config(w, run.node, recorded ? &*recorded : nullptr);
       w.key("eq_outputs").begin_object();
       if (run.record) {
         for (std::size_t i = 0; i < run.record->eq_outputs.size(); ++i) {
@@ -147,7 +163,7 @@ RpcResult transaction_json(ServiceCore& c, const QueuedTx& tx, bool with_consens
       w.end_object().end_object();
     };
     w.begin_object().key("votes").begin_object();
-    for (std::size_t i = 1; i < runs.size(); ++i) w.key(node_address(runs[i].node)).string(studio_vote(runs[i].vote));
+    for (std::size_t i = 1; i < runs.size(); ++i) w.key(address_of_node(runs[i].node)).string(studio_vote(runs[i].vote));
     w.end_object().key("leader_receipt").begin_array();
     if (!runs.empty()) receipt("leader", runs.front(), "agree");
     w.end_array().key("validators").begin_array();

@@ -55,6 +55,16 @@ Status process(ServiceCore& c, QueuedTx tx) {
     set_live("PROPOSING");
     NodeOptions o = c.node_options();
     o.rounds = 1 + std::clamp(tx.max_rotations, 0, 9);
+    auto plan = round_plan(c, tx);
+    if (!plan) {
+      drop_live();
+      return plan.take_error();
+    }
+    // A leader and nodes-1 validators (one stored validator leads and validates itself).
+    o.validators = std::max(plan->count - 1, 1);
+    tx.nodes = plan->nodes;
+    o.host_data = std::move(plan->host_data);
+    o.datetime = std::move(plan->datetime);
     o.progress = [&](const Progress& pr) {
       set_live(pr.validators_done == 0 ? "COMMITTING" : "REVEALING");
     };

@@ -11,7 +11,12 @@
 --         the attempt's (PROVIDER_STATUS, CONNECT, TIMEOUT, CLOSED, INVALID_JSON, ...) and whose
 --         ctx says {detail, transient}
 --   __llm.providers   {backend = {models = {model = {supports_json, supports_image, gen_per_token}},
---                     meta = {priority}}}
+--                     meta = {priority, kind}}}; meta.kind "mock" is the built-in mock backend
+--                     (answers from the `mock` table the call passes, no request made)
+--
+-- A run's host_data may name its node's backend (llm_provider, llm_model: genvm-node serve's
+-- validators) and carry Studio's mock_response {response, eq_principle_prompt_comparative,
+-- eq_principle_prompt_non_comparative}, each {substring: answer}.
 --   __llm.templates   {eq_comparative = {system, user}, eq_non_comparative_leader, ..._validator}
 --   __llm.config      {retries, retry_backoff_ms, max_prompt_bytes, temperature, seed, max_tokens,
 --                     template_max_tokens, gen_per_token}
@@ -29,10 +34,17 @@ local function log(level, message, fields)
 end
 
 -- Backends by meta.priority (higher first), then name (descending); models by name.
+local function is_mock(name)
+	local p = llm.providers[name]
+	return p ~= nil and (p.meta or {}).kind == "mock"
+end
+
 local function candidates()
 	local names = {}
 	for name in pairs(llm.providers) do
-		names[#names + 1] = name
+		if not is_mock(name) then
+			names[#names + 1] = name
+		end
 	end
 	table.sort(names, function(a, b)
 		local pa = (llm.providers[a].meta or {}).priority or 0
@@ -96,14 +108,91 @@ local function apply_budget(ctx, prompt, flags, remaining_gen)
 	return nil
 end
 
+-- The candidates of this run: host_data.llm_provider names a configured backend → only it (and
+-- only host_data.llm_model of it when that model is enabled there); a name not configured → every
+-- candidate (the node's choice falls back to the module's, logged).
+local function run_candidates(ctx)
+	local hd = ctx.host_data or {}
+	local want = hd.llm_provider
+	if type(want) ~= "string" or want == "" then
+		return CANDIDATES
+	end
+	local mine, exact = {}, {}
+	for _, c in ipairs(CANDIDATES) do
+		if c.provider == want then
+			mine[#mine + 1] = c
+			if c.model == hd.llm_model then
+				exact[#exact + 1] = c
+			end
+		end
+	end
+	if #exact > 0 then
+		return exact
+	end
+	if #mine > 0 then
+		return mine
+	end
+	log("debug", "the node's LLM provider is not configured here: every backend may answer", { llm_provider = want })
+	return CANDIDATES
+end
+
+local MOCK_SECTION = {
+	EqComparative = "eq_principle_prompt_comparative",
+	EqNonComparativeValidator = "eq_principle_prompt_non_comparative",
+}
+
+-- Studio's mocks: with a mock table for this kind of prompt (or a node on the mock backend), the
+-- built-in mock answers first; no match falls through to the models, except on the mock
+-- backend, where it is the contract's error NO_MOCK_MATCH.
+local function try_mock(ctx, prompt, format, template)
+	local hd = ctx.host_data or {}
+	local section = MOCK_SECTION[template] or "response"
+	local mocks = type(hd.mock_response) == "table" and hd.mock_response[section] or nil
+	if type(mocks) ~= "table" then
+		mocks = nil
+	end
+	local on_mock = type(hd.llm_provider) == "string" and is_mock(hd.llm_provider)
+	if mocks == nil and not on_mock then
+		return nil
+	end
+	local backend = on_mock and hd.llm_provider or "mock"
+	if not is_mock(backend) then
+		return nil -- a configured backend named "mock" replaced the built-in one
+	end
+	local ok, res = pcall(llm.exec_prompt_in_provider, ctx, {
+		provider = backend,
+		model = "mock",
+		prompt = prompt,
+		format = format,
+		mock = mocks or {},
+	})
+	if ok then
+		log("debug", "answered from the mocks", { section = section })
+		return { data = res.data, consumed_gen = 0 }
+	end
+	local err = dflt.as_user_error(res)
+	if err == nil then
+		error(res, 0)
+	end
+	if on_mock then
+		dflt.user_error({ causes = err.causes, fatal = false, ctx = err.ctx })
+	end
+	log("debug", "no mock matched: the models answer", { section = section })
+	return nil
+end
+
 -- Every candidate that takes the prompt, in order; transient failures retried on the same model
 -- with doubling backoff; the first answer wins. None: the fatal NO_PROVIDER_FOR_PROMPT naming
 -- every attempt.
-local function dispatch(ctx, prompt, format, remaining_gen)
+local function dispatch(ctx, prompt, format, remaining_gen, template)
+	local mocked = try_mock(ctx, prompt, format, template)
+	if mocked ~= nil then
+		return mocked
+	end
 	local needs_json = format ~= "text"
 	local has_images = #prompt.images > 0
 	local trace = {}
-	for _, c in ipairs(CANDIDATES) do
+	for _, c in ipairs(run_candidates(ctx)) do
 		if (not needs_json or c.flags.supports_json) and (not has_images or c.flags.supports_image) then
 			local attempt_prompt = {}
 			for k, v in pairs(prompt) do
@@ -219,5 +308,5 @@ function ExecPromptTemplate(ctx, args, remaining_gen)
 		max_tokens = config.template_max_tokens,
 		seed = config.seed,
 	}
-	return dispatch(ctx, prompt, t.format, remaining_gen)
+	return dispatch(ctx, prompt, t.format, remaining_gen, args.template)
 end
