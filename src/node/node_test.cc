@@ -5,6 +5,7 @@
 #include "node/test_state_dir.h"
 
 #include "executor/storage.h"
+#include "common/sanitizers.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -449,7 +450,7 @@ TEST_F(NodeTest, ALeaderTimeoutIsNamedAndRunsNoValidators) {
 // InternalError is never validated or committed (the next node leads; when none can, the
 // transaction is undetermined), and a validator's InternalError votes "error".
 TEST_F(NodeTest, AnInternalErrorIsNeverCommittedAsAnOutcome) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
   GTEST_SKIP() << "under ASan genvm reserves terabytes of shadow memory, so an address-space limit "
                   "stops ASan itself; the make test build runs this";
 #endif

@@ -21,6 +21,7 @@
 #include "common/loopback_listener.h"
 #include "modules/web/fetch.h"
 #include "modules/web/web_module.h"
+#include "common/sanitizers.h"
 
 namespace genvm::web {
 namespace {
@@ -135,7 +136,7 @@ bool reset_peak_rss() {
 // itself (and the vector's doubling above it), so both bounds fail that. Under ASan the
 // buffer's freed smaller copies (31, 15, ... MiB) stay resident in its quarantine, so the bound
 // there is the body's own size rather than 2.5 times the cap.
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
 constexpr std::uint64_t kPeakGrowthBound = 256ull << 20;
 #else
 constexpr std::uint64_t kPeakGrowthBound = 160ull << 20;
