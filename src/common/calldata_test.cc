@@ -1,4 +1,5 @@
 #include "common/calldata.h"
+#include "common/sanitizers.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -389,7 +390,7 @@ std::vector<std::pair<const char*, Value>> many_item_values() {
 // million nulls are 1 MB of input and 56 MB decoded. The footprint must match what malloc
 // really holds for the decoded value.
 TEST(CalldataFootprint, IsWhatTheDecodedValueHoldsInHostMemory) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
   GTEST_SKIP() << "ASan's allocator keeps its own books (mallinfo2 does not see them)";
 #endif
   for (auto& [name, value] : many_item_values()) {

@@ -499,7 +499,6 @@ struct ModuleSet::Impl : std::enable_shared_from_this<ModuleSet::Impl> {
         ::waitpid(s->pid, nullptr, 0);
         s->exited = true;
       }
-      boost::system::error_code ignored;
       s->timer.cancel();
       s->pidfd.reset();
       s->err.reset();

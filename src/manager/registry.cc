@@ -22,6 +22,7 @@
 #include "common/json.h"
 #include "manager/nested_run.h"
 #include "manager/versioning.h"
+#include "common/sanitizers.h"
 
 extern char** environ;
 
@@ -401,7 +402,7 @@ void Registry::spawn(const std::shared_ptr<Run>& run) {
   sr->log_fd = kChildLogFd;
   // The backstop behind the executor's own RAM budget (config.h kDefaultExecutorMemoryMax). Not
   // in an ASan build: without a cgroup it is RLIMIT_AS, and ASan's shadow needs terabytes of it.
-#if !defined(__SANITIZE_ADDRESS__)
+#if !GENVM_ADDRESS_SANITIZER
   sr->limits.memory_max_bytes = config_.executor_memory_max_bytes;
 #endif
   run->state = Run::State::kSpawning;

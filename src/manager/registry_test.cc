@@ -16,6 +16,7 @@
 #include "manager/executor_link.h"
 
 #include "manager/test_util.h"
+#include "common/sanitizers.h"
 
 namespace genvm::manager {
 namespace {
@@ -637,7 +638,7 @@ TEST_F(RegistryTest, TheInstalledGenvmLineRunsWithThePublicCommandLine) {
 // under executor_memory_max, here RLIMIT_AS (no cgroup), which the run's own `ulimit -v` shows;
 // 0 spawns it unlimited. Before: no limit was set.
 TEST_F(RegistryTest, EveryRunIsSpawnedUnderTheConfiguredMemoryLimit) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
   GTEST_SKIP() << "an ASan build sets no RLIMIT_AS backstop (ASan's shadow needs terabytes of it)";
 #endif
   make("containment: false\nexecutor_memory_max: 3221225472\n");

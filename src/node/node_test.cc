@@ -5,6 +5,7 @@
 #include "node/test_state_dir.h"
 
 #include "executor/storage.h"
+#include "common/sanitizers.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -490,7 +491,7 @@ TEST_F(NodeTest, ALeaderTimeoutIsNamedAndRunsNoValidators) {
 // InternalError is never validated or committed (the next node leads; when none can, the
 // transaction is undetermined), and a validator's InternalError votes "error".
 TEST_F(NodeTest, AnInternalErrorIsNeverCommittedAsAnOutcome) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
   GTEST_SKIP() << "under ASan genvm reserves terabytes of shadow memory, so an address-space limit "
                   "stops ASan itself; the make test build runs this";
 #endif
@@ -736,7 +737,9 @@ TEST_F(NodeTest, AResultAboveTheManagersMessageLimitIsDelivered) {
   static_assert(host::kMaxResultBytes > (std::uint64_t(65) << 20));
   const std::string contract = binary_dir() + "/tests/executor/memory_budget.wasm";
   if (::access(contract.c_str(), R_OK) != 0) GTEST_SKIP() << "needs " << contract << " (genvm_executor_test_contracts)";
-  Node node(*state_, opts(1));
+  NodeOptions o = opts(1);
+  o.run_timeout_ms = 600000;  // a bound, not a timing: under ASan at -O0 this run alone takes a minute
+  Node node(*state_, o);
   auto d = node.deploy(account(0xa1), read_file(contract), make_entry("", {}));
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   ASSERT_EQ(d->record.result_kind, 0) << d->record.result_text;

@@ -25,21 +25,12 @@
 #include "wasm/module.h"
 #include "wasm/writer.h"
 #include "wasm/wasm.h"
+#include "common/sanitizers.h"
 
 namespace genvm::wasm {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kSanitizerScale = 0.1;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kSanitizerScale = 0.1;
-#else
-constexpr double kSanitizerScale = 1;
-#endif
-#else
-constexpr double kSanitizerScale = 1;
-#endif
+constexpr double kSanitizerScale = kAddressSanitizer ? 0.1 : 1;
 
 double scale() {
   static const double s = [] {
@@ -63,7 +54,7 @@ struct Code {
   Code& repeat(size_t n, const std::function<void(Code&)>& f) { for (size_t i = 0; i < n; ++i) f(*this); return *this; }
 };
 constexpr uint8_t kBlock = 0x02, kLoop = 0x03, kIf = 0x04, kElse = 0x05, kEnd = 0x0b, kBr = 0x0c, kBrIf = 0x0d,
-                  kBrTable = 0x0e, kCall = 0x10, kDrop = 0x1a, kI32Add = 0x6a, kVoid = 0x40, kI32 = 0x7f;
+                  kBrTable = 0x0e, kCall = 0x10, kI32Add = 0x6a, kVoid = 0x40, kI32 = 0x7f;
 
 // A module of defined functions (types, bodies; function 0 exported as "f"), through the
 // module writer. `raw_locals`: a body's locals declaration as given bytes, for declarations the

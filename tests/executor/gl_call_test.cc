@@ -11,6 +11,7 @@
 #include "executor/result.h"
 #include "executor/vm.h"
 #include "executor_fixture.h"
+#include "common/sanitizers.h"
 
 namespace genvm::exec_test {
 namespace {
@@ -421,7 +422,7 @@ TEST_F(ManyItemsTest, ARequestIsChargedItsDecodedSizeAndHostMemoryStaysWithinThe
   ASSERT_EQ(*r.report.find("kind"), Value("Return")) << calldata::to_text(*r.report.find("data"));
   EXPECT_EQ(parse_probe(*r.report.find("data")).ret, 2);  // decoded, then error_inval
   EXPECT_GE(peak, executor::kVmSpawnCost + kDecodedNulls) << "the decoded request is charged";
-#if !defined(__SANITIZE_ADDRESS__)
+#if !GENVM_ADDRESS_SANITIZER
   EXPECT_LT(double(r.peak_rss_bytes), 1.25 * double(peak) + double(64 << 20))
       << "peak RSS " << r.peak_rss_bytes << ", budget peak " << peak;
 #endif

@@ -4,6 +4,7 @@
 // region writes at most what the guest owns, streamed. Measured as the genvm process's peak
 // RSS against the bytes the guest asked for (4 GiB, then 3 GiB).
 #include "executor_fixture.h"
+#include "common/sanitizers.h"
 
 namespace genvm {
 namespace {
@@ -19,7 +20,7 @@ constexpr std::uint64_t kGuestMemory = 257 * 65536;  // the contract's memory
 constexpr std::uint64_t kRatio = 32;
 // ASan's shadow memory and quarantine add RSS of their own (the executor under test is built with
 // it too), so the bounds are checked outside ASan only; outcomes and output sizes under both.
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
 constexpr bool kRssIsMeasured = false;
 #else
 constexpr bool kRssIsMeasured = true;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "executor_fixture.h"
+#include "common/sanitizers.h"
 
 namespace genvm {
 namespace {
@@ -34,7 +35,7 @@ class HostFaultsTest : public exec_test::ExecutorTest {
 // 1 GiB address-space limit that mmap fails. Before the fix: VMError "out_of memory wasm_memory"
 // (4/4 validators agreed and the node committed it).
 TEST_F(HostFaultsTest, AFailedMemoryMapIsAnInternalErrorNotOutOfMemory) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GENVM_ADDRESS_SANITIZER
   GTEST_SKIP() << "under ASan genvm reserves terabytes of shadow memory, so an address-space limit "
                   "stops ASan itself; the make test build runs this";
 #endif

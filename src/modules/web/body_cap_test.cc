@@ -21,6 +21,7 @@
 #include "common/loopback_listener.h"
 #include "modules/web/fetch.h"
 #include "modules/web/web_module.h"
+#include "common/sanitizers.h"
 
 namespace genvm::web {
 namespace {
@@ -130,6 +131,17 @@ bool reset_peak_rss() {
   return static_cast<bool>(f);
 }
 
+// How far the peak RSS may grow while the module reads a body it stops at kMaxAnswerBody
+// (63 MiB). Buffering the whole 256 MiB body, as before the fix, needs more than the body
+// itself (and the vector's doubling above it), so both bounds fail that. Under ASan the
+// buffer's freed smaller copies (31, 15, ... MiB) stay resident in its quarantine, so the bound
+// there is the body's own size rather than 2.5 times the cap.
+#if GENVM_ADDRESS_SANITIZER
+constexpr std::uint64_t kPeakGrowthBound = 256ull << 20;
+#else
+constexpr std::uint64_t kPeakGrowthBound = 160ull << 20;
+#endif
+
 // Pins: a 256 MiB body under a 1 GiB size_limit ends as READING_BODY (not an ok answer no
 // frame can carry, which the executor saw as MODULE_UNAVAILABLE), and the module never held
 // more than the frame-sized cap of it (before the fix: the whole body, and the vector's
@@ -149,7 +161,7 @@ TEST(module_web_body_cap, ABodyPastTheFrameIsReadingBodyWithoutBufferingIt) {
     std::uint64_t grew = peak_rss() - before;
     EXPECT_EQ(cause(a), "READING_BODY");
     if (reset) {
-      EXPECT_LT(grew, 160ull << 20) << "peak RSS grew by " << grew;
+      EXPECT_LT(grew, kPeakGrowthBound) << "peak RSS grew by " << grew;
     }
   }
 }
