@@ -1069,12 +1069,6 @@ TEST_F(ServeServer, APythonExceptionReadsAsItsTypeMessageAndLine) {
   ASSERT_TRUE(leader && !leader->items().empty());
   EXPECT_EQ(text_at(*leader->items()[0].find("genvm_result"), "error"), text_at(t, "error"));
 }
-// The `result` of a JSON-RPC reply, parsed (null when the reply has none).
-JsonValue result_of(const std::string& reply) {
-  auto v = parse_json(reply);
-  if (!v || !v->is_object() || !v->find("result")) return JsonValue();
-  return *v->find("result");
-}
 
 std::string field(const JsonValue& o, const char* k) {
   const JsonValue* f = o.is_object() ? o.find(k) : nullptr;
