@@ -14,28 +14,15 @@ example="$here/../../examples/python/storage.py"
 [ -f "$runners/latest.json" ] || { echo "no Python runners in $runners (target cpython_runners)"; exit 1; }
 id=$(sed -n 's/.*"py-genlayer": *"\([0-9a-z]*\)".*/\1/p' "$runners/latest.json")
 [ -n "$id" ] || { echo "$runners/latest.json names no py-genlayer runner"; exit 1; }
-dir=$(mktemp -d /tmp/genvm-serve-cli-XXXXXX)
+source "$here/serve_lib.sh"
+GENVM_RUNNERS_DIR="$runners" start_server cli "$genvm_node" --finality-window 500 --debug-mode safe
 for src in "$example" "$here/printer.py"; do
-  grep -q '^# { "Depends": "py-genlayer:latest" }$' "$src" || { echo "$src: header changed"; rm -rf "$dir"; exit 1; }
+  grep -q '^# { "Depends": "py-genlayer:latest" }$' "$src" || { echo "$src: header changed"; exit 1; }
   sed "s/^# { \"Depends\": \"py-genlayer:latest\" }\$/# { \"Depends\": \"py-genlayer:$id\" }/" "$src" >"$dir/$(basename "$src")"
 done
-GENVM_RUNNERS_DIR="$runners" "$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 500 \
-  --debug-mode safe >"$dir/out" 2>"$dir/err" &
-pid=$!
-cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$dir/out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { echo "genvm-node serve exited:"; cat "$dir/err"; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "genvm-node serve did not start"; cat "$dir/err"; exit 1; }
 "$node_js" "$here/../interop/cli_interop.mjs" --url "$url" --contract "$dir/storage.py" --printer "$dir/printer.py"
 rc=$?
 if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check >/dev/null || { echo "genvm-node check failed on the served state"; rc=1; }
 fi
-[ $rc -eq 0 ] || [ $rc -eq 77 ] || { echo "--- server stderr"; tail -20 "$dir/err"; }
-exit $rc
+finish $rc

@@ -10,21 +10,10 @@ command -v "$node_js" >/dev/null || { echo "no node ('$node_js'): the dashboard 
 command -v "$chromium" >/dev/null || { echo "no Chromium ('$chromium'): the dashboard test needs Debian's chromium"; exit 1; }
 chromium=$(command -v "$chromium")
 [ -f "$examples/listener.wasm" ] || { echo "no example contracts in $examples"; exit 1; }
-dir=$(mktemp -d /tmp/genvm-serve-dashboard-XXXXXX)
-"$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 500 >"$dir/out" 2>"$dir/err" &
-pid=$!
-cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/^listening on \(http:[^ ]*\)\/api$/\1\//p' "$dir/out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { echo "genvm-node serve exited:"; cat "$dir/err"; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "genvm-node serve did not start"; cat "$dir/err"; exit 1; }
+source "$here/serve_lib.sh"
+start_server dashboard "$genvm_node" --finality-window 500
+url=${url%api}  # the page: http://127.0.0.1:PORT/
 "$node_js" "$here/../interop/dashboard_browser.mjs" --url "$url" --chromium "$chromium" --examples "$examples" \
   --artifacts "$artifacts"
 rc=$?
-[ $rc -eq 0 ] || { echo "--- server stderr"; tail -20 "$dir/err"; }
-exit $rc
+finish $rc

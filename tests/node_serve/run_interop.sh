@@ -6,19 +6,8 @@ set -u
 genvm_node=$1 node_js=$2 examples=$3
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$examples/counter.wasm" ] && [ -f "$examples/listener.wasm" ] || { echo "no example contracts in $examples"; exit 1; }
-dir=$(mktemp -d /tmp/genvm-serve-interop-XXXXXX)
-"$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 500 >"$dir/out" 2>"$dir/err" &
-pid=$!
-cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$dir/out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { echo "genvm-node serve exited:"; cat "$dir/err"; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "genvm-node serve did not start"; cat "$dir/err"; exit 1; }
+source "$here/serve_lib.sh"
+start_server interop "$genvm_node" --finality-window 500
 "$node_js" "$here/../interop/serve_interop.mjs" --url "$url" --examples "$examples"
 rc=$?
 if [ $rc -eq 0 ]; then
@@ -26,5 +15,4 @@ if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check >/dev/null || { echo "genvm-node check failed on the served state"; rc=1; }
   "$genvm_node" --state "$dir/state.db" contracts | head -3
 fi
-[ $rc -eq 0 ] || { echo "--- server stderr"; tail -20 "$dir/err"; }
-exit $rc
+finish $rc

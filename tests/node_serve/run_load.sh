@@ -8,20 +8,8 @@ genvm_node=$1 node_js=$2 examples=$3 accounts=${4:-5} writes=${5:-20} validators
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$examples/counter.wasm" ] || { echo "no example contracts in $examples"; exit 1; }
 command -v "$node_js" >/dev/null || { echo "node ($node_js) not found: the client test cannot run"; exit 1; }
-dir=$(mktemp -d /tmp/genvm-serve-load-XXXXXX)
-"$genvm_node" serve --port 0 --state "$dir/state.db" --finality-window 200 --validators "$validators" \
-  >"$dir/out" 2>"$dir/err" &
-pid=$!
-cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$dir/out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { echo "genvm-node serve exited:"; cat "$dir/err"; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "genvm-node serve did not start"; cat "$dir/err"; exit 1; }
+source "$here/serve_lib.sh"
+start_server load "$genvm_node" --finality-window 200 --validators "$validators"
 start=$(date +%s)
 "$node_js" "$here/../interop/serve_load.mjs" --url "$url" --examples "$examples" --accounts "$accounts" --writes "$writes"
 rc=$?
@@ -30,5 +18,4 @@ echo "serve_load: $(( $(date +%s) - start )) s with $validators validators"
 if [ $rc -eq 0 ]; then
   "$genvm_node" --state "$dir/state.db" check || { echo "genvm-node check failed on the loaded state"; rc=1; }
 fi
-[ $rc -eq 0 ] || { echo "--- server stderr"; tail -20 "$dir/err"; }
-exit $rc
+finish $rc
