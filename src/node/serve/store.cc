@@ -97,6 +97,16 @@ class SqliteStore final : public TxStore {
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   ~SqliteStore() override { sqlite3_close(db_); }
 
+  // After a BEGIN IMMEDIATE: rolls the write transaction back when it leaves scope without
+  // `done` (an error return); set `done` once COMMIT succeeded.
+  struct RollbackUnlessDone {
+    SqliteStore* s;
+    bool done = false;
+    ~RollbackUnlessDone() {
+      if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+  };
+
   Status exec(const char* sql) {
     char* msg = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
@@ -128,13 +138,7 @@ class SqliteStore final : public TxStore {
     // The nonce check and the insert in one write transaction: two submissions with the same
     // nonce cannot both pass.
     if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
-    struct Rollback {
-      SqliteStore* s;
-      bool done = false;
-      ~Rollback() {
-        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      }
-    } guard{this};
+    RollbackUnlessDone guard{this};
     {
       Stmt q(db_, "SELECT 1 FROM serve_txs WHERE hash=?");
       q.hash(1, t.hash);
@@ -320,13 +324,7 @@ class SqliteStore final : public TxStore {
 
   Result<int> seed_validators_once(const std::function<std::vector<StoredValidator>()>& make) override {
     if (auto s = exec("BEGIN IMMEDIATE"); !s) return s.take_error();
-    struct Rollback {
-      SqliteStore* s;
-      bool done = false;
-      ~Rollback() {
-        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      }
-    } guard{this};
+    RollbackUnlessDone guard{this};
     {
       Stmt q(db_, "SELECT 1 FROM serve_meta WHERE key='validators_seeded'");
       if (!q.ok()) return db_error(db_, "read the markers");
@@ -408,13 +406,7 @@ class SqliteStore final : public TxStore {
 
   Status reset_providers(const std::vector<StoredProvider>& defaults) override {
     if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
-    struct Rollback {
-      SqliteStore* s;
-      bool done = false;
-      ~Rollback() {
-        if (!done) sqlite3_exec(s->db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      }
-    } guard{this};
+    RollbackUnlessDone guard{this};
     if (auto s = exec("DELETE FROM serve_providers"); !s) return s;
     if (auto s = insert_providers(defaults); !s) return s;
     if (auto s = exec("INSERT OR REPLACE INTO serve_meta(key, value) VALUES('providers_seeded', '1')"); !s) return s;
